@@ -1,0 +1,37 @@
+// The `pixelmill` command line. This is the one place that prints errors and exits.
+import { Command, CommanderError } from 'commander';
+import { isUserError } from '../common/errors.js';
+import { registerEmulatorCommand } from './commands/emulator.js';
+import { registerValidateCommand } from './commands/validate.js';
+
+export function buildProgram(): Command {
+  const program = new Command('pixelmill')
+    .description('Durable catalog image generation on Temporal')
+    .option('--debug', 'print stack traces for errors')
+    .showHelpAfterError()
+    .exitOverride();
+  registerEmulatorCommand(program);
+  registerValidateCommand(program);
+  return program;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv);
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode;
+    if (isUserError(error)) {
+      process.stderr.write(`pixelmill: ${error.message}\n`);
+      for (const problem of error.problems) process.stderr.write(`  ${problem}\n`);
+      return 1;
+    }
+    const debug = program.opts<{ debug?: boolean }>().debug;
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`pixelmill: ${debug && error instanceof Error ? error.stack : message}\n`);
+    return 1;
+  }
+}
+
+process.exitCode = await main(process.argv);
