@@ -1,0 +1,74 @@
+// `pixelmill emulator [--config FILE] [--host H] [--port N]`: runs the API emulator in the
+// foreground until SIGINT or SIGTERM, then closes it cleanly. Flags override the config file.
+import { InvalidArgumentError, type Command } from 'commander';
+import {
+  DEFAULT_EMULATOR_CONFIG,
+  DEMO_API_KEY,
+  loadEmulatorConfig,
+  startEmulator,
+  type EmulatorConfig,
+} from '../../emulator/index.js';
+
+interface EmulatorOptions {
+  config?: string;
+  host?: string;
+  port?: number;
+}
+
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port > 65535)
+    throw new InvalidArgumentError('expected a port number from 0 to 65535');
+  return port;
+}
+
+export function registerEmulatorCommand(program: Command): void {
+  program
+    .command('emulator')
+    .description('run a local emulator of the async image API (see docs/emulator.md)')
+    .option('--config <file>', 'YAML config file (every field optional)')
+    .option('--host <host>', `address to listen on (default ${DEFAULT_EMULATOR_CONFIG.host})`)
+    .option(
+      '--port <port>',
+      `port to listen on, 0 for any free port (default ${DEFAULT_EMULATOR_CONFIG.port})`,
+      parsePort,
+    )
+    .action(async (options: EmulatorOptions) => runEmulator(options));
+}
+
+async function runEmulator(options: EmulatorOptions): Promise<void> {
+  const fromFile: EmulatorConfig = options.config
+    ? loadEmulatorConfig(options.config)
+    : DEFAULT_EMULATOR_CONFIG;
+  const config = {
+    ...fromFile,
+    ...(options.host !== undefined ? { host: options.host } : {}),
+    ...(options.port !== undefined ? { port: options.port } : {}),
+  };
+  const emulator = await startEmulator({ config });
+  process.stdout.write(`pixelmill emulator listening on ${emulator.url}\n`);
+  process.stdout.write(`${describeKeys(emulator.config)}\n`);
+
+  await new Promise<void>((resolve) => {
+    const stop = (): void => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  await emulator.close();
+  process.stdout.write('pixelmill emulator stopped\n');
+}
+
+/**
+ * The public demo key is printed so a first run works by copy and paste; keys from a config file
+ * are secrets and only counted. Webhook secrets are never printed.
+ */
+function describeKeys(config: EmulatorConfig): string {
+  const keys = config.accounts.flatMap((account) => account.keys);
+  const demo = keys.find((key) => key.key === DEMO_API_KEY && key.status === 'active');
+  const counted = `${config.accounts.length} account(s), ${keys.length} API key(s)`;
+  return demo ? `${counted}; demo API key: ${DEMO_API_KEY}` : counted;
+}

@@ -1,0 +1,246 @@
+// The emulator's configuration: its defaults, its schema and the object-level validation.
+//
+// The YAML field names are a public contract (tests outside the project write these files), so
+// the schema is strict: an unknown key is an error rather than a silently ignored typo. Loading
+// follows parse -> normalize -> validate; this module owns the last two, config-file.ts the first.
+import { z } from 'zod';
+import { UserError } from '../common/errors.js';
+
+export const KEY_STATUSES = ['active', 'disabled', 'expired'] as const;
+export type KeyStatus = (typeof KEY_STATUSES)[number];
+
+const ALL_SIZES = [
+  '1:1',
+  '2:3',
+  '3:2',
+  '3:4',
+  '4:3',
+  '4:5',
+  '5:4',
+  '9:16',
+  '16:9',
+  '9:21',
+  '21:9',
+  '1:2',
+  '2:1',
+];
+
+const rate = z.number().min(0).max(1);
+/** `[min, max]` seconds; a single number is accepted and means `[n, n]` (see normalize). */
+const secondsRange = z
+  .tuple([z.number().min(0), z.number().min(0)])
+  .refine(([min, max]) => min <= max, 'the first value (min) must not exceed the second (max)');
+const bucket = z.strictObject({ per_second: z.number().positive(), burst: z.number().min(1) });
+const perResolution = <T extends z.ZodType>(value: T) =>
+  z.strictObject({ '1K': value, '2K': value, '4K': value });
+const httpUrl = z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' });
+
+const keySchema = z.strictObject({
+  key: z.string().min(1, 'must not be empty'),
+  status: z.enum(KEY_STATUSES).default('active'),
+});
+
+const accountSchema = z.strictObject({
+  id: z.string().min(1, 'must not be empty'),
+  credits: z.number().int().min(0).default(1_000_000),
+  webhook_secret: z.string().default(''),
+  keys: z.array(keySchema).default([]),
+});
+
+export const EmulatorConfigSchema = z.strictObject({
+  host: z.string().min(1, 'must not be empty'),
+  port: z.number().int().min(0).max(65535),
+  time_scale: z.number().positive(),
+  seed: z.number().int(),
+  result_base_url: httpUrl.nullable(),
+  max_n: z.number().int().min(1),
+  sizes: z
+    .array(
+      z
+        .string()
+        .regex(/^(auto|[1-9]\d{0,3}:[1-9]\d{0,3})$/, 'expected an aspect ratio such as "16:9" (or "auto")'),
+    )
+    .min(1, 'must list at least one size'),
+  accounts: z.array(accountSchema),
+  rate_limits: z.strictObject({ submit: bucket, query: bucket }),
+  generation: z.strictObject({
+    queue_seconds: secondsRange,
+    seconds: perResolution(secondsRange),
+    failure_rate: rate,
+    blocked_words: z.array(z.string().min(1, 'must not be empty')),
+    credits_per_image: perResolution(z.number().int().min(0)),
+  }),
+  result_ttl_seconds: z.number().positive(),
+  faults: z.strictObject({
+    server_error_rate: rate,
+    truncate_download_rate: rate,
+    slow_download_kbps: z.number().min(0),
+    webhook_duplicate_rate: rate,
+  }),
+});
+
+export type EmulatorConfig = z.output<typeof EmulatorConfigSchema>;
+export type AccountConfig = EmulatorConfig['accounts'][number];
+
+type DeepPartial<T> = T extends readonly unknown[]
+  ? Readonly<T>
+  : T extends object
+    ? { [K in keyof T]?: DeepPartial<T[K]> }
+    : T;
+/** What `startEmulator({ config })` accepts: any subset, deep-merged over the defaults (arrays replace). */
+export type EmulatorConfigOverrides = DeepPartial<z.input<typeof EmulatorConfigSchema>>;
+
+export const DEFAULT_EMULATOR_CONFIG: EmulatorConfig = deepFreeze({
+  host: '127.0.0.1',
+  port: 8787,
+  time_scale: 1,
+  seed: 1,
+  result_base_url: null,
+  max_n: 4,
+  sizes: ALL_SIZES,
+  accounts: [
+    {
+      id: 'acct_demo',
+      credits: 1_000_000,
+      webhook_secret: 'whsec_demo',
+      keys: [{ key: 'sk-live-demo', status: 'active' }],
+    },
+  ],
+  rate_limits: { submit: { per_second: 10, burst: 20 }, query: { per_second: 50, burst: 100 } },
+  generation: {
+    queue_seconds: [1, 5],
+    seconds: { '1K': [40, 55], '2K': [50, 75], '4K': [70, 130] },
+    failure_rate: 0,
+    blocked_words: ['forbidden'],
+    credits_per_image: { '1K': 1, '2K': 2, '4K': 4 },
+  },
+  result_ttl_seconds: 86_400,
+  faults: {
+    server_error_rate: 0,
+    truncate_download_rate: 0,
+    slow_download_kbps: 0,
+    webhook_duplicate_rate: 0,
+  },
+} satisfies EmulatorConfig);
+
+/** Frozen all the way down: the defaults are shared by every emulator and must not drift. */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/** The demo key of the default config; the CLI may print it because it is public. */
+export const DEMO_API_KEY = 'sk-live-demo';
+
+/** A problem found in a config: `path` is the location in the object, e.g. `['accounts', 0, 'id']`. */
+export interface ConfigProblem {
+  path: readonly PropertyKey[];
+  message: string;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Deep merge of plain objects; arrays, scalars and null in `override` replace. */
+export function mergeOverDefaults(base: unknown, override: unknown): unknown {
+  if (override === undefined) return base;
+  if (!isPlainObject(base) || !isPlainObject(override)) return override;
+  const merged: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(override)) merged[key] = mergeOverDefaults(base[key], value);
+  return merged;
+}
+
+/** Normalize: the conveniences the file format allows, turned into the one canonical shape. */
+function normalize(input: unknown): unknown {
+  if (!isPlainObject(input)) return input;
+  const config = { ...input };
+  const toRange = (value: unknown): unknown => (typeof value === 'number' ? [value, value] : value);
+  if (isPlainObject(config.generation)) {
+    const generation: Record<string, unknown> = {
+      ...config.generation,
+      queue_seconds: toRange(config.generation.queue_seconds),
+    };
+    if (isPlainObject(generation.seconds)) {
+      generation.seconds = Object.fromEntries(
+        Object.entries(generation.seconds).map(([k, v]) => [k, toRange(v)]),
+      );
+    }
+    config.generation = generation;
+  }
+  if (typeof config.result_base_url === 'string')
+    config.result_base_url = config.result_base_url.replace(/\/+$/, '');
+  return config;
+}
+
+/**
+ * Account ids and keys must be unique across the file. Checked on the raw input rather than in a
+ * zod refinement, which would only run once everything else is valid and so hide these problems.
+ */
+function duplicateProblems(input: unknown): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  if (!isPlainObject(input) || !Array.isArray(input.accounts)) return problems;
+  const accountIds = new Set<unknown>();
+  const keys = new Set<unknown>();
+  input.accounts.forEach((account: unknown, i) => {
+    if (!isPlainObject(account)) return;
+    if (typeof account.id === 'string' && accountIds.has(account.id)) {
+      problems.push({ path: ['accounts', i, 'id'], message: `duplicate account id "${account.id}"` });
+    }
+    accountIds.add(account.id);
+    if (!Array.isArray(account.keys)) return;
+    account.keys.forEach((key: unknown, j) => {
+      if (!isPlainObject(key) || typeof key.key !== 'string') return;
+      // The key is a secret: name where the duplicate is, never its value.
+      if (keys.has(key.key))
+        problems.push({
+          path: ['accounts', i, 'keys', j, 'key'],
+          message: 'duplicate API key (already used above)',
+        });
+      keys.add(key.key);
+    });
+  });
+  return problems;
+}
+
+/** Validates a whole (already merged) config, returning every problem rather than the first. */
+export function validateEmulatorConfig(input: unknown): {
+  config?: EmulatorConfig;
+  problems: ConfigProblem[];
+} {
+  const result = EmulatorConfigSchema.safeParse(normalize(input));
+  const problems = duplicateProblems(input);
+  if (result.success && problems.length === 0) return { config: result.data, problems };
+  if (result.success) return { problems };
+  for (const issue of result.error.issues) {
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) problems.push({ path: [...issue.path, key], message: 'unknown key' });
+    } else {
+      problems.push({ path: issue.path, message: issue.message });
+    }
+  }
+  return { problems };
+}
+
+export function formatConfigPath(path: readonly PropertyKey[]): string {
+  if (path.length === 0) return '(root)';
+  return path
+    .map((part, i) => (typeof part === 'number' ? `[${part}]` : `${i === 0 ? '' : '.'}${String(part)}`))
+    .join('');
+}
+
+/** For config objects (tests, benchmarks): merged over the defaults, then validated. */
+export function parseEmulatorConfig(input: unknown): EmulatorConfig {
+  const { config, problems } = validateEmulatorConfig(
+    mergeOverDefaults(DEFAULT_EMULATOR_CONFIG, input ?? {}),
+  );
+  if (config) return config;
+  throw new UserError(
+    'emulator_config_invalid',
+    `invalid emulator config (${problems.length} problem${problems.length === 1 ? '' : 's'})`,
+    problems.map((p) => `${formatConfigPath(p.path)}: ${p.message}`),
+  );
+}

@@ -1,0 +1,78 @@
+// The parts of one running emulator, handed to every route handler: config, clock, tasks, keys,
+// limits, counters and the per-concern random streams.
+//
+// Each concern draws from its own seeded stream so that, for example, the number of GET requests
+// (which draw server faults) does not change which tasks fail or how long they take.
+import type { Language } from '../api/schemas.js';
+import { KeyRing, type ApiKey } from './auth.js';
+import type { Clock } from './clock.js';
+import type { EmulatorConfig } from './config.js';
+import { RenderedImageCache } from './images/render.js';
+import { seededRandom, type Random } from './random.js';
+import { RateLimiter } from './rate-limit.js';
+import { RequestStats } from './stats.js';
+import { TaskStore } from './store.js';
+import { TerminalNotifier } from './terminal-notifier.js';
+
+/** Result PNGs kept encoded, so repeated downloads of 1,000s of images stay cheap. */
+const IMAGE_CACHE_BYTES = 256 * 1024 * 1024;
+
+export interface EmulatorContext {
+  readonly config: EmulatorConfig;
+  readonly clock: Clock;
+  readonly keys: KeyRing;
+  readonly limiter: RateLimiter;
+  readonly store: TaskStore;
+  readonly stats: RequestStats;
+  readonly images: RenderedImageCache;
+  readonly notifier: TerminalNotifier;
+  readonly faultRandom: Random;
+  readonly downloadRandom: Random;
+  /** Known once the server listens (port 0 is resolved then). */
+  resultBaseUrl: string;
+}
+
+/** One API call after routing and authentication. */
+export interface ApiCall {
+  readonly key: ApiKey;
+  /** The language of this request's error texts: as asked if supported, else en. */
+  readonly language: Language;
+  /** Whether the request named a language at all (a query's unsupported one counts). */
+  readonly languageGiven: boolean;
+  /** The `{id}` path segment, for routes that have one. */
+  readonly pathParam: string;
+  /** The parsed JSON body, for routes that read one. */
+  readonly body: ParsedBody;
+}
+
+export type ParsedBody =
+  { kind: 'none' } | { kind: 'too_large' } | { kind: 'invalid_json' } | { kind: 'json'; value: unknown };
+
+export function createContext(config: EmulatorConfig, clock: Clock): EmulatorContext {
+  const keys = new KeyRing(config.accounts);
+  // Streams derived from the one seed; the offsets only need to differ.
+  const stream = (offset: number): Random => seededRandom((config.seed + offset * 0x9e3779b1) | 0);
+  const stats = new RequestStats((index) => keys.keys[index]?.label);
+  const store = new TaskStore(config, clock, stream(0), stream(1));
+  const context: EmulatorContext = {
+    config,
+    clock,
+    keys,
+    limiter: new RateLimiter(keys.keys.length, config.rate_limits, clock),
+    store,
+    stats,
+    images: new RenderedImageCache(IMAGE_CACHE_BYTES),
+    notifier: new TerminalNotifier({
+      config,
+      clock,
+      store,
+      random: stream(2),
+      resultBaseUrl: () => context.resultBaseUrl,
+      onOutcome: (outcome) => stats.recordWebhook(outcome),
+    }),
+    faultRandom: stream(3),
+    downloadRandom: stream(4),
+    resultBaseUrl: '',
+  };
+  return context;
+}

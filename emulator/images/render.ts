@@ -1,0 +1,168 @@
+// Result images of the emulator: a real PNG of the requested dimensions whose colours come from
+// the prompt, whose band pattern and footer marks come from the image index, and which shows the
+// prompt text. Rendering is deterministic (same spec, same bytes), because downloads are checked
+// by sha256 across retries.
+import { PNG } from 'pngjs';
+import type { Resolution } from '../../api/schemas.js';
+import { ByteBoundedLru } from './cache.js';
+import { RgbCanvas } from './canvas.js';
+import { CELL_HEIGHT, CELL_WIDTH, drawTextLine, lineWidth } from './draw-text.js';
+import { paletteFor, type Palette } from './palette.js';
+import { wrapText } from './text-layout.js';
+
+export interface ImageSpec {
+  prompt: string;
+  /** Position of the image within its task (0-based). */
+  index: number;
+  /** Aspect ratio "w:h", or "auto" (square). */
+  size: string;
+  resolution: Resolution;
+}
+
+export class ImageSizeError extends Error {
+  override name = 'ImageSizeError';
+  readonly code = 'image_size_invalid';
+}
+
+const LONG_SIDE: Record<Resolution, number> = { '1K': 1024, '2K': 2048, '4K': 4096 };
+
+/** Text is sized so that about this many characters fill a line of the text area. */
+const TARGET_COLUMNS = 18;
+const MIN_LINES = 3;
+const MAX_MARKS = 10;
+
+/** The two terms of an aspect ratio "w:h" (positive integers), or undefined if malformed. */
+export function parseAspectRatio(size: string): { w: number; h: number } | undefined {
+  if (size === 'auto') return { w: 1, h: 1 };
+  const match = /^(\d{1,4}):(\d{1,4})$/.exec(size);
+  const w = Number(match?.[1]);
+  const h = Number(match?.[2]);
+  return w > 0 && h > 0 ? { w, h } : undefined;
+}
+
+/** @throws ImageSizeError when `size` is not "w:h" or "auto" or the resolution is unknown. */
+export function imageDimensions(size: string, resolution: Resolution): { width: number; height: number } {
+  const ratio = parseAspectRatio(size);
+  const long = LONG_SIDE[resolution] as number | undefined;
+  if (!ratio) throw new ImageSizeError(`size "${size}" is not an aspect ratio like 16:9`);
+  if (long === undefined)
+    throw new ImageSizeError(`resolution "${String(resolution)}" is not one of 1K, 2K, 4K`);
+  const short = (a: number, b: number): number => Math.max(1, Math.round((long * a) / b));
+  return ratio.w >= ratio.h
+    ? { width: long, height: short(ratio.h, ratio.w) }
+    : { width: short(ratio.w, ratio.h), height: long };
+}
+
+export function renderResultPng(spec: ImageSpec): Buffer {
+  const { width, height } = imageDimensions(spec.size, spec.resolution);
+  const canvas = new RgbCanvas(width, height);
+  const palette = paletteFor(spec.prompt);
+  const margin = Math.max(1, Math.round(Math.min(width, height) * 0.06));
+  const footerScale = Math.max(1, Math.floor(Math.min(width, height) / 160));
+  const footerTop = height - margin - 7 * footerScale;
+  paintBands(canvas, palette, spec.index);
+  paintFooter(canvas, palette, spec.index, margin, footerTop, footerScale);
+  paintPrompt(canvas, palette, spec.prompt, {
+    x: margin,
+    y: margin,
+    w: width - 2 * margin,
+    h: footerTop - 2 * footerScale - margin,
+  });
+  return encodePng(canvas);
+}
+
+/** Encoded result images by spec, least recently used evicted first once `maxBytes` is exceeded. */
+export class RenderedImageCache {
+  readonly #lru: ByteBoundedLru;
+  readonly #render: (spec: ImageSpec) => Buffer;
+
+  /** `render` is replaceable for tests; it must be deterministic. */
+  constructor(maxBytes: number, render: (spec: ImageSpec) => Buffer = renderResultPng) {
+    this.#lru = new ByteBoundedLru(maxBytes);
+    this.#render = render;
+  }
+
+  get(spec: ImageSpec): Buffer {
+    const key = JSON.stringify([spec.prompt, spec.index, spec.size, spec.resolution]);
+    return this.#lru.get(key, () => this.#render(spec));
+  }
+
+  /** Total size of the cached PNGs. */
+  get bytes(): number {
+    return this.#lru.bytes;
+  }
+
+  /** Number of cached images. */
+  get size(): number {
+    return this.#lru.size;
+  }
+}
+
+/** Horizontal bands alternating two shades; their number grows with the index. */
+function paintBands(canvas: RgbCanvas, palette: Palette, index: number): void {
+  const count = Math.min(canvas.height, 3 + index);
+  for (let band = 0; band < count; band++) {
+    const top = Math.round((band * canvas.height) / count);
+    const bottom = Math.round(((band + 1) * canvas.height) / count);
+    canvas.fillRect(0, top, canvas.width, bottom - top, band % 2 === 0 ? palette.light : palette.dark);
+  }
+}
+
+/** One square per image position at the bottom left, and "#n" (1-based) at the bottom right. */
+function paintFooter(
+  canvas: RgbCanvas,
+  palette: Palette,
+  index: number,
+  margin: number,
+  top: number,
+  scale: number,
+): void {
+  const side = 7 * scale;
+  for (let i = 0; i < Math.min(index + 1, MAX_MARKS); i++) {
+    canvas.fillRect(margin + i * (side + 3 * scale), top, side, side, palette.mark);
+  }
+  const label = Array.from(`#${index + 1}`);
+  const left = canvas.width - margin - lineWidth(label.length, scale);
+  drawTextLine(canvas, label, left, top, scale, palette.text);
+}
+
+function paintPrompt(
+  canvas: RgbCanvas,
+  palette: Palette,
+  prompt: string,
+  area: { x: number; y: number; w: number; h: number },
+): void {
+  const linesAt = (s: number): number => Math.floor((area.h + 2 * s) / (CELL_HEIGHT * s));
+  let scale = Math.max(1, Math.floor(area.w / (CELL_WIDTH * TARGET_COLUMNS)));
+  while (scale > 1 && linesAt(scale) < MIN_LINES) scale--;
+  const lines = wrapText(prompt, Math.floor((area.w + scale) / (CELL_WIDTH * scale)), linesAt(scale));
+  const blockHeight = lines.length * CELL_HEIGHT * scale - 2 * scale;
+  const top = area.y + Math.floor((area.h - blockHeight) / 2);
+  const shadow = Math.max(1, Math.floor(scale / 3));
+  lines.forEach((line, i) => {
+    const left = area.x + Math.floor((area.w - lineWidth(line.length, scale)) / 2);
+    const y = top + i * CELL_HEIGHT * scale;
+    drawTextLine(canvas, line, left + shadow, y + shadow, scale, palette.shadow);
+    drawTextLine(canvas, line, left, y, scale, palette.text);
+  });
+}
+
+function encodePng(canvas: RgbCanvas): Buffer {
+  // A PNG built without dimensions allocates no RGBA buffer; the RGB data is handed over as is
+  // (pngjs skips conversion when input and output colour types match). No row filter plus the
+  // default zlib strategy at level 1 was measured fastest and small: pngjs's default RLE strategy
+  // cannot see runs in unfiltered RGB triplets and gave 30x larger files.
+  const png = new PNG();
+  png.width = canvas.width;
+  png.height = canvas.height;
+  png.data = canvas.data;
+  return PNG.sync.write(png, {
+    colorType: 2,
+    inputColorType: 2,
+    inputHasAlpha: false,
+    bitDepth: 8,
+    filterType: 0,
+    deflateLevel: 1,
+    deflateStrategy: 0,
+  });
+}

@@ -1,0 +1,37 @@
+// GET/HEAD /results/{task_id}/{index}.png: the {result_host} of the spec. Like the real result
+// host it needs no Authorization header. An image exists only while its task is completed and
+// not expired; the bytes come from the shared render cache, then the download faults apply.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { EmulatorContext } from '../context.js';
+import { sendPng } from '../downloads.js';
+import { EmulatorApiError } from '../errors.js';
+import { isTaskIdShape } from '../task-id.js';
+
+export const RESULTS_PREFIX = '/results/';
+
+/** Serves `rest`, the path after `/results/`, e.g. `task_01H.../0.png`. */
+export function handleResult(
+  ctx: EmulatorContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  rest: string,
+): void {
+  const match = /^([^/]+)\/(0|[1-9]\d{0,2})\.png$/.exec(rest);
+  const taskId = match?.[1] ?? '';
+  const index = Number(match?.[2]);
+  const record = match && isTaskIdShape(taskId) ? ctx.store.get(taskId) : undefined;
+  if (!record || index >= record.n) throw new EmulatorApiError('image_not_found');
+  const phase = record.phaseAt(ctx.clock.now());
+  if (phase === 'expired') throw new EmulatorApiError(record.failure ? 'image_not_found' : 'image_expired');
+  if (phase !== 'completed') throw new EmulatorApiError('image_not_found');
+
+  const png = ctx.images.get({
+    prompt: record.prompt,
+    index,
+    size: record.size,
+    resolution: record.resolution,
+  });
+  const { truncate_download_rate: truncateRate, slow_download_kbps: kbps } = ctx.config.faults;
+  const truncate = truncateRate > 0 && ctx.downloadRandom() < truncateRate;
+  sendPng(req, res, png, { truncate, kbps });
+}

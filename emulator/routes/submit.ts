@@ -1,0 +1,109 @@
+// POST /v1/images/generations (spec 4.1): validate the generation request (2.1), check credits,
+// create the task and acknowledge it with the `{code, data:[...]}` envelope (2.2).
+//
+// Validation reports the first problem in the order of the spec's field table, each with its own
+// code and `param`. Unknown fields are ignored and `null` counts as absent, as OpenAI-style
+// gateways do. `language` is read before authentication (server.ts) so that every error of the
+// request, 401 and 429 included, is in the caller's language.
+import type { Language, Resolution } from '../../api/schemas.js';
+import { DEFAULT_MODEL, LANGUAGES, MAX_IMAGE_URLS, RESOLUTIONS } from '../../api/schemas.js';
+import type { ApiCall, EmulatorContext, ParsedBody } from '../context.js';
+import { EmulatorApiError } from '../errors.js';
+import { MAX_BODY_BYTES } from '../http.js';
+import { parseLanguage } from '../i18n.js';
+
+export interface ValidSubmit {
+  prompt: string;
+  size: string;
+  resolution: Resolution;
+  n: number;
+  webhook: string | undefined;
+  language: Language | undefined;
+}
+
+/** The language a submit body asks for, when the body parses and names a supported one. */
+export function submitLanguage(body: ParsedBody): Language | undefined {
+  if (body.kind !== 'json' || typeof body.value !== 'object' || body.value === null) return undefined;
+  return parseLanguage((body.value as Record<string, unknown>).language);
+}
+
+function isHttpUrl(value: unknown): value is string {
+  if (typeof value !== 'string') return false;
+  try {
+    const url = new URL(value);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+export function validateSubmit(body: ParsedBody, ctx: EmulatorContext): ValidSubmit {
+  if (body.kind === 'too_large') throw new EmulatorApiError('body_too_large', { max: MAX_BODY_BYTES });
+  if (body.kind !== 'json') throw new EmulatorApiError('invalid_json');
+  if (typeof body.value !== 'object' || body.value === null || Array.isArray(body.value)) {
+    throw new EmulatorApiError('invalid_body');
+  }
+  const fields = body.value as Record<string, unknown>;
+  const given = (name: string): unknown => (fields[name] === null ? undefined : fields[name]);
+  const { max_n: maxN, sizes } = ctx.config;
+
+  const prompt = given('prompt');
+  if (prompt === undefined) throw new EmulatorApiError('missing_prompt');
+  if (typeof prompt !== 'string') throw new EmulatorApiError('invalid_prompt');
+  if (prompt.trim() === '') throw new EmulatorApiError('empty_prompt');
+
+  const model = given('model');
+  if (model !== undefined && model !== DEFAULT_MODEL)
+    throw new EmulatorApiError('invalid_model', { allowed: DEFAULT_MODEL });
+
+  const size = given('size') ?? '1:1';
+  if (typeof size !== 'string' || !sizes.includes(size))
+    throw new EmulatorApiError('invalid_size', { allowed: sizes.join(', ') });
+
+  const resolution = given('resolution') ?? '1K';
+  if (!(RESOLUTIONS as readonly unknown[]).includes(resolution)) {
+    throw new EmulatorApiError('invalid_resolution', { allowed: RESOLUTIONS.join(', ') });
+  }
+
+  const n = given('n') ?? 1;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > maxN)
+    throw new EmulatorApiError('invalid_n', { max: maxN });
+
+  const imageUrls = given('image_urls');
+  if (imageUrls !== undefined) {
+    if (!Array.isArray(imageUrls)) throw new EmulatorApiError('invalid_image_urls');
+    if (imageUrls.length > MAX_IMAGE_URLS)
+      throw new EmulatorApiError('too_many_image_urls', { max: MAX_IMAGE_URLS });
+    if (!imageUrls.every(isHttpUrl)) throw new EmulatorApiError('invalid_image_urls');
+  }
+
+  const webhook = given('webhook');
+  if (webhook !== undefined && !isHttpUrl(webhook)) throw new EmulatorApiError('invalid_webhook');
+
+  const language = given('language');
+  if (language !== undefined && parseLanguage(language) === undefined) {
+    throw new EmulatorApiError('invalid_language', { allowed: LANGUAGES.join(', ') });
+  }
+
+  return {
+    prompt,
+    size,
+    resolution: resolution as Resolution,
+    n,
+    webhook: webhook as string | undefined,
+    language: parseLanguage(language),
+  };
+}
+
+export function handleSubmit(ctx: EmulatorContext, call: ApiCall): { status: number; body: unknown } {
+  const request = validateSubmit(call.body, ctx);
+  const { store } = ctx;
+  const account = call.key.account;
+  const cost = store.priceOf(request.n, request.resolution);
+  store.settle();
+  if (account.credits < cost)
+    throw new EmulatorApiError('insufficient_credits', { cost, balance: account.credits });
+  const record = store.create({ account, ...request });
+  ctx.notifier.schedule(record);
+  return { status: 200, body: { code: 200, data: [{ status: 'submitted', task_id: record.id }] } };
+}

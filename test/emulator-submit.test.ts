@@ -1,0 +1,172 @@
+// POST /v1/images/generations on a real emulator: the acknowledgement envelope, every 400 rule
+// (code and param), defaults, credits (reserved at submit, 402 when short) and error languages.
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { RunningEmulator } from '../emulator/index.js';
+import { call, startTestEmulator } from './support/emulator.js';
+
+const KEY = 'sk-live-demo';
+const SUBMIT = '/v1/images/generations';
+let emulator: RunningEmulator;
+
+beforeAll(async () => {
+  emulator = await startTestEmulator({ rate_limits: { submit: { per_second: 10_000, burst: 10_000 } } });
+});
+
+const submit = (body: unknown, key: string | undefined = KEY) => call(emulator.url, SUBMIT, { key, body });
+const getTask = (id: string) => call(emulator.url, `/v1/tasks/${id}`, { key: KEY });
+
+describe('submit', () => {
+  it('acknowledges with {code, data:[{status: submitted, task_id}]}', async () => {
+    const response = await submit({ prompt: 'a red bicycle', size: '16:9', resolution: '2K', n: 2 });
+    expect(response.status).toBe(200);
+    expect(response.headers['content-type']).toMatch(/^application\/json/);
+    expect(response.json).toEqual({
+      code: 200,
+      data: [{ status: 'submitted', task_id: expect.stringMatching(/^task_[0-9A-HJKMNP-TV-Z]{26}$/) }],
+    });
+    const task = await getTask(response.json.data[0].task_id);
+    expect(task.json.data).toMatchObject({ status: 'pending', credits_cost: 4 });
+  });
+
+  it('applies the defaults n=1, size 1:1, resolution 1K, and ignores unknown fields and nulls', async () => {
+    const response = await submit({ prompt: 'x', size: null, n: null, surprise: { nested: true } });
+    expect(response.status).toBe(200);
+    const id: string = response.json.data[0].task_id;
+    expect((await getTask(id)).json.data.credits_cost).toBe(1);
+    const truth = (await call(emulator.url, '/_emulator/tasks')).text
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(truth.find((t) => t.id === id)).toMatchObject({
+      n: 1,
+      size: '1:1',
+      resolution: '1K',
+      prompt: 'x',
+    });
+  });
+
+  it('accepts every listed size, n up to max_n, 15 image_urls, and an http(s) webhook', async () => {
+    for (const size of emulator.config.sizes) expect((await submit({ prompt: 'p', size })).status).toBe(200);
+    const urls = Array.from({ length: 15 }, (_, i) => `https://example.test/ref-${i}.png`);
+    const response = await submit({
+      prompt: 'p',
+      n: 4,
+      image_urls: urls,
+      webhook: 'http://127.0.0.1:9/hook',
+      language: 'ja',
+      model: 'gpt-image-2',
+    });
+    expect(response.status).toBe(200);
+  });
+
+  const invalid: [string, unknown, string, string | undefined][] = [
+    ['malformed JSON', '{"prompt": ', 'invalid_json', undefined],
+    ['an empty body', '', 'invalid_json', undefined],
+    ['a body that is an array', [{ prompt: 'x' }], 'invalid_body', undefined],
+    ['a body that is a string', '"x"', 'invalid_body', undefined],
+    ['no prompt', { n: 1 }, 'missing_prompt', 'prompt'],
+    ['a prompt that is not a string', { prompt: 42 }, 'invalid_prompt', 'prompt'],
+    ['an empty prompt', { prompt: '' }, 'empty_prompt', 'prompt'],
+    ['a whitespace-only prompt', { prompt: ' \n\t ' }, 'empty_prompt', 'prompt'],
+    ['another model', { prompt: 'x', model: 'dall-e-3' }, 'invalid_model', 'model'],
+    ['a pixel size', { prompt: 'x', size: '1024x1024' }, 'invalid_size', 'size'],
+    ['an unlisted ratio', { prompt: 'x', size: '7:3' }, 'invalid_size', 'size'],
+    ['a lower-case resolution', { prompt: 'x', resolution: '1k' }, 'invalid_resolution', 'resolution'],
+    ['resolution 8K', { prompt: 'x', resolution: '8K' }, 'invalid_resolution', 'resolution'],
+    ['n = 0', { prompt: 'x', n: 0 }, 'invalid_n', 'n'],
+    ['n above max_n', { prompt: 'x', n: 5 }, 'invalid_n', 'n'],
+    ['a fractional n', { prompt: 'x', n: 1.5 }, 'invalid_n', 'n'],
+    ['n as a string', { prompt: 'x', n: '2' }, 'invalid_n', 'n'],
+    [
+      'image_urls not an array',
+      { prompt: 'x', image_urls: 'https://example.test/a.png' },
+      'invalid_image_urls',
+      'image_urls',
+    ],
+    [
+      'a non-URL in image_urls',
+      { prompt: 'x', image_urls: ['not a url'] },
+      'invalid_image_urls',
+      'image_urls',
+    ],
+    [
+      'an ftp URL in image_urls',
+      { prompt: 'x', image_urls: ['ftp://example.test/a.png'] },
+      'invalid_image_urls',
+      'image_urls',
+    ],
+    [
+      '16 image_urls',
+      { prompt: 'x', image_urls: Array.from({ length: 16 }, (_, i) => `https://e.test/${i}`) },
+      'too_many_image_urls',
+      'image_urls',
+    ],
+    ['a webhook that is no URL', { prompt: 'x', webhook: 'localhost:3000' }, 'invalid_webhook', 'webhook'],
+    ['a file: webhook', { prompt: 'x', webhook: 'file:///etc/passwd' }, 'invalid_webhook', 'webhook'],
+    ['an unsupported language', { prompt: 'x', language: 'fr' }, 'invalid_language', 'language'],
+  ];
+
+  it.each(invalid)('answers %s with 400 %s', async (_, body, code, param) => {
+    const response = await submit(body);
+    expect(response.status).toBe(400);
+    expect(response.json.error).toMatchObject({ type: 'invalid_request_error', code });
+    expect(response.json.error.param).toBe(param);
+    expect(typeof response.json.error.message).toBe('string');
+    if (param) expect(response.json.error.message).toContain(param);
+  });
+
+  it('answers a body over 1 MiB with 400 body_too_large', async () => {
+    const response = await submit({ prompt: 'x'.repeat(1024 * 1024 + 10) });
+    expect(response.status).toBe(400);
+    expect(response.json.error.code).toBe('body_too_large');
+  });
+
+  it('creates no task for a rejected request', async () => {
+    const before = emulator.stats().tasks_total;
+    await submit({ prompt: '' });
+    await submit({ prompt: 'x', n: 99 });
+    expect(emulator.stats().tasks_total).toBe(before);
+  });
+
+  it('writes every 400 in the language the body asks for, and an unsupported language in en', async () => {
+    const texts = new Set<string>();
+    for (const language of ['zh', 'en', 'ko', 'ja']) {
+      const response = await submit({ prompt: '   ', language });
+      expect(response.json.error.code).toBe('empty_prompt');
+      texts.add(response.json.error.message);
+    }
+    expect(texts.size).toBe(4);
+    const bad = await submit({ prompt: 'x', language: 'de' });
+    expect(bad.json.error.message).toMatch(/^The parameter 'language'/);
+  });
+});
+
+describe('credits', () => {
+  it('reserves n x price at submit and answers 402 when the balance is short', async () => {
+    const poor = await startTestEmulator({
+      accounts: [{ id: 'acct_poor', credits: 10, keys: [{ key: 'sk-poor' }] }],
+      generation: { credits_per_image: { '1K': 1, '2K': 3, '4K': 5 } },
+    });
+    const buy = (body: object) => call(poor.url, SUBMIT, { key: 'sk-poor', body: { prompt: 'p', ...body } });
+    expect((await buy({ resolution: '2K', n: 2 })).status).toBe(200); // 6, leaves 4
+    const refused = await buy({ resolution: '4K' }); // 5 > 4
+    expect(refused.status).toBe(402);
+    expect(refused.json.error).toMatchObject({ type: 'billing_error', code: 'insufficient_credits' });
+    expect(refused.json.error.message).toContain('5');
+    expect((await buy({ n: 4 })).status).toBe(200); // exactly the 4 left
+    expect((await buy({})).status).toBe(402);
+    expect(poor.stats().credits_charged).toBe(10);
+    expect(poor.stats().tasks_total).toBe(2);
+  });
+
+  it('checks the body before credits: a bad request from an empty account is a 400', async () => {
+    const broke = await startTestEmulator({
+      accounts: [{ id: 'acct_broke', credits: 0, keys: [{ key: 'sk-broke' }] }],
+    });
+    expect((await call(broke.url, SUBMIT, { key: 'sk-broke', body: { prompt: '' } })).status).toBe(400);
+    expect(
+      (await call(broke.url, SUBMIT, { key: 'sk-broke', body: { prompt: 'x', language: 'ko' } })).json.error
+        .message,
+    ).toMatch(/크레딧/);
+  });
+});
