@@ -1,0 +1,162 @@
+// Loads a manifest (and its items_file): parse -> validate -> normalize. Problems are collected,
+// never thrown one at a time, so `pixelmill validate` shows everything a person has to fix.
+import { createHash } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
+import { dirname, extname, relative, resolve } from 'node:path';
+import { LineCounter, parseDocument } from 'yaml';
+import { UserError } from '../common/errors.js';
+import { readCsvRows, readJsonlRows, type RawRow } from './items-file.js';
+import { planItem, runSettings, type PlannedItem, type RunSettings } from './normalize.js';
+import { formatPath, locate, zodProblems, type Where } from './problems.js';
+import { ItemSchema, ManifestSchema, type ManifestItem } from './schema.js';
+
+/** Inline items belong in a file of readable size; large catalogs use items_file. */
+export const MAX_MANIFEST_BYTES = 32 * 1024 * 1024;
+export const MAX_ITEMS_FILE_BYTES = 512 * 1024 * 1024;
+
+export interface LoadedManifest {
+  settings: RunSettings;
+  items: PlannedItem[];
+  /** sha256 of the manifest and items_file bytes: a run refuses to continue on a changed manifest. */
+  hash: string;
+}
+
+interface SourceText {
+  text: string;
+  bytes: Buffer;
+}
+
+function displayName(file: string): string {
+  const rel = relative(process.cwd(), file);
+  return rel && !rel.startsWith('..') ? rel : file;
+}
+
+function readSource(
+  file: string,
+  label: string,
+  maxBytes: number,
+  problems: string[],
+): SourceText | undefined {
+  let size: number;
+  try {
+    const stat = statSync(file);
+    if (!stat.isFile()) {
+      problems.push(`${label}: not a file`);
+      return undefined;
+    }
+    size = stat.size;
+  } catch {
+    problems.push(`${label}: file not found`);
+    return undefined;
+  }
+  if (size > maxBytes) {
+    problems.push(
+      `${label}: file is ${(size / 1048576).toFixed(1)} MiB, over the ${maxBytes / 1048576} MiB limit`,
+    );
+    return undefined;
+  }
+  const bytes = readFileSync(file);
+  try {
+    return { text: new TextDecoder('utf-8', { fatal: true }).decode(bytes), bytes };
+  } catch {
+    const lenient = bytes.toString('utf8');
+    const before = lenient.slice(0, Math.max(0, lenient.indexOf('\uFFFD')));
+    const line = before.split('\n').length;
+    const col = before.length - before.lastIndexOf('\n');
+    problems.push(`${label}:${line}:${col} the file is not valid UTF-8 text`);
+    return undefined;
+  }
+}
+
+function readItemsFile(file: string, problems: string[]): { rows: RawRow[]; bytes: Buffer } | undefined {
+  const label = displayName(file);
+  const kind = extname(file).toLowerCase();
+  if (kind !== '.csv' && kind !== '.jsonl' && kind !== '.ndjson') {
+    problems.push(`${label}: items_file must end in .csv or .jsonl`);
+    return undefined;
+  }
+  const source = readSource(file, label, MAX_ITEMS_FILE_BYTES, problems);
+  if (!source) return undefined;
+  return {
+    rows: kind === '.csv' ? readCsvRows(source.text) : readJsonlRows(source.text),
+    bytes: source.bytes,
+  };
+}
+
+/** Validates and normalizes a manifest file; throws a UserError listing every problem. */
+export function loadManifest(manifestPath: string): LoadedManifest {
+  const file = resolve(manifestPath);
+  const label = displayName(file);
+  const problems: string[] = [];
+  const fail = (): never => {
+    const count = problems.length === 1 ? '1 problem' : `${problems.length} problems`;
+    throw new UserError('manifest_invalid', `${label}: ${count}`, problems);
+  };
+
+  const source = readSource(file, label, MAX_MANIFEST_BYTES, problems);
+  if (!source) return fail();
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(source.text, { lineCounter, uniqueKeys: true });
+  for (const error of [...doc.errors, ...doc.warnings]) {
+    const { line, col } = lineCounter.linePos(error.pos[0]);
+    problems.push(`${label}:${line}:${col} ${error.message.split('\n')[0]}`);
+  }
+  if (problems.length) return fail();
+
+  const where: Where = (path, options) => {
+    const { line, col } = locate(doc, lineCounter, path, options);
+    return `${label}:${line}:${col}`;
+  };
+  const parsed = ManifestSchema.safeParse(doc.toJS({ maxAliasCount: 100 }), { reportInput: true });
+  if (!parsed.success) {
+    problems.push(...zodProblems(parsed.error, where));
+    return fail();
+  }
+  const manifest = parsed.data;
+  const manifestDir = dirname(file);
+  const hash = createHash('sha256').update(source.bytes);
+
+  // Each item with the place it was written, for duplicate-id messages.
+  const entries: { item: ManifestItem; where: string }[] = (manifest.items ?? []).map((item, index) => ({
+    item,
+    where: `${where(['items', index])} items[${index}]`,
+  }));
+  if (manifest.items_file) {
+    const itemsFile = resolve(manifestDir, manifest.items_file);
+    const itemsLabel = displayName(itemsFile);
+    const read = readItemsFile(itemsFile, problems);
+    if (read) {
+      hash.update(read.bytes);
+      read.rows.forEach((row, index) => {
+        const at = `${itemsLabel}:${row.line}:${row.col ?? 1}`;
+        if (row.problem) return problems.push(`${at} ${row.problem}`);
+        const item = ItemSchema.safeParse(row.value, { reportInput: true });
+        if (!item.success)
+          return problems.push(
+            ...zodProblems(item.error, () => at, []).map((p) => p.replace(' (top level)', ' row')),
+          );
+        entries.push({ item: item.data, where: `${at} row ${index + 1}` });
+      });
+    }
+  }
+
+  const items: PlannedItem[] = [];
+  const firstSeen = new Map<string, string>();
+  for (const entry of entries) {
+    const planned = planItem(entry.item, manifest.defaults);
+    const earlier = firstSeen.get(planned.id);
+    if (earlier !== undefined) {
+      const how = entry.item.id
+        ? 'duplicate id'
+        : 'same prompt and parameters as an earlier item, so the same derived id';
+      problems.push(
+        `${entry.where.split(' ')[0]} ${formatPath(['id'])}: ${how} "${planned.id}" (first at ${earlier})`,
+      );
+      continue;
+    }
+    firstSeen.set(planned.id, entry.where.split(' ')[0] ?? '');
+    items.push(planned);
+  }
+  if (problems.length) return fail();
+  return { settings: runSettings(manifest, file, manifestDir), items, hash: hash.digest('hex') };
+}

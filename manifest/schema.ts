@@ -1,0 +1,114 @@
+// The manifest's shape: what a catalog team writes. This zod schema is the single source of truth
+// for validation, for the normalized items the run works from, and for manifests/manifest.schema.json
+// (generated from it for editors).
+import { z } from 'zod';
+import { LANGUAGES, MAX_IMAGE_URLS, RESOLUTIONS } from '../api/schemas.js';
+
+/** Item ids end up in file names and workflow ids: keep them to a portable character set. */
+export const ITEM_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+export const MANIFEST_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/;
+export const MAX_PROMPT_CHARS = 32_000;
+export const PATH_TEMPLATE_FIELDS = ['id', 'index', 'ext', 'name', 'size', 'resolution'] as const;
+export const DEFAULT_PATH_TEMPLATE = '{id}_{index}.{ext}';
+
+const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
+
+/** Generation parameters an item may set, or inherit from `defaults`. */
+export const ItemParamsSchema = z.strictObject({
+  model: z.string().min(1).optional(),
+  size: z
+    .string()
+    .regex(/^(\d{1,3}:\d{1,3}|auto)$/, 'must be an aspect ratio like "16:9" (or "auto")')
+    .optional(),
+  resolution: z.enum(RESOLUTIONS).optional(),
+  n: z.number().int().min(1).max(10).optional(),
+  image_urls: z.array(httpUrl).max(MAX_IMAGE_URLS).optional(),
+  language: z.enum(LANGUAGES).optional(),
+});
+export type ItemParams = z.infer<typeof ItemParamsSchema>;
+
+export const ItemSchema = ItemParamsSchema.extend({
+  id: z
+    .string()
+    .regex(
+      ITEM_ID_PATTERN,
+      'must be 1-128 characters of letters, digits, ".", "_" or "-", starting with a letter or digit',
+    )
+    .optional(),
+  prompt: z
+    .string()
+    .max(MAX_PROMPT_CHARS, `must be at most ${MAX_PROMPT_CHARS} characters`)
+    .refine((prompt) => prompt.trim().length > 0, 'must not be empty'),
+});
+export type ManifestItem = z.infer<typeof ItemSchema>;
+
+const pathTemplate = z
+  .string()
+  .min(1)
+  .superRefine((template, ctx) => {
+    for (const [, field] of template.matchAll(/\{([^}]*)\}/g)) {
+      if (!(PATH_TEMPLATE_FIELDS as readonly string[]).includes(field ?? '')) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `unknown placeholder {${field}}; use ${PATH_TEMPLATE_FIELDS.map((f) => `{${f}}`).join(', ')}`,
+        });
+      }
+    }
+    if (!template.includes('{id}')) ctx.addIssue({ code: 'custom', message: 'must contain {id}' });
+    if (!template.includes('{index}')) ctx.addIssue({ code: 'custom', message: 'must contain {index}' });
+    if (template.startsWith('/') || template.split('/').includes('..')) {
+      ctx.addIssue({ code: 'custom', message: 'must be a relative path inside the output directory' });
+    }
+  });
+
+export const OutputSchema = z.union([
+  z.string().min(1),
+  z.strictObject({ dir: z.string().min(1), path_template: pathTemplate.optional() }),
+]);
+
+export const ManifestSchema = z
+  .strictObject({
+    name: z
+      .string()
+      .regex(MANIFEST_NAME_PATTERN, 'must be 1-80 characters of letters, digits, ".", "_" or "-"'),
+    description: z.string().optional(),
+    api: z
+      .strictObject({
+        base_url: httpUrl.optional(),
+        api_key_env: z
+          .string()
+          .regex(
+            /^[A-Za-z_][A-Za-z0-9_]*$/,
+            'must be the name of an environment variable (not the key itself)',
+          )
+          .optional(),
+      })
+      .optional(),
+    defaults: ItemParamsSchema.optional(),
+    limits: z
+      .strictObject({
+        requests_per_second: z.number().positive().max(10_000).optional(),
+        max_in_flight: z.number().int().min(1).max(100_000).optional(),
+        budget_credits: z.number().int().min(1).optional(),
+      })
+      .optional(),
+    output: OutputSchema.optional(),
+    retry: z
+      .strictObject({
+        max_attempts: z.number().int().min(1).max(20).optional(),
+        on: z.array(z.string().min(1)).optional(),
+      })
+      .optional(),
+    items: z.array(ItemSchema).optional(),
+    items_file: z.string().min(1).optional(),
+  })
+  .superRefine((manifest, ctx) => {
+    if (!manifest.items?.length && !manifest.items_file) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['items'],
+        message: 'the manifest needs `items` or `items_file`',
+      });
+    }
+  });
+export type Manifest = z.infer<typeof ManifestSchema>;

@@ -1,0 +1,160 @@
+// Manifest validation: every problem reported at once, each at its file:line:col.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { isUserError, type UserError } from '../common/errors.js';
+import { loadManifest } from '../manifest/load.js';
+
+function fixture(files: Record<string, string | Buffer>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'pixelmill-manifest-'));
+  for (const [name, content] of Object.entries(files)) writeFileSync(join(dir, name), content);
+  return dir;
+}
+
+function problemsOf(file: string): readonly string[] {
+  try {
+    loadManifest(file);
+  } catch (error) {
+    if (isUserError(error)) return (error as UserError).problems;
+    throw error;
+  }
+  throw new Error('expected the manifest to be rejected');
+}
+
+describe('loadManifest', () => {
+  it('normalizes a valid manifest: defaults, derived stable ids, settings', () => {
+    const dir = fixture({
+      'm.yaml': [
+        'name: chairs',
+        'defaults: { size: "16:9", resolution: 2K }',
+        'limits: { requests_per_second: 20, budget_credits: 500 }',
+        'output: { dir: ./images, path_template: "{name}/{id}-{index}.{ext}" }',
+        'items:',
+        '  - prompt: a red chair',
+        '  - { id: blue, prompt: a blue chair, n: 2, resolution: 4K }',
+        'items_file: more.jsonl',
+      ].join('\n'),
+      'more.jsonl': '{"prompt":"a green chair","size":"1:1"}\n\n{"id":"lamp","prompt":"a lamp"}\n',
+    });
+    const loaded = loadManifest(join(dir, 'm.yaml'));
+    expect(loaded.items).toHaveLength(4);
+    const [red, blue, green, lamp] = loaded.items;
+    expect(red).toMatchObject({
+      prompt: 'a red chair',
+      size: '16:9',
+      resolution: '2K',
+      n: 1,
+      model: 'gpt-image-2',
+    });
+    expect(red?.id).toMatch(/^item-[0-9a-f]{16}$/);
+    expect(blue).toMatchObject({ id: 'blue', n: 2, resolution: '4K', size: '16:9' });
+    expect(green).toMatchObject({ size: '1:1', resolution: '2K' });
+    expect(lamp?.id).toBe('lamp');
+    expect(loaded.settings).toMatchObject({
+      name: 'chairs',
+      requestsPerSecond: 20,
+      budgetCredits: 500,
+      outputDir: join(dir, 'images'),
+      pathTemplate: '{name}/{id}-{index}.{ext}',
+      apiKeyEnv: 'PIXELMILL_API_KEY',
+    });
+    expect(loaded.hash).toMatch(/^[0-9a-f]{64}$/);
+    // Same input, same ids and hash: a rerun attaches to the same items.
+    const again = loadManifest(join(dir, 'm.yaml'));
+    expect(again.items.map((item) => item.id)).toEqual(loaded.items.map((item) => item.id));
+    expect(again.hash).toBe(loaded.hash);
+  });
+
+  it('reports every problem at once with file:line:col and the field path', () => {
+    const dir = fixture({
+      'bad.yaml': [
+        'name: "bad name!"', // 1
+        'api:', // 2
+        '  api_key: sk-live-oops', // 3
+        'defaults:', // 4
+        '  size: 16x9', // 5
+        '  resolution: 8K', // 6
+        'limits:', // 7
+        '  requests_per_second: -1', // 8
+        'output:', // 9
+        '  dir: ./o', // 10
+        '  path_template: "{id}/{foo}.png"', // 11
+        'items:', // 12
+        '  - prompt: ""', // 13
+        '    n: 2.5', // 14
+      ].join('\n'),
+    });
+    const problems = problemsOf(join(dir, 'bad.yaml'));
+    const expectAt = (prefix: string, path: string) =>
+      expect(
+        problems.some((p) => p.startsWith(`${prefix} ${path}:`)),
+        `${prefix} ${path} in\n${problems.join('\n')}`,
+      ).toBe(true);
+    const file = join(dir, 'bad.yaml').replace(`${process.cwd()}/`, '');
+    expectAt(`${file}:1:7`, 'name');
+    expectAt(`${file}:3:3`, 'api.api_key');
+    expectAt(`${file}:5:9`, 'defaults.size');
+    expectAt(`${file}:6:15`, 'defaults.resolution');
+    expectAt(`${file}:8:24`, 'limits.requests_per_second');
+    expectAt(`${file}:11:18`, 'output.path_template');
+    expectAt(`${file}:13:13`, 'items[0].prompt');
+    expectAt(`${file}:14:8`, 'items[0].n');
+    expect(problems.join('\n')).toContain('unknown placeholder {foo}');
+    // The message is about the field, never a dump of the key's value.
+    expect(problems.join('\n')).not.toContain('sk-live-oops');
+  });
+
+  it('rejects duplicate ids, explicit and derived, naming the first occurrence', () => {
+    const dir = fixture({
+      'dup.yaml':
+        'name: d\nitems:\n  - { id: a, prompt: x }\n  - { id: a, prompt: y }\n  - prompt: same\n  - prompt: same\n',
+    });
+    const problems = problemsOf(join(dir, 'dup.yaml'));
+    expect(problems).toHaveLength(2);
+    expect(problems[0]).toMatch(/dup\.yaml:4:5 id: duplicate id "a" \(first at .*dup\.yaml:3:5\)/);
+    expect(problems[1]).toMatch(/dup\.yaml:6:5 id: same prompt and parameters/);
+  });
+
+  it('reports YAML syntax errors with their position', () => {
+    const dir = fixture({ 's.yaml': 'name: s\nitems:\n  - prompt: a\n    n: [1\n' });
+    const problems = problemsOf(join(dir, 's.yaml'));
+    expect(problems.length).toBeGreaterThan(0);
+    expect(problems[0]).toMatch(/s\.yaml:\d+:\d+ /);
+  });
+
+  it('reports problems in CSV and JSONL items files by line', () => {
+    const dir = fixture({
+      'c.yaml': 'name: c\nitems_file: cat.csv\n',
+      'cat.csv': 'id,prompt,size,n\nc1,a lamp,16:9,2\nc2,,1:1,x\nc3,ok,7x,1\n',
+      'j.yaml': 'name: j\nitems_file: cat.jsonl\n',
+      'cat.jsonl': '{"prompt":"ok"}\n{"prompt": "x", "n": }\n[1]\n{"prompt":"y","colour":"red"}\n',
+    });
+    const csv = problemsOf(join(dir, 'c.yaml')).join('\n');
+    expect(csv).toMatch(/cat\.csv:3:1 prompt: is required/);
+    expect(csv).toMatch(/cat\.csv:3:1 n: /);
+    expect(csv).toMatch(/cat\.csv:4:1 size: must be an aspect ratio/);
+    const jsonl = problemsOf(join(dir, 'j.yaml'));
+    expect(jsonl[0]).toMatch(/cat\.jsonl:2:\d+ JSON syntax/);
+    expect(jsonl[1]).toMatch(/cat\.jsonl:3:1 each line must be a JSON object/);
+    expect(jsonl[2]).toMatch(/cat\.jsonl:4:1 colour: unknown field/);
+  });
+
+  it('rejects missing files, non-UTF-8 text, and manifests without items', () => {
+    const dir = fixture({
+      'latin1.yaml': Buffer.concat([
+        Buffer.from('name: x\nitems:\n  - prompt: caf'),
+        Buffer.from([0xe9]),
+        Buffer.from('\n'),
+      ]),
+      'empty.yaml': 'name: e\n',
+      'missing.yaml': 'name: m\nitems_file: nowhere.csv\n',
+    });
+    expect(problemsOf(join(dir, 'latin1.yaml'))[0]).toMatch(/latin1\.yaml:3:16 the file is not valid UTF-8/);
+    expect(problemsOf(join(dir, 'empty.yaml'))[0]).toMatch(
+      /items: the manifest needs `items` or `items_file`/,
+    );
+    expect(problemsOf(join(dir, 'missing.yaml'))[0]).toMatch(/nowhere\.csv: file not found/);
+    expect(problemsOf(join(dir, 'no-such-manifest.yaml'))[0]).toMatch(/file not found/);
+  });
+});
