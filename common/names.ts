@@ -1,0 +1,39 @@
+// Names shared by workflows, activities, the worker and the CLI: task queues, workflow ids,
+// signals and queries. Defined once here so that no string is spelled twice.
+import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { PauseRequest, RunProgress, ShardProgress, TaskFinishedSignal } from './types.js';
+
+/** Workflow tasks, and activities that are neither API calls nor transfers. */
+export const WORKFLOW_TASK_QUEUE = 'pixelmill';
+/**
+ * Every call to the image API runs as one activity on this queue, whose dispatch rate Temporal's
+ * matching service limits for all workers together: the run's `requests_per_second`.
+ */
+export const API_TASK_QUEUE = 'pixelmill-api';
+/** Downloads from the result host and writes to storage: not API calls, not rate limited. */
+export const TRANSFER_TASK_QUEUE = 'pixelmill-transfer';
+
+/** Items per shard: the batch lookup's maximum, so one call tracks a whole shard. */
+export const SHARD_SIZE = 500;
+
+export const RUN_WORKFLOW_PREFIX = 'pixelmill/';
+
+/** `pixelmill/<manifest name>`: running the same manifest again finds this run. */
+export function runWorkflowId(manifestName: string): string {
+  return `${RUN_WORKFLOW_PREFIX}${manifestName}`;
+}
+
+export function shardWorkflowId(runId: string, shardIndex: number): string {
+  return `${runId}/shard-${String(shardIndex + 1).padStart(4, '0')}`;
+}
+
+/** Pause submitting; in-flight tasks are still collected. A shard that gets a 402 sends it to its run. */
+export const pauseSignal = defineSignal<[PauseRequest?]>('pause');
+export const resumeSignal = defineSignal('resume');
+/** Submit nothing new; collect what is in flight; report the rest as cancelled. */
+export const cancelSignal = defineSignal('cancel');
+/** A task's terminal state learned from a webhook, routed to the shard that owns it. */
+export const taskFinishedSignal = defineSignal<[TaskFinishedSignal]>('taskFinished');
+
+export const runProgressQuery = defineQuery<RunProgress>('progress');
+export const shardProgressQuery = defineQuery<ShardProgress>('shardProgress');

@@ -1,0 +1,297 @@
+// Inputs and outputs of pixelmill's workflows and activities. Workflows carry references (the
+// manifest's path and hash, the state directory, item indices), never prompts or images: bulk data
+// stays in files that activities read and write.
+
+/** Final status of an item in report.jsonl. */
+export type ItemStatus = 'completed' | 'failed' | 'cancelled' | 'expired' | 'skipped';
+
+export interface ErrorSummary {
+  type: string;
+  code: string;
+  message: string;
+}
+
+/** Where a run keeps its files; every activity gets this instead of data. */
+export interface PlanRef {
+  /** `<output>/.pixelmill`: the frozen plan, per-shard outcomes. */
+  stateDir: string;
+  /** sha256 of the manifest (and items file) the plan was made from. */
+  planHash: string;
+}
+
+export interface RunInput {
+  /** Absolute path of the manifest file. */
+  manifestFile: string;
+  /** The hash the starter validated; the run refuses a manifest that has changed since. */
+  manifestHash: string;
+  /** True when the run talks to the built-in emulator rather than a real service. */
+  emulated: boolean;
+  /** Optional webhook base URL (the fast path); tasks are still polled as a safety net. */
+  webhookBaseUrl?: string;
+  /** Internal knobs for tests and benchmarks. */
+  tuning?: { shardHistoryLimit?: number };
+}
+
+/** Settings resolved from the manifest, small enough for workflow state. */
+export interface PreparedRun {
+  plan: PlanRef;
+  name: string;
+  itemCount: number;
+  imageCount: number;
+  outputDir: string;
+  requestsPerSecond: number;
+  maxInFlight: number;
+  budgetCredits?: number;
+  /** Expected credits per image, by resolution, for budget checks before the first charge is known. */
+  creditsPerImage: Record<string, number>;
+  retry: { maxAttempts: number; on: string[] };
+  /** Estimated credits of each shard's items (by creditsPerImage), for handing out the budget. */
+  shardCredits?: number[];
+  /** Batch-lookup pacing: the interval grows from min to max while nothing finishes. */
+  pollMinMs?: number;
+  pollMaxMs?: number;
+}
+
+export interface ShardSpec {
+  index: number;
+  /** First item (index into the plan) and item count. */
+  offset: number;
+  count: number;
+}
+
+/** Counts of items by where they are; every item is in exactly one. */
+export interface ItemCounts {
+  /** Not yet submitted (including items waiting to be resubmitted). */
+  queued: number;
+  /** Accepted by the API, not yet reported finished. */
+  submitted: number;
+  /** Generated; results being fetched and stored. */
+  completed: number;
+  /** Final states. */
+  stored: number;
+  failed: number;
+  cancelled: number;
+  expired: number;
+  skipped: number;
+}
+
+export interface ApiCallCounts {
+  submit: number;
+  lookup: number;
+  get: number;
+}
+
+export interface ShardProgress {
+  shard: number;
+  counts: ItemCounts;
+  creditsSpent: number;
+  apiCalls: ApiCallCounts;
+  images: number;
+  paused: boolean;
+  cancelled: boolean;
+}
+
+export type RunState = 'preparing' | 'running' | 'paused' | 'cancelling' | 'reporting' | 'finished';
+
+export interface RunProgress {
+  runId: string;
+  name: string;
+  state: RunState;
+  emulated: boolean;
+  /** Why the run is paused (a 402, the operator), or why submission stopped (budget). */
+  reason?: string;
+  itemCount: number;
+  shardCount: number;
+  /** Totals of finished shards; running shards answer their own `shardProgress` query. */
+  finished: Omit<ShardProgress, 'shard' | 'paused' | 'cancelled'>;
+  runningShards: string[];
+  budgetCredits?: number;
+  requestsPerSecond: number;
+}
+
+export interface ShardLimits {
+  /** Items of this shard that may be at the API at once. */
+  maxInFlight: number;
+  /** Credits this shard may commit; undefined = no budget. */
+  allowance?: number;
+  retry: { maxAttempts: number; on: string[] };
+  pollMinMs: number;
+  pollMaxMs: number;
+  webhookBaseUrl?: string;
+  /** History length at which the shard continues as new (default SHARD_HISTORY_LIMIT). */
+  historyLimit?: number;
+}
+
+export interface ShardInput {
+  plan: PlanRef;
+  runId: string;
+  shard: ShardSpec;
+  limits: ShardLimits;
+  paused: boolean;
+  cancelled: boolean;
+  /** State carried over continue-as-new. */
+  carried?: ShardCarriedState;
+}
+
+/** Per-item state, as parallel arrays (compact in history across continue-as-new). */
+export interface ShardCarriedState {
+  phase: number[];
+  taskIds: (string | null)[];
+  attempts: number[];
+  credits: number[];
+  estimates: number[] | null;
+  outcomes: RecordOutcomesInput['outcomes'];
+  apiCalls: ApiCallCounts;
+  images: number;
+  paused: boolean;
+  cancelled: boolean;
+  budgetStopped: boolean;
+  pollMs: number;
+}
+
+export interface ShardResult {
+  shard: number;
+  counts: ItemCounts;
+  creditsSpent: number;
+  apiCalls: ApiCallCounts;
+  images: number;
+  /** Set when the shard stopped submitting because of the budget or a 402. */
+  stopReason?: string;
+}
+
+export interface PauseRequest {
+  reason?: string;
+}
+
+export interface RunResult {
+  name: string;
+  counts: ItemCounts;
+  images: number;
+  creditsSpent: number;
+  apiCalls: ApiCallCounts;
+  reportFile: string;
+  summaryFile: string;
+}
+
+/** A task's terminal state as a webhook announced it, routed to its shard as a signal. */
+export interface TaskFinishedSignal {
+  taskId: string;
+  status: string;
+  urls?: string[];
+  creditsCost?: number;
+  error?: ErrorSummary;
+}
+
+// ----- activities -----
+
+export interface PrepareRunInput {
+  manifestFile: string;
+  manifestHash: string;
+}
+
+export interface SubmitItemInput {
+  plan: PlanRef;
+  index: number;
+  /** 1 for the first submission of the item. */
+  attempt: number;
+  /** Full webhook base address for this item's task, when webhooks are on. */
+  webhook?: string;
+}
+
+export interface SubmitItemOutput {
+  taskId: string;
+}
+
+export interface LookupTasksInput {
+  plan: PlanRef;
+  taskIds: string[];
+}
+
+export interface LookupTasksOutput {
+  /** Parallel to `taskIds`: a task state, `expired`, `not_found`, `invalid_id`, or an unknown value. */
+  statuses: string[];
+}
+
+export interface FetchTaskInput {
+  plan: PlanRef;
+  taskId: string;
+}
+
+export interface FetchTaskOutput {
+  /** completed | failed | pending | processing | expired | not_found | an unknown value. */
+  status: string;
+  urls?: string[];
+  expiresAt?: number;
+  creditsCost?: number;
+  error?: ErrorSummary;
+}
+
+export interface StoreRequest {
+  index: number;
+  taskId: string;
+  urls: string[];
+  attempts: number;
+  creditsCost: number;
+}
+
+export interface StoreResultsInput {
+  plan: PlanRef;
+  shard: number;
+  items: StoreRequest[];
+}
+
+export interface StoredItem {
+  index: number;
+  /** `completed` when every image is stored, else `expired` (URL gone) or `failed`. */
+  status: 'completed' | 'expired' | 'failed';
+  images: number;
+  error?: ErrorSummary;
+}
+
+export interface StoreResultsOutput {
+  items: StoredItem[];
+}
+
+export interface RecordOutcomesInput {
+  plan: PlanRef;
+  shard: number;
+  outcomes: {
+    index: number;
+    status: ItemStatus;
+    taskId: string | null;
+    attempts: number;
+    creditsCost: number;
+    error: ErrorSummary | null;
+  }[];
+}
+
+export interface WriteReportInput {
+  plan: PlanRef;
+  runId: string;
+  emulated: boolean;
+  startedAt: string;
+  apiCalls: ApiCallCounts;
+}
+
+export interface WriteReportOutput {
+  counts: ItemCounts;
+  images: number;
+  creditsSpent: number;
+  reportFile: string;
+  summaryFile: string;
+}
+
+export interface PlanShardInput {
+  plan: PlanRef;
+  offset: number;
+  count: number;
+}
+
+export interface PlanShardOutput {
+  /** Estimated credits of each item (n x creditsPerImage[resolution]). */
+  credits: number[];
+}
+
+export interface ConfigureRateLimitInput {
+  requestsPerSecond: number;
+}

@@ -1,0 +1,150 @@
+// Stub activities for workflow-logic tests: an in-memory "API" whose behaviour each test scripts.
+// Real activities are tested against the real emulator in their own files.
+import type { createActivities } from '../../activities/index.js';
+import type {
+  FetchTaskInput,
+  LookupTasksInput,
+  PreparedRun,
+  RecordOutcomesInput,
+  StoreResultsInput,
+  SubmitItemInput,
+  WriteReportInput,
+} from '../../common/types.js';
+import { ApplicationFailure } from '@temporalio/common';
+
+type Activities = ReturnType<typeof createActivities>;
+
+export interface FakeScenario {
+  items: number;
+  /** Lookups a task stays pending before it finishes. */
+  lookupsToFinish?: number;
+  /** Decides a task's terminal status by item index and attempt. */
+  fails?: (index: number, attempt: number) => { type: string; code: string } | undefined;
+  /** Answers 402 to this many submits (the first ones). */
+  insufficientCredits?: number;
+  maxInFlight?: number;
+  budgetCredits?: number;
+  retry?: { maxAttempts: number; on: string[] };
+}
+
+export interface FakeApi {
+  activities: Partial<Activities>;
+  submits: { index: number; attempt: number }[];
+  lookups: number;
+  gets: number;
+  outcomes: RecordOutcomesInput['outcomes'];
+  stored: number[];
+  /** Resolves the next time a submit arrives (for pausing mid-run). */
+  maxConcurrentAtApi: number;
+}
+
+export function fakeApi(scenario: FakeScenario): FakeApi {
+  const tasks = new Map<string, { index: number; attempt: number; lookups: number; done: boolean }>();
+  let creditFailures = scenario.insufficientCredits ?? 0;
+  const api: FakeApi = {
+    activities: {},
+    submits: [],
+    lookups: 0,
+    gets: 0,
+    outcomes: [],
+    stored: [],
+    maxConcurrentAtApi: 0,
+  };
+  const atApi = (): number => [...tasks.values()].filter((task) => !task.done).length;
+
+  api.activities = {
+    async prepareRun(): Promise<PreparedRun> {
+      return {
+        plan: { stateDir: '/nonexistent', planHash: 'h' },
+        name: 'fake',
+        itemCount: scenario.items,
+        imageCount: scenario.items,
+        outputDir: '/nonexistent',
+        requestsPerSecond: 1000,
+        maxInFlight: scenario.maxInFlight ?? 1000,
+        ...(scenario.budgetCredits !== undefined ? { budgetCredits: scenario.budgetCredits } : {}),
+        creditsPerImage: { '1K': 1 },
+        retry: scenario.retry ?? { maxAttempts: 1, on: [] },
+        shardCredits: Array.from({ length: Math.ceil(scenario.items / 500) }, (_, k) =>
+          Math.min(500, scenario.items - k * 500),
+        ),
+        pollMinMs: 1000,
+        pollMaxMs: 5000,
+      };
+    },
+    async configureRateLimit(): Promise<void> {},
+    async planShard(input) {
+      return { credits: new Array<number>(input.count).fill(1) };
+    },
+    async submitItem(input: SubmitItemInput) {
+      if (creditFailures > 0) {
+        creditFailures--;
+        throw ApplicationFailure.create({
+          type: 'InsufficientCreditsError',
+          message: 'insufficient credits',
+          nonRetryable: true,
+        });
+      }
+      api.submits.push({ index: input.index, attempt: input.attempt });
+      const taskId = `task-${input.index}-${input.attempt}`;
+      tasks.set(taskId, { index: input.index, attempt: input.attempt, lookups: 0, done: false });
+      api.maxConcurrentAtApi = Math.max(api.maxConcurrentAtApi, atApi());
+      return { taskId };
+    },
+    async lookupTasks(input: LookupTasksInput) {
+      api.lookups++;
+      return {
+        statuses: input.taskIds.map((id) => {
+          const task = tasks.get(id);
+          if (!task) return 'not_found';
+          task.lookups++;
+          if (task.lookups < (scenario.lookupsToFinish ?? 1)) return 'processing';
+          return scenario.fails?.(task.index, task.attempt) ? 'failed' : 'completed';
+        }),
+      };
+    },
+    async fetchTask(input: FetchTaskInput) {
+      api.gets++;
+      const task = tasks.get(input.taskId)!;
+      task.done = true;
+      const failure = scenario.fails?.(task.index, task.attempt);
+      if (failure) return { status: 'failed', creditsCost: 0, error: { ...failure, message: 'it failed' } };
+      return { status: 'completed', urls: [`http://results.invalid/${input.taskId}/0.png`], creditsCost: 1 };
+    },
+    async storeResults(input: StoreResultsInput) {
+      api.stored.push(...input.items.map((item) => item.index));
+      return {
+        items: input.items.map((item) => ({
+          index: item.index,
+          status: 'completed' as const,
+          images: item.urls.length,
+        })),
+      };
+    },
+    async recordOutcomes(input: RecordOutcomesInput) {
+      api.outcomes.push(...input.outcomes);
+    },
+    async writeReport(_input: WriteReportInput) {
+      const counts = {
+        queued: 0,
+        submitted: 0,
+        completed: 0,
+        stored: api.stored.length,
+        failed: 0,
+        cancelled: 0,
+        expired: 0,
+        skipped: 0,
+      };
+      for (const outcome of api.outcomes)
+        counts[outcome.status === 'completed' ? 'stored' : outcome.status]++;
+      return {
+        counts,
+        images: api.stored.length,
+        creditsSpent: api.stored.length,
+        reportFile: 'report.jsonl',
+        summaryFile: 'summary.json',
+      };
+    },
+  };
+  return api;
+}

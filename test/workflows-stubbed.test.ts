@@ -1,0 +1,171 @@
+// The run and shard workflows' logic, with stub activities on the time-skipping test server:
+// sharding, in-flight bounds, retry policy, budget, pause/resume (402), cancel, continue-as-new.
+import { fileURLToPath } from 'node:url';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  API_TASK_QUEUE,
+  cancelSignal,
+  resumeSignal,
+  runProgressQuery,
+  shardWorkflowId,
+  TRANSFER_TASK_QUEUE,
+  WORKFLOW_TASK_QUEUE,
+} from '../common/names.js';
+import type { RunResult } from '../common/types.js';
+import { fakeApi, type FakeApi, type FakeScenario } from './support/fake-activities.js';
+import { startTimeSkippingEnv } from './support/temporal.js';
+
+const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+let env: TestWorkflowEnvironment;
+let counter = 0;
+
+beforeAll(async () => {
+  env = await startTimeSkippingEnv();
+});
+afterAll(async () => {
+  await env?.teardown();
+});
+
+/** Runs `body` with workers on all three queues serving the fake API. */
+async function withWorkers<T>(api: FakeApi, body: () => Promise<T>): Promise<T> {
+  const common = { connection: env.nativeConnection, activities: api.activities };
+  const workers = await Promise.all([
+    Worker.create({ ...common, taskQueue: WORKFLOW_TASK_QUEUE, workflowsPath }),
+    Worker.create({ ...common, taskQueue: API_TASK_QUEUE }),
+    Worker.create({ ...common, taskQueue: TRANSFER_TASK_QUEUE }),
+  ]);
+  return workers.reduce<() => Promise<T>>((run, worker) => () => worker.runUntil(run()), body)();
+}
+
+function startRun(scenario: FakeScenario, tuning?: { shardHistoryLimit: number }) {
+  const api = fakeApi(scenario);
+  const workflowId = `pixelmill/test-${++counter}`;
+  const start = () =>
+    env.client.workflow.start('runWorkflow', {
+      taskQueue: WORKFLOW_TASK_QUEUE,
+      workflowId,
+      args: [
+        {
+          manifestFile: '/nonexistent.yaml',
+          manifestHash: 'h',
+          emulated: true,
+          ...(tuning ? { tuning } : {}),
+        },
+      ],
+    });
+  return { api, workflowId, start };
+}
+
+async function waitFor(check: () => boolean | Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error('condition not reached');
+}
+
+describe('run and shard workflows (stub activities)', () => {
+  it('runs 1,200 items in 3 shards: each submitted once and stored, across several continue-as-new', async () => {
+    // A low history limit forces every shard through continue-as-new mid-flight.
+    const { api, workflowId, start } = startRun(
+      { items: 1200, lookupsToFinish: 3 },
+      { shardHistoryLimit: 700 },
+    );
+    const result = await withWorkers(api, async () => {
+      const handle = await start();
+      const result = (await handle.result()) as RunResult;
+      for (let shard = 0; shard < 3; shard++) {
+        const history = await env.client.workflow
+          .getHandle(shardWorkflowId(workflowId, shard))
+          .fetchHistory();
+        expect(history.events?.length).toBeLessThan(700 + 600);
+        expect(
+          history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId,
+        ).toBeTruthy();
+      }
+      expect((await handle.fetchHistory()).events?.length).toBeLessThan(200);
+      return result;
+    });
+    expect(result.counts.stored).toBe(1200);
+    expect(api.submits).toHaveLength(1200);
+    expect(new Set(api.submits.map((s) => s.index)).size).toBe(1200);
+    expect(api.stored.sort((a, b) => a - b)).toEqual(Array.from({ length: 1200 }, (_, i) => i));
+    // One lookup covers a whole shard: far fewer lookups than items.
+    expect(api.lookups).toBeLessThan(60);
+    expect(result.apiCalls.submit).toBe(1200);
+  });
+
+  it('keeps at most max_in_flight items at the API', async () => {
+    const { api, start } = startRun({ items: 300, lookupsToFinish: 2, maxInFlight: 20 });
+    const result = await withWorkers(api, async () => (await start()).result() as Promise<RunResult>);
+    expect(result.counts.stored).toBe(300);
+    expect(api.maxConcurrentAtApi).toBeLessThanOrEqual(20);
+  });
+
+  it('resubmits failures the retry policy names, and reports the others with their error', async () => {
+    const { api, start } = startRun({
+      items: 50,
+      retry: { maxAttempts: 2, on: ['generation_error'] },
+      fails: (index, attempt) => {
+        if (index % 10 === 0 && attempt === 1) return { type: 'generation_error', code: 'generation_failed' };
+        if (index % 7 === 3 && index % 10 !== 0)
+          return { type: 'content_policy_violation', code: 'content_blocked' };
+        return undefined;
+      },
+    });
+    const result = await withWorkers(api, async () => (await start()).result() as Promise<RunResult>);
+    const blocked = Array.from({ length: 50 }, (_, i) => i).filter((i) => i % 7 === 3 && i % 10 !== 0);
+    expect(result.counts.failed).toBe(blocked.length);
+    expect(result.counts.stored).toBe(50 - blocked.length);
+    expect(
+      api.submits
+        .filter((s) => s.attempt === 2)
+        .map((s) => s.index)
+        .sort((a, b) => a - b),
+    ).toEqual([0, 10, 20, 30, 40]);
+    const failed = api.outcomes.filter((o) => o.status === 'failed');
+    expect(failed.map((o) => o.index).sort((a, b) => a - b)).toEqual(blocked);
+    expect(failed.every((o) => o.error?.code === 'content_blocked' && o.attempts === 1)).toBe(true);
+  });
+
+  it('stops submitting at the budget and reports the rest as skipped', async () => {
+    const { api, start } = startRun({ items: 100, budgetCredits: 30 });
+    const result = await withWorkers(api, async () => (await start()).result() as Promise<RunResult>);
+    expect(api.submits).toHaveLength(30);
+    expect(result.counts.stored).toBe(30);
+    expect(result.counts.skipped).toBe(70);
+    expect(
+      api.outcomes.filter((o) => o.status === 'skipped').every((o) => o.error?.code === 'budget_exhausted'),
+    ).toBe(true);
+  });
+
+  it('pauses the whole run on a 402, and resume continues it', async () => {
+    const { api, start } = startRun({ items: 40, insufficientCredits: 1 });
+    const result = await withWorkers(api, async () => {
+      const handle = await start();
+      await waitFor(async () => (await handle.query(runProgressQuery)).state === 'paused');
+      const progress = await handle.query(runProgressQuery);
+      expect(progress.reason).toMatch(/402/);
+      await handle.signal(resumeSignal);
+      return (await handle.result()) as RunResult;
+    });
+    expect(result.counts.stored).toBe(40);
+    expect(api.submits).toHaveLength(40);
+  });
+
+  it('cancel collects what is in flight and reports the rest as cancelled', async () => {
+    const { api, start } = startRun({ items: 400, lookupsToFinish: 4, maxInFlight: 10 });
+    const result = await withWorkers(api, async () => {
+      const handle = await start();
+      await waitFor(() => api.submits.length >= 10);
+      await handle.signal(cancelSignal);
+      return (await handle.result()) as RunResult;
+    });
+    const submitted = api.submits.length;
+    expect(submitted).toBeLessThan(400);
+    expect(result.counts.stored).toBe(submitted);
+    expect(result.counts.cancelled).toBe(400 - submitted);
+  });
+});

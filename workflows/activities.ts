@@ -1,0 +1,56 @@
+// How workflows call activities: which task queue each runs on, its timeouts and retries.
+// Temporal owns every retry (the activities themselves never loop), and a retryable API error
+// carries the server's Retry-After as `nextRetryDelay`.
+import { proxyActivities } from '@temporalio/workflow';
+import type { createActivities } from '../activities/index.js';
+import { API_TASK_QUEUE, TRANSFER_TASK_QUEUE, WORKFLOW_TASK_QUEUE } from '../common/names.js';
+
+type Activities = ReturnType<typeof createActivities>;
+
+/**
+ * One API call each, on the rate-limited queue. No attempt limit: a service that is down
+ * overnight should delay the run, not fail its items. No schedule-to-start limit either: waiting
+ * in the queue is how the rate limit works.
+ */
+const apiRetry = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' };
+
+/** Tracking outranks submitting: results must be fetched long before their URLs expire. */
+export const { lookupTasks, fetchTask } = proxyActivities<Activities>({
+  taskQueue: API_TASK_QUEUE,
+  startToCloseTimeout: '2 minutes',
+  retry: apiRetry,
+  priority: { priorityKey: 1 },
+});
+
+export const { submitItem } = proxyActivities<Activities>({
+  taskQueue: API_TASK_QUEUE,
+  startToCloseTimeout: '2 minutes',
+  retry: apiRetry,
+  priority: { priorityKey: 3 },
+});
+
+/** Downloads and storage writes: heartbeats record what is done, so a retry resumes. */
+export const { storeResults } = proxyActivities<Activities>({
+  taskQueue: TRANSFER_TASK_QUEUE,
+  startToCloseTimeout: '30 minutes',
+  heartbeatTimeout: '2 minutes',
+  retry: {
+    initialInterval: '2 seconds',
+    backoffCoefficient: 2,
+    maximumInterval: '1 minute',
+    maximumAttempts: 12,
+  },
+});
+
+/** Local bookkeeping: the plan, outcome files, the report, the queue's rate limit. */
+export const { prepareRun, planShard, recordOutcomes, writeReport, configureRateLimit } =
+  proxyActivities<Activities>({
+    taskQueue: WORKFLOW_TASK_QUEUE,
+    startToCloseTimeout: '10 minutes',
+    retry: {
+      initialInterval: '1 second',
+      backoffCoefficient: 2,
+      maximumInterval: '30 seconds',
+      maximumAttempts: 10,
+    },
+  });

@@ -1,0 +1,3 @@
+// The workflows a pixelmill worker registers. Deterministic code only (lint enforces it).
+export { runWorkflow } from './run.js';
+export { shardWorkflow } from './shard.js';

@@ -1,0 +1,186 @@
+// The run workflow: one per manifest run; shards the items into child workflows.
+import {
+  condition,
+  ParentClosePolicy,
+  setHandler,
+  startChild,
+  workflowInfo,
+  type ChildWorkflowHandle,
+} from '@temporalio/workflow';
+import {
+  cancelSignal,
+  pauseSignal,
+  resumeSignal,
+  runProgressQuery,
+  SHARD_SIZE,
+  shardWorkflowId,
+  WORKFLOW_TASK_QUEUE,
+} from '../common/names.js';
+import type {
+  ApiCallCounts,
+  PauseRequest,
+  PreparedRun,
+  RunInput,
+  RunProgress,
+  RunResult,
+  RunState,
+  ShardResult,
+} from '../common/types.js';
+import { configureRateLimit, prepareRun, writeReport } from './activities.js';
+import { shardWorkflow } from './shard.js';
+import { zeroCounts } from './tracking.js';
+
+/** Defaults of the batch-lookup pacing when the plan does not say. */
+const POLL_MIN_MS = 1_000;
+const POLL_MAX_MS = 10_000;
+
+/** Shards running at once: enough to keep `max_in_flight` items at the API, plus one so that a
+ * shard's tail (its last slow tasks) never leaves the rate limit idle. */
+export function concurrentShards(shardCount: number, maxInFlight: number): number {
+  return Math.max(1, Math.min(shardCount, Math.ceil(maxInFlight / SHARD_SIZE) + 1));
+}
+
+/**
+ * A catalog run. Durable because it holds only references and totals: the manifest is frozen into
+ * a plan file by an activity, items are worked on by shard workflows (each under Temporal's
+ * history limits), and per-item outcomes go to files. Its history grows by a handful of events per
+ * shard, so even 100,000 items (200 shards) stay far below the limits without continue-as-new.
+ */
+export async function runWorkflow(input: RunInput): Promise<RunResult> {
+  const { workflowId: runId, startTime } = workflowInfo();
+  let state: RunState = 'preparing';
+  let reason: string | undefined;
+  let paused = false;
+  let cancelled = false;
+  let prepared: PreparedRun | undefined;
+  const finished = {
+    counts: zeroCounts(),
+    creditsSpent: 0,
+    apiCalls: { submit: 0, lookup: 0, get: 0 } as ApiCallCounts,
+    images: 0,
+  };
+  const running = new Map<string, ChildWorkflowHandle<typeof shardWorkflow>>();
+
+  const forward = (signal: typeof pauseSignal | typeof resumeSignal | typeof cancelSignal): void => {
+    for (const child of running.values()) void child.signal(signal);
+  };
+  setHandler(pauseSignal, (request?: PauseRequest) => {
+    paused = true;
+    reason = request?.reason ?? 'paused by the operator';
+    if (state === 'running') state = 'paused';
+    forward(pauseSignal);
+  });
+  setHandler(resumeSignal, () => {
+    paused = false;
+    reason = undefined;
+    if (state === 'paused') state = 'running';
+    forward(resumeSignal);
+  });
+  setHandler(cancelSignal, () => {
+    cancelled = true;
+    if (state === 'running' || state === 'paused') state = 'cancelling';
+    forward(cancelSignal);
+  });
+  setHandler(runProgressQuery, (): RunProgress => ({
+    runId,
+    name: prepared?.name ?? '',
+    state,
+    emulated: input.emulated,
+    ...(reason ? { reason } : {}),
+    itemCount: prepared?.itemCount ?? 0,
+    shardCount: prepared ? Math.ceil(prepared.itemCount / SHARD_SIZE) : 0,
+    finished: {
+      counts: { ...finished.counts },
+      creditsSpent: finished.creditsSpent,
+      apiCalls: { ...finished.apiCalls },
+      images: finished.images,
+    },
+    runningShards: [...running.keys()],
+    ...(prepared?.budgetCredits !== undefined ? { budgetCredits: prepared.budgetCredits } : {}),
+    requestsPerSecond: prepared?.requestsPerSecond ?? 0,
+  }));
+
+  const plan = await prepareRun({ manifestFile: input.manifestFile, manifestHash: input.manifestHash });
+  prepared = plan;
+  await configureRateLimit({ requestsPerSecond: plan.requestsPerSecond });
+  const shardCount = Math.ceil(plan.itemCount / SHARD_SIZE);
+  const parallel = concurrentShards(shardCount, plan.maxInFlight);
+  const perShardInFlight = Math.max(1, Math.ceil(plan.maxInFlight / parallel));
+  /** Budget not yet handed to a shard; a finished shard returns what it did not spend. */
+  let unallocated = plan.budgetCredits;
+  if (state === 'preparing') state = paused ? 'paused' : 'running';
+
+  const absorb = (result: ShardResult, allowance: number | undefined): void => {
+    for (const key of Object.keys(finished.counts) as (keyof typeof finished.counts)[])
+      finished.counts[key] += result.counts[key];
+    for (const key of Object.keys(finished.apiCalls) as (keyof ApiCallCounts)[])
+      finished.apiCalls[key] += result.apiCalls[key];
+    finished.creditsSpent += result.creditsSpent;
+    finished.images += result.images;
+    if (unallocated !== undefined && allowance !== undefined) unallocated += allowance - result.creditsSpent;
+    if (result.stopReason && !reason) reason = result.stopReason;
+  };
+
+  const shardsDone: Promise<void>[] = [];
+  for (let index = 0; index < shardCount && !cancelled; index++) {
+    await condition(() => running.size < parallel || cancelled);
+    if (cancelled) break;
+    const offset = index * SHARD_SIZE;
+    let allowance: number | undefined;
+    if (unallocated !== undefined) {
+      allowance = Math.max(0, Math.min(unallocated, plan.shardCredits?.[index] ?? unallocated));
+      unallocated -= allowance;
+    }
+    const workflowId = shardWorkflowId(runId, index);
+    const child = await startChild(shardWorkflow, {
+      workflowId,
+      taskQueue: WORKFLOW_TASK_QUEUE,
+      parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+      args: [
+        {
+          plan: plan.plan,
+          runId,
+          shard: { index, offset, count: Math.min(SHARD_SIZE, plan.itemCount - offset) },
+          limits: {
+            maxInFlight: perShardInFlight,
+            ...(allowance !== undefined ? { allowance } : {}),
+            retry: plan.retry,
+            pollMinMs: plan.pollMinMs ?? POLL_MIN_MS,
+            pollMaxMs: plan.pollMaxMs ?? POLL_MAX_MS,
+            ...(input.webhookBaseUrl ? { webhookBaseUrl: input.webhookBaseUrl } : {}),
+            ...(input.tuning?.shardHistoryLimit ? { historyLimit: input.tuning.shardHistoryLimit } : {}),
+          },
+          paused,
+          cancelled,
+        },
+      ],
+    });
+    running.set(workflowId, child);
+    shardsDone.push(
+      child.result().then((result) => {
+        running.delete(workflowId);
+        absorb(result, allowance);
+      }),
+    );
+  }
+  await Promise.all(shardsDone);
+
+  state = 'reporting';
+  const report = await writeReport({
+    plan: plan.plan,
+    runId,
+    emulated: input.emulated,
+    startedAt: startTime.toISOString(),
+    apiCalls: finished.apiCalls,
+  });
+  state = 'finished';
+  return {
+    name: plan.name,
+    counts: report.counts,
+    images: report.images,
+    creditsSpent: report.creditsSpent,
+    apiCalls: finished.apiCalls,
+    reportFile: report.reportFile,
+    summaryFile: report.summaryFile,
+  };
+}

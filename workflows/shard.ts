@@ -1,0 +1,370 @@
+// The shard workflow: up to 500 items (one batch lookup's worth) from queued to stored.
+import {
+  condition,
+  continueAsNew,
+  getExternalWorkflowHandle,
+  log,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import {
+  cancelSignal,
+  pauseSignal,
+  resumeSignal,
+  shardProgressQuery,
+  taskFinishedSignal,
+} from '../common/names.js';
+import type {
+  ErrorSummary,
+  ItemStatus,
+  ShardInput,
+  ShardProgress,
+  ShardResult,
+  StoreRequest,
+  TaskFinishedSignal,
+} from '../common/types.js';
+import { fetchTask, lookupTasks, planShard, recordOutcomes, storeResults, submitItem } from './activities.js';
+import {
+  countItems,
+  failureSummary,
+  FINAL_PHASE,
+  freshShardState,
+  isFinal,
+  lostTaskError,
+  nextPollDelay,
+  Phase,
+  shouldResubmit,
+} from './tracking.js';
+
+/** Continue-as-new well before Temporal's 10,240-event warning; a shard needs about 10 per item. */
+export const SHARD_HISTORY_LIMIT = 4_000;
+/** Bounds on pending activities (Temporal wants at most a few hundred per workflow). */
+const MAX_PENDING_SUBMITS = 100;
+const COLLECT_BATCH = 50;
+const MAX_COLLECT_BATCHES = 3;
+
+interface KnownResult {
+  status: string;
+  urls?: string[];
+  creditsCost?: number;
+  error?: ErrorSummary;
+}
+
+/**
+ * Submits a shard's items under the run's limits, tracks them with one batch lookup per poll,
+ * fetches finished tasks and stores their images.
+ *
+ * Durable by construction: every API call and file write is an activity, and all item state lives
+ * in arrays that survive worker crashes (replay) and continue-as-new (carried over), so a restart
+ * costs at most the submits that were in flight when a worker died. Pause stops submitting but
+ * keeps collecting; cancel also reports never-submitted items as cancelled.
+ */
+export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
+  const { plan, shard, limits } = input;
+  const s = input.carried ?? freshShardState(shard.count, input.paused, input.cancelled, limits.pollMinMs);
+  const indexByTask = new Map<string, number>();
+  s.taskIds.forEach((taskId, index) => {
+    if (taskId) indexByTask.set(taskId, index);
+  });
+  /** Results learned from webhooks: their items skip the GET. Not carried over continue-as-new. */
+  const known = new Map<number, KnownResult>();
+  const collectQueue: number[] = [];
+  s.phase.forEach((phase, index) => {
+    if (phase === Phase.collecting) collectQueue.push(index);
+  });
+
+  let draining = false;
+  let submitLaneDone = false;
+  let pendingSubmits = 0;
+  let collectBatches = 0;
+  let stopReason: string | undefined = s.budgetStopped ? 'budget exhausted' : undefined;
+  const inFlight = new Set<Promise<void>>();
+
+  const count = (phase: number): number => s.phase.reduce((n, p) => n + (p === phase ? 1 : 0), 0);
+  /** What the API charged for finished items (failed tasks are refunded, so they count 0). */
+  const creditsSpent = (): number =>
+    s.phase.reduce((sum, p, i) => sum + (isFinal(p) ? (s.credits[i] ?? 0) : 0), 0);
+  const atApi = (): number => count(Phase.submitting) + count(Phase.submitted) + count(Phase.collecting);
+  const workLeft = (): boolean => atApi() > 0 || (!submitLaneDone && count(Phase.queued) > 0);
+
+  const progress = (): ShardProgress => ({
+    shard: shard.index,
+    counts: countItems(s.phase),
+    creditsSpent: creditsSpent(),
+    apiCalls: { ...s.apiCalls },
+    images: s.images,
+    paused: s.paused,
+    cancelled: s.cancelled,
+  });
+  setHandler(shardProgressQuery, progress);
+  setHandler(pauseSignal, () => void (s.paused = true));
+  setHandler(resumeSignal, () => void (s.paused = false));
+  setHandler(cancelSignal, () => void (s.cancelled = true));
+  setHandler(taskFinishedSignal, (task: TaskFinishedSignal) => {
+    const index = indexByTask.get(task.taskId);
+    // Duplicates, tasks already collected, and tasks of an earlier attempt of a resubmitted item.
+    if (index === undefined || s.phase[index] !== Phase.submitted || s.taskIds[index] !== task.taskId) return;
+    known.set(index, task);
+    s.phase[index] = Phase.collecting;
+    collectQueue.push(index);
+  });
+
+  /** Runs an activity chain without awaiting it; continue-as-new waits for all of them. */
+  function spawn(work: Promise<void>): void {
+    const tracked = work.finally(() => {
+      inFlight.delete(tracked);
+      const info = workflowInfo();
+      if (info.historyLength > (limits.historyLimit ?? SHARD_HISTORY_LIMIT) || info.continueAsNewSuggested)
+        draining = true;
+    });
+    inFlight.add(tracked);
+  }
+
+  function finish(index: number, status: Exclude<ItemStatus, 'completed'>, error: ErrorSummary | null): void {
+    s.phase[index] = FINAL_PHASE[status];
+    s.outcomes.push({
+      index: shard.offset + index,
+      status,
+      taskId: s.taskIds[index] ?? null,
+      attempts: s.attempts[index] ?? 0,
+      creditsCost: s.credits[index] ?? 0,
+      error,
+    });
+  }
+
+  // ----- submitting -----
+
+  const committedCredits = (): number =>
+    s.phase.reduce((sum, phase, i) => {
+      if (isFinal(phase)) return sum + (s.credits[i] ?? 0);
+      if (phase !== Phase.queued) return sum + (s.estimates?.[i] ?? 0);
+      return sum;
+    }, 0);
+
+  const canSubmit = (): boolean =>
+    !s.paused &&
+    count(Phase.queued) > 0 &&
+    atApi() < limits.maxInFlight &&
+    pendingSubmits < MAX_PENDING_SUBMITS;
+
+  async function submitOne(index: number): Promise<void> {
+    s.attempts[index] = (s.attempts[index] ?? 0) + 1;
+    try {
+      const webhook = limits.webhookBaseUrl
+        ? `${limits.webhookBaseUrl}/${encodeURIComponent(workflowInfo().workflowId)}`
+        : undefined;
+      const { taskId } = await submitItem({
+        plan,
+        index: shard.offset + index,
+        attempt: s.attempts[index] ?? 1,
+        ...(webhook ? { webhook } : {}),
+      });
+      s.apiCalls.submit++;
+      s.taskIds[index] = taskId;
+      indexByTask.set(taskId, index);
+      s.phase[index] = Phase.submitted;
+    } catch (error) {
+      const failure = failureSummary(error);
+      if (failure.type === 'InsufficientCreditsError') {
+        // Out of credits: nothing else will be accepted either. Pause the whole run; `resume` retries.
+        s.phase[index] = Phase.queued;
+        s.attempts[index] = (s.attempts[index] ?? 1) - 1;
+        s.paused = true;
+        const reason = `the API answered 402 (insufficient credits): ${failure.message}`;
+        await getExternalWorkflowHandle(input.runId).signal(pauseSignal, { reason });
+        return;
+      }
+      finish(index, 'failed', failure);
+    } finally {
+      pendingSubmits--;
+    }
+  }
+
+  async function submitLane(): Promise<void> {
+    if (limits.allowance !== undefined && s.estimates === null) {
+      s.estimates = (await planShard({ plan, offset: shard.offset, count: shard.count })).credits;
+    }
+    for (;;) {
+      await condition(() => draining || s.cancelled || atApi() + count(Phase.queued) === 0 || canSubmit());
+      if (draining || s.cancelled || atApi() + count(Phase.queued) === 0) return;
+      const index = s.phase.indexOf(Phase.queued);
+      if (
+        limits.allowance !== undefined &&
+        committedCredits() + (s.estimates?.[index] ?? 0) > limits.allowance
+      ) {
+        s.budgetStopped = true;
+        stopReason = 'budget exhausted';
+        return;
+      }
+      s.phase[index] = Phase.submitting;
+      pendingSubmits++;
+      spawn(submitOne(index));
+    }
+  }
+
+  // ----- tracking -----
+
+  async function pollLane(): Promise<void> {
+    for (;;) {
+      await condition(() => draining || !workLeft() || count(Phase.submitted) > 0);
+      if (draining || !workLeft()) return;
+      // An interruptible sleep: continue-as-new must not wait for a whole poll interval.
+      if (await condition(() => draining, s.pollMs)) return;
+      const ids: string[] = [];
+      const indices: number[] = [];
+      s.phase.forEach((phase, index) => {
+        if (phase === Phase.submitted) {
+          ids.push(s.taskIds[index] ?? '');
+          indices.push(index);
+        }
+      });
+      if (ids.length === 0) continue;
+      const { statuses } = await lookupTasks({ plan, taskIds: ids });
+      s.apiCalls.lookup++;
+      let finished = 0;
+      statuses.forEach((status, k) => {
+        const index = indices[k] ?? -1;
+        if (s.phase[index] !== Phase.submitted) return; // a webhook got there first
+        if (status === 'completed' || status === 'failed') {
+          finished++;
+          s.phase[index] = Phase.collecting;
+          collectQueue.push(index);
+          return;
+        }
+        const lost = lostTaskError(status);
+        if (lost) {
+          finished++;
+          finish(index, lost.code === 'task_expired' ? 'expired' : 'failed', lost);
+        } else if (status !== 'pending' && status !== 'processing') {
+          log.warn('unknown task status; treating it as not finished yet', { taskId: ids[k], status });
+        }
+      });
+      s.pollMs = nextPollDelay(s.pollMs, finished, limits.pollMinMs, limits.pollMaxMs);
+    }
+  }
+
+  // ----- collecting -----
+
+  /** The task's terminal state: from a webhook, else from a GET. */
+  async function resultOf(index: number): Promise<KnownResult> {
+    const fromWebhook = known.get(index);
+    if (fromWebhook) return fromWebhook;
+    const fetched = await fetchTask({ plan, taskId: s.taskIds[index] ?? '' });
+    s.apiCalls.get++;
+    return fetched;
+  }
+
+  async function collectBatch(batch: number[]): Promise<void> {
+    const toStore: StoreRequest[] = [];
+    await Promise.all(
+      batch.map(async (index) => {
+        let result: KnownResult;
+        try {
+          result = await resultOf(index);
+        } catch (error) {
+          return finish(index, 'failed', failureSummary(error));
+        }
+        known.delete(index);
+        s.credits[index] = result.creditsCost ?? 0;
+        if (result.status === 'completed' && result.urls?.length) {
+          toStore.push({
+            index: shard.offset + index,
+            taskId: s.taskIds[index] ?? '',
+            urls: result.urls,
+            attempts: s.attempts[index] ?? 1,
+            creditsCost: result.creditsCost ?? 0,
+          });
+        } else if (result.status === 'failed') {
+          s.credits[index] = 0;
+          if (shouldResubmit(result.error, s.attempts[index] ?? 1, limits.retry)) {
+            s.phase[index] = Phase.queued;
+            s.taskIds[index] = null;
+          } else {
+            finish(
+              index,
+              'failed',
+              result.error ?? {
+                type: 'GenerationFailed',
+                code: 'failed',
+                message: 'the task failed without an error',
+              },
+            );
+          }
+        } else if (lostTaskError(result.status)) {
+          const lost = lostTaskError(result.status)!;
+          finish(index, lost.code === 'task_expired' ? 'expired' : 'failed', lost);
+        } else {
+          s.phase[index] = Phase.submitted; // not terminal after all (or no URLs yet): keep polling
+        }
+      }),
+    );
+    if (toStore.length === 0) return;
+    try {
+      const { items } = await storeResults({ plan, shard: shard.index, items: toStore });
+      for (const item of items) {
+        const index = item.index - shard.offset;
+        if (item.status === 'completed') {
+          s.phase[index] = Phase.stored;
+          s.images += item.images;
+        } else {
+          finish(index, item.status, item.error ?? null);
+        }
+      }
+    } catch (error) {
+      const failure = failureSummary(error);
+      for (const item of toStore) finish(item.index - shard.offset, 'failed', failure);
+    }
+  }
+
+  async function collectLane(): Promise<void> {
+    for (;;) {
+      await condition(
+        () => draining || !workLeft() || (collectQueue.length > 0 && collectBatches < MAX_COLLECT_BATCHES),
+      );
+      if (draining || !workLeft()) return;
+      const batch = collectQueue.splice(0, COLLECT_BATCH);
+      collectBatches++;
+      spawn(collectBatch(batch).finally(() => void collectBatches--));
+    }
+  }
+
+  await Promise.all([submitLane().finally(() => void (submitLaneDone = true)), pollLane(), collectLane()]);
+  while (inFlight.size > 0) await Promise.all([...inFlight]);
+
+  if (draining && (atApi() > 0 || (count(Phase.queued) > 0 && !s.cancelled && !s.budgetStopped))) {
+    if (s.outcomes.length) await recordOutcomes({ plan, shard: shard.index, outcomes: s.outcomes.splice(0) });
+    return continueAsNew<typeof shardWorkflow>({
+      ...input,
+      paused: s.paused,
+      cancelled: s.cancelled,
+      carried: s,
+    });
+  }
+
+  // Nothing is at the API any more: what was never submitted ends here.
+  s.phase.forEach((phase, index) => {
+    if (phase !== Phase.queued) return;
+    if (s.cancelled)
+      finish(index, 'cancelled', {
+        type: 'Cancelled',
+        code: 'cancelled',
+        message: 'the run was cancelled before this item was submitted',
+      });
+    else
+      finish(index, 'skipped', {
+        type: 'BudgetExhausted',
+        code: 'budget_exhausted',
+        message: `submitting it would exceed the run's budget_credits`,
+      });
+  });
+  if (s.outcomes.length) await recordOutcomes({ plan, shard: shard.index, outcomes: s.outcomes.splice(0) });
+  const { counts, creditsSpent: spent, apiCalls, images } = progress();
+  return {
+    shard: shard.index,
+    counts,
+    creditsSpent: spent,
+    apiCalls,
+    images,
+    ...(stopReason ? { stopReason } : {}),
+  };
+}
