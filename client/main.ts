@@ -3,6 +3,9 @@ import { Command, CommanderError } from 'commander';
 import { isUserError } from '../common/errors.js';
 import { registerEmulatorCommand } from './commands/emulator.js';
 import { registerValidateCommand } from './commands/validate.js';
+import { registerRunCommand } from './commands/run.js';
+import { registerControlCommands } from './commands/control.js';
+import { registerWorkerCommand } from './commands/worker.js';
 
 export function buildProgram(): Command {
   const program = new Command('pixelmill')
@@ -10,8 +13,11 @@ export function buildProgram(): Command {
     .option('--debug', 'print stack traces for errors')
     .showHelpAfterError()
     .exitOverride();
-  registerEmulatorCommand(program);
+  registerRunCommand(program);
+  registerControlCommands(program);
   registerValidateCommand(program);
+  registerWorkerCommand(program);
+  registerEmulatorCommand(program);
   return program;
 }
 
@@ -19,7 +25,7 @@ async function main(argv: string[]): Promise<number> {
   const program = buildProgram();
   try {
     await program.parseAsync(argv);
-    return 0;
+    return Number(process.exitCode ?? 0);
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode;
     if (isUserError(error)) {

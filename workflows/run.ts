@@ -52,7 +52,8 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
   let reason: string | undefined;
   let paused = false;
   let cancelled = false;
-  let prepared: PreparedRun | undefined;
+  /** Set once the plan exists; the progress query reads it before that too. */
+  const known: { prepared?: PreparedRun } = {};
   const finished = {
     counts: zeroCounts(),
     creditsSpent: 0,
@@ -81,27 +82,30 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
     if (state === 'running' || state === 'paused') state = 'cancelling';
     forward(cancelSignal);
   });
-  setHandler(runProgressQuery, (): RunProgress => ({
-    runId,
-    name: prepared?.name ?? '',
-    state,
-    emulated: input.emulated,
-    ...(reason ? { reason } : {}),
-    itemCount: prepared?.itemCount ?? 0,
-    shardCount: prepared ? Math.ceil(prepared.itemCount / SHARD_SIZE) : 0,
-    finished: {
-      counts: { ...finished.counts },
-      creditsSpent: finished.creditsSpent,
-      apiCalls: { ...finished.apiCalls },
-      images: finished.images,
-    },
-    runningShards: [...running.keys()],
-    ...(prepared?.budgetCredits !== undefined ? { budgetCredits: prepared.budgetCredits } : {}),
-    requestsPerSecond: prepared?.requestsPerSecond ?? 0,
-  }));
+  setHandler(runProgressQuery, (): RunProgress => {
+    const { prepared } = known;
+    return {
+      runId,
+      name: prepared?.name ?? '',
+      state,
+      emulated: input.emulated,
+      ...(reason ? { reason } : {}),
+      itemCount: prepared?.itemCount ?? 0,
+      shardCount: prepared ? Math.ceil(prepared.itemCount / SHARD_SIZE) : 0,
+      finished: {
+        counts: { ...finished.counts },
+        creditsSpent: finished.creditsSpent,
+        apiCalls: { ...finished.apiCalls },
+        images: finished.images,
+      },
+      runningShards: [...running.keys()],
+      ...(prepared?.budgetCredits !== undefined ? { budgetCredits: prepared.budgetCredits } : {}),
+      requestsPerSecond: prepared?.requestsPerSecond ?? 0,
+    };
+  });
 
   const plan = await prepareRun({ manifestFile: input.manifestFile, manifestHash: input.manifestHash });
-  prepared = plan;
+  known.prepared = plan;
   await configureRateLimit({ requestsPerSecond: plan.requestsPerSecond });
   const shardCount = Math.ceil(plan.itemCount / SHARD_SIZE);
   const parallel = concurrentShards(shardCount, plan.maxInFlight);

@@ -1,0 +1,89 @@
+// The activities that call the image API, one request each (they run on API_TASK_QUEUE, whose
+// dispatch rate Temporal limits across all workers): submit an item, look up a shard's tasks in
+// one batch, fetch one task. Their failures go through failures.ts; 404s of a task are answers
+// (`expired`, `not_found`) for the workflow to act on, not failures.
+import { NotFoundError, type GenerationRequest } from '../api/index.js';
+import type {
+  ErrorSummary,
+  FetchTaskInput,
+  FetchTaskOutput,
+  LookupTasksInput,
+  LookupTasksOutput,
+  SubmitItemInput,
+  SubmitItemOutput,
+} from '../common/types.js';
+import type { ApiClients } from './api-clients.js';
+import { callApi, toActivityFailure } from './failures.js';
+import type { PlanCache } from './plan.js';
+
+/** Status reported for an id the batch answer left out: not a task state, so "not finished yet". */
+export const MISSING_FROM_BATCH = 'missing';
+
+export interface ApiCallDeps {
+  plans: PlanCache;
+  clients: ApiClients;
+}
+
+export function apiCallActivities({ plans, clients }: ApiCallDeps) {
+  async function submitItem(input: SubmitItemInput): Promise<SubmitItemOutput> {
+    const { plan, item } = await plans.item(input.plan, input.index);
+    const client = clients.forPlan(plan.meta);
+    const request: GenerationRequest = {
+      prompt: item.prompt,
+      model: item.model,
+      size: item.size,
+      resolution: item.resolution,
+      n: item.n,
+    };
+    if (item.image_urls?.length) request.image_urls = item.image_urls;
+    if (item.language !== undefined) request.language = item.language;
+    if (input.webhook !== undefined) request.webhook = input.webhook;
+    const result = await callApi(() => client.submit(request));
+    // submit() rejects an acknowledgement without ids, so the first one exists.
+    return { taskId: result.taskIds[0]! };
+  }
+
+  async function lookupTasks(input: LookupTasksInput): Promise<LookupTasksOutput> {
+    if (input.taskIds.length === 0) return { statuses: [] };
+    const { meta } = await plans.get(input.plan);
+    const client = clients.forPlan(meta);
+    const answer = await callApi(() => client.batchLookup(input.taskIds));
+    // The service answers in the order asked; matching by id keeps us right even if it did not.
+    const byId = new Map(answer.map((entry) => [entry.id, entry.status]));
+    return { statuses: input.taskIds.map((id) => byId.get(id) ?? MISSING_FROM_BATCH) };
+  }
+
+  async function fetchTask(input: FetchTaskInput): Promise<FetchTaskOutput> {
+    const { meta } = await plans.get(input.plan);
+    const client = clients.forPlan(meta);
+    let task;
+    try {
+      task = await client.getTask(input.taskId);
+    } catch (error) {
+      // 404 is the service's answer for an unknown or expired task: the workflow decides.
+      if (error instanceof NotFoundError) {
+        return { status: error.apiCode === 'task_expired' ? 'expired' : 'not_found' };
+      }
+      throw toActivityFailure(error);
+    }
+    const output: FetchTaskOutput = { status: task.status };
+    if (task.result !== undefined) {
+      output.urls = task.result.url;
+      // The API gives Unix seconds; workflows compare with their clock in milliseconds.
+      if (task.result.expires_at !== undefined) output.expiresAt = task.result.expires_at * 1000;
+    }
+    if (task.credits_cost !== undefined) output.creditsCost = task.credits_cost;
+    if (task.error !== undefined) output.error = taskError(task.error);
+    return output;
+  }
+
+  return { submitItem, lookupTasks, fetchTask };
+}
+
+function taskError(error: { type?: string; code?: string; message?: string }): ErrorSummary {
+  return {
+    type: error.type ?? 'unknown',
+    code: error.code ?? 'unknown',
+    message: error.message ?? 'the task failed without an error message',
+  };
+}

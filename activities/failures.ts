@@ -1,0 +1,39 @@
+// The one place where an API client error becomes the failure Temporal sees. The client has
+// already classified it (api/classify.ts); this keeps that decision: `retryable` decides
+// `nonRetryable`, Retry-After becomes `nextRetryDelay`, the class name becomes the failure type
+// (what the workflow's `nonRetryableErrorTypes` and the 402 pause match on). No retry loop
+// lives in the activities: Temporal owns retries.
+import { ApplicationFailure } from '@temporalio/activity';
+import { isImageApiError, toErrorSummary, type ErrorSummary as ApiErrorSummary } from '../api/index.js';
+
+/** Details attached to an API failure: the error summary, plus whether a submit may have landed. */
+export interface ApiFailureDetails extends ApiErrorSummary {
+  /** True when the request may have been acted on although it failed (matters for submit). */
+  outcomeUnknown: boolean;
+}
+
+/**
+ * Converts an `ImageApiError` into an `ApplicationFailure`; anything else is returned unchanged.
+ * The message is the client's (one line, secrets already redacted); the cause is dropped so that
+ * transport internals (headers, sockets) never reach workflow history.
+ */
+export function toActivityFailure(error: unknown): unknown {
+  if (!isImageApiError(error)) return error;
+  const details: ApiFailureDetails = { ...toErrorSummary(error), outcomeUnknown: error.outcomeUnknown };
+  return ApplicationFailure.create({
+    type: error.name,
+    message: error.message,
+    nonRetryable: !error.retryable,
+    ...(error.retryAfterMs !== undefined ? { nextRetryDelay: error.retryAfterMs } : {}),
+    details: [details],
+  });
+}
+
+/** Runs an API call, throwing its failure in Temporal's terms. */
+export async function callApi<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    throw toActivityFailure(error);
+  }
+}

@@ -1,0 +1,53 @@
+// Public entry of the activities: `createActivities(deps)` builds every activity of a run around
+// shared per-worker state (plan cache, API client pools), for the worker to register. Workflows
+// import the `Activities` type only and call them through proxyActivities.
+import { ApiClients } from './api-clients.js';
+import { apiCallActivities } from './api-calls.js';
+import { resolveDeps, type ActivityDeps, type ResolvedDeps } from './deps.js';
+import { recordOutcomesActivity } from './outcomes.js';
+import { PlanCache } from './plan.js';
+import { planShardActivity, prepareRun } from './prepare.js';
+import { configureRateLimit } from './rate-limit.js';
+import { writeReportActivity } from './report.js';
+import { storeResultsActivity } from './store-results.js';
+
+export type { ActivityDeps } from './deps.js';
+export { toActivityFailure } from './failures.js';
+export { NOT_RUN, REPORT_FILE, SUMMARY_FILE, type ReportLine } from './report.js';
+export { RESULT_EXPIRED } from './store-results.js';
+
+export interface ActivityRuntime {
+  activities: ReturnType<typeof buildActivities>;
+  /** Closes the API clients' connection pools (on worker shutdown, after the worker stopped). */
+  close(): Promise<void>;
+}
+
+function buildActivities(resolved: ResolvedDeps, clients: ApiClients) {
+  const plans = new PlanCache();
+  const { submitItem, lookupTasks, fetchTask } = apiCallActivities({ plans, clients });
+  return {
+    prepareRun,
+    planShard: planShardActivity(plans),
+    submitItem,
+    lookupTasks,
+    fetchTask,
+    storeResults: storeResultsActivity({ plans, clients, resolved }),
+    recordOutcomes: recordOutcomesActivity(plans),
+    writeReport: writeReportActivity({ plans, now: resolved.now }),
+    configureRateLimit,
+  };
+}
+
+/** The activities plus a way to release their connection pools. */
+export function createActivityRuntime(deps: ActivityDeps = {}): ActivityRuntime {
+  const resolved = resolveDeps(deps);
+  const clients = new ApiClients(resolved);
+  return { activities: buildActivities(resolved, clients), close: () => clients.close() };
+}
+
+/** Every activity of a run, keyed by its registered name. */
+export function createActivities(deps: ActivityDeps = {}): Activities {
+  return createActivityRuntime(deps).activities;
+}
+
+export type Activities = ActivityRuntime['activities'];

@@ -1,0 +1,116 @@
+// Per-item outcomes of a run, as JSON lines under `<stateDir>/outcomes-<hash16>/shard-NNNN.jsonl`
+// (NNNN = shard index + 1, as in shard workflow ids). Lines are only ever appended; for an item,
+// the last line wins. This is how 100,000 outcomes stay out of workflow state: the workflow
+// holds counts, the files hold what happened to each item, and writeReport joins them.
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ApplicationFailure } from '@temporalio/activity';
+import { z } from 'zod';
+import type { PlanRef, RecordOutcomesInput } from '../common/types.js';
+import { appendJsonLines, parseJsonLines } from './files.js';
+import type { PlanCache } from './plan.js';
+
+const ErrorSummarySchema = z.object({ type: z.string(), code: z.string(), message: z.string() });
+
+export const ImageRecordSchema = z.object({
+  /** Relative to the output directory, with `/` separators. */
+  path: z.string(),
+  sha256: z.string(),
+  bytes: z.number().int().min(0),
+  source_url: z.string(),
+});
+export type ImageRecord = z.infer<typeof ImageRecordSchema>;
+
+export const OutcomeLineSchema = z.object({
+  index: z.number().int().min(0),
+  id: z.string(),
+  status: z.enum(['completed', 'failed', 'cancelled', 'expired', 'skipped']),
+  task_id: z.string().nullable(),
+  attempts: z.number().int().min(0),
+  credits_cost: z.number().min(0),
+  images: z.array(ImageRecordSchema),
+  error: ErrorSummarySchema.nullable(),
+});
+export type OutcomeLine = z.infer<typeof OutcomeLineSchema>;
+
+const SHARD_FILE = /^shard-(\d{4,})\.jsonl$/;
+
+export function outcomesDir(plan: PlanRef): string {
+  return join(plan.stateDir, `outcomes-${plan.planHash.slice(0, 16)}`);
+}
+
+export function shardOutcomesFile(plan: PlanRef, shard: number): string {
+  return join(outcomesDir(plan), `shard-${String(shard + 1).padStart(4, '0')}.jsonl`);
+}
+
+export async function appendOutcomes(plan: PlanRef, shard: number, lines: readonly OutcomeLine[]) {
+  await appendJsonLines(shardOutcomesFile(plan, shard), lines);
+}
+
+/** The valid lines of one outcome file, in file order; a missing file has none. */
+export async function readOutcomeFile(file: string): Promise<OutcomeLine[]> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+  const lines: OutcomeLine[] = [];
+  for (const value of parseJsonLines(text)) {
+    const parsed = OutcomeLineSchema.safeParse(value);
+    if (parsed.success) lines.push(parsed.data);
+  }
+  return lines;
+}
+
+/** Every outcome file of the plan, in shard order. */
+export async function listOutcomeFiles(plan: PlanRef): Promise<string[]> {
+  let names: string[];
+  try {
+    names = await readdir(outcomesDir(plan));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+  return names
+    .filter((name) => SHARD_FILE.test(name))
+    .sort()
+    .map((name) => join(outcomesDir(plan), name));
+}
+
+/**
+ * recordOutcomes: the final lines of items that did not end with stored images. Images that
+ * storeResults did store for the same task (before its URL expired, say) stay in the item's line.
+ */
+export function recordOutcomesActivity(plans: PlanCache) {
+  return async function recordOutcomes(input: RecordOutcomesInput): Promise<void> {
+    const { items } = await plans.get(input.plan);
+    const earlier = new Map<number, OutcomeLine>();
+    for (const line of await readOutcomeFile(shardOutcomesFile(input.plan, input.shard))) {
+      earlier.set(line.index, line);
+    }
+    const lines = input.outcomes.map((outcome): OutcomeLine => {
+      const item = items[outcome.index];
+      if (item === undefined) {
+        throw ApplicationFailure.create({
+          type: 'PlanIndexOutOfRange',
+          message: `item index ${outcome.index} is not in the plan (0..${items.length - 1})`,
+          nonRetryable: true,
+        });
+      }
+      const previous = earlier.get(outcome.index);
+      return {
+        index: outcome.index,
+        id: item.id,
+        status: outcome.status,
+        task_id: outcome.taskId,
+        attempts: outcome.attempts,
+        credits_cost: outcome.creditsCost,
+        images: previous?.task_id === outcome.taskId && outcome.taskId !== null ? previous.images : [],
+        error: outcome.error,
+      };
+    });
+    await appendOutcomes(input.plan, input.shard, lines);
+  };
+}

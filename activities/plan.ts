@@ -1,0 +1,189 @@
+// The frozen plan of a run under `<output>/.pixelmill/`: `plan-<hash16>.jsonl` holds every planned
+// item in manifest order, `plan-<hash16>.json` the run's settings (no secrets: the key's env var
+// *name* at most). Written once per manifest hash; every later activity reads items by index from
+// here, so workflow inputs carry only a PlanRef and offsets. The meta file is written last, so
+// its presence means the plan is complete.
+import { access, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ApplicationFailure } from '@temporalio/activity';
+import type { PlanRef } from '../common/types.js';
+import type { LoadedManifest } from '../manifest/load.js';
+import type { PlannedItem, RunSettings } from '../manifest/normalize.js';
+import { parseJsonLines, writeFileAtomic } from './files.js';
+
+export const STATE_DIR_NAME = '.pixelmill';
+export const PLAN_FORMAT_VERSION = 1;
+/** Expected credits per image until the API reports the real cost. */
+export const DEFAULT_CREDITS_PER_IMAGE: Readonly<Record<string, number>> = { '1K': 1, '2K': 2, '4K': 4 };
+
+/** What an item is expected to cost before the API says: n x the price of its resolution. */
+export function estimatedCredits(
+  item: PlannedItem,
+  creditsPerImage: Readonly<Record<string, number>>,
+): number {
+  return item.n * (creditsPerImage[item.resolution] ?? 0);
+}
+
+export interface PlanMeta {
+  version: number;
+  name: string;
+  /** The full manifest hash. */
+  hash: string;
+  manifestFile: string;
+  apiBaseUrl?: string;
+  apiKeyEnv: string;
+  requestsPerSecond: number;
+  maxInFlight: number;
+  budgetCredits?: number;
+  outputDir: string;
+  pathTemplate: string;
+  retry: { maxAttempts: number; on: string[] };
+  itemCount: number;
+  imageCount: number;
+  creditsPerImage: Record<string, number>;
+}
+
+export interface LoadedPlan {
+  meta: PlanMeta;
+  items: PlannedItem[];
+}
+
+export function stateDirOf(outputDir: string): string {
+  return join(outputDir, STATE_DIR_NAME);
+}
+
+export function planFiles(ref: PlanRef): { items: string; meta: string } {
+  const stem = join(ref.stateDir, `plan-${ref.planHash.slice(0, 16)}`);
+  return { items: `${stem}.jsonl`, meta: `${stem}.json` };
+}
+
+export function planMeta(settings: RunSettings, items: readonly PlannedItem[], hash: string): PlanMeta {
+  const meta: PlanMeta = {
+    version: PLAN_FORMAT_VERSION,
+    name: settings.name,
+    hash,
+    manifestFile: settings.manifestFile,
+    apiKeyEnv: settings.apiKeyEnv,
+    requestsPerSecond: settings.requestsPerSecond,
+    maxInFlight: settings.maxInFlight,
+    outputDir: settings.outputDir,
+    pathTemplate: settings.pathTemplate,
+    retry: settings.retry,
+    itemCount: items.length,
+    imageCount: items.reduce((sum, item) => sum + item.n, 0),
+    creditsPerImage: { ...DEFAULT_CREDITS_PER_IMAGE },
+  };
+  if (settings.apiBaseUrl !== undefined) meta.apiBaseUrl = settings.apiBaseUrl;
+  if (settings.budgetCredits !== undefined) meta.budgetCredits = settings.budgetCredits;
+  return meta;
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await access(file);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Writes the plan of `manifest` unless a complete plan for its hash is already there; returns
+ * the plan's meta (the existing one when reused, so the first preparation stays authoritative).
+ */
+export async function writePlanOnce(manifest: LoadedManifest): Promise<{ ref: PlanRef; meta: PlanMeta }> {
+  const ref: PlanRef = { stateDir: stateDirOf(manifest.settings.outputDir), planHash: manifest.hash };
+  const files = planFiles(ref);
+  if ((await exists(files.meta)) && (await exists(files.items))) {
+    const existing = await readMeta(ref);
+    if (existing.hash === manifest.hash) return { ref, meta: existing };
+  }
+  const meta = planMeta(manifest.settings, manifest.items, manifest.hash);
+  await writeFileAtomic(
+    files.items,
+    manifest.items.map((item) => `${JSON.stringify(item)}\n`),
+  );
+  await writeFileAtomic(files.meta, [`${JSON.stringify(meta, null, 2)}\n`]);
+  return { ref, meta };
+}
+
+function planMissing(ref: PlanRef, why: string): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: 'PlanMissing',
+    message: `the run's plan in ${ref.stateDir} cannot be read (${why}); start the run again with --new-run`,
+    nonRetryable: true,
+  });
+}
+
+async function readMeta(ref: PlanRef): Promise<PlanMeta> {
+  let text: string;
+  try {
+    text = await readFile(planFiles(ref).meta, 'utf8');
+  } catch (error) {
+    throw planMissing(ref, (error as NodeJS.ErrnoException).code ?? 'unreadable');
+  }
+  try {
+    return JSON.parse(text) as PlanMeta;
+  } catch {
+    throw planMissing(ref, 'its meta file is not JSON');
+  }
+}
+
+async function readPlan(ref: PlanRef): Promise<LoadedPlan> {
+  const meta = await readMeta(ref);
+  if (meta.hash !== ref.planHash) throw planMissing(ref, 'it belongs to another manifest hash');
+  let text: string;
+  try {
+    text = await readFile(planFiles(ref).items, 'utf8');
+  } catch (error) {
+    throw planMissing(ref, (error as NodeJS.ErrnoException).code ?? 'unreadable');
+  }
+  const items = [...parseJsonLines(text)] as PlannedItem[];
+  if (items.length !== meta.itemCount) {
+    throw planMissing(ref, `it holds ${items.length} items, its meta says ${meta.itemCount}`);
+  }
+  return { meta, items };
+}
+
+/**
+ * Plans read once per process: a plan file is immutable for its hash, so activities share one
+ * parsed copy. Concurrent first reads share one promise; the least recently used plan goes first.
+ */
+export class PlanCache {
+  readonly #plans = new Map<string, Promise<LoadedPlan>>();
+
+  constructor(private readonly capacity = 4) {}
+
+  get(ref: PlanRef): Promise<LoadedPlan> {
+    const key = `${ref.stateDir}\0${ref.planHash}`;
+    let plan = this.#plans.get(key);
+    if (plan !== undefined) {
+      this.#plans.delete(key);
+    } else {
+      plan = readPlan(ref);
+      // A failed read is not cached: the next activity attempt reads again.
+      void plan.catch(() => this.#plans.get(key) === plan && this.#plans.delete(key));
+    }
+    this.#plans.set(key, plan);
+    while (this.#plans.size > this.capacity) {
+      const oldest = this.#plans.keys().next().value;
+      if (oldest === undefined) break;
+      this.#plans.delete(oldest);
+    }
+    return plan;
+  }
+
+  /** The item at `index`, or a non-retryable failure naming the index. */
+  async item(ref: PlanRef, index: number): Promise<{ plan: LoadedPlan; item: PlannedItem }> {
+    const plan = await this.get(ref);
+    const item = plan.items[index];
+    if (item === undefined) {
+      throw ApplicationFailure.create({
+        type: 'PlanIndexOutOfRange',
+        message: `item index ${index} is not in the plan (0..${plan.items.length - 1})`,
+        nonRetryable: true,
+      });
+    }
+    return { plan, item };
+  }
+}

@@ -1,0 +1,68 @@
+// prepareRun: freezes the manifest into the run's plan files and answers the settings the run
+// workflow keeps in its state; planShard: a shard's expected credits, read from the plan. The manifest is re-read and must still have the hash the run was
+// started with: a run never mixes two versions of a catalog.
+import { ApplicationFailure } from '@temporalio/activity';
+import { isUserError } from '../common/errors.js';
+import { SHARD_SIZE } from '../common/names.js';
+import type { PlanShardInput, PlanShardOutput, PreparedRun, PrepareRunInput } from '../common/types.js';
+import { loadManifest, type LoadedManifest } from '../manifest/load.js';
+import { estimatedCredits, writePlanOnce, type PlanCache } from './plan.js';
+
+/** Problems of an invalid manifest shown in the failure message; the rest go to details. */
+const PROBLEMS_IN_MESSAGE = 3;
+
+function load(manifestFile: string): LoadedManifest {
+  try {
+    return loadManifest(manifestFile);
+  } catch (error) {
+    if (!isUserError(error)) throw error;
+    const shown = error.problems.slice(0, PROBLEMS_IN_MESSAGE).join('; ');
+    const more = error.problems.length > PROBLEMS_IN_MESSAGE ? '; ...' : '';
+    throw ApplicationFailure.create({
+      type: 'ManifestInvalid',
+      message: shown === '' ? error.message : `${error.message}: ${shown}${more}`,
+      nonRetryable: true,
+      details: [{ code: error.code, problems: error.problems }],
+    });
+  }
+}
+
+export async function prepareRun(input: PrepareRunInput): Promise<PreparedRun> {
+  const manifest = load(input.manifestFile);
+  if (manifest.hash !== input.manifestHash) {
+    throw ApplicationFailure.create({
+      type: 'ManifestChanged',
+      message: 'the manifest changed since this run started; run it with --new-run to start over',
+      nonRetryable: true,
+    });
+  }
+  const { ref, meta } = await writePlanOnce(manifest);
+  const shardCredits: number[] = [];
+  manifest.items.forEach((item, index) => {
+    const shard = Math.floor(index / SHARD_SIZE);
+    shardCredits[shard] = (shardCredits[shard] ?? 0) + estimatedCredits(item, meta.creditsPerImage);
+  });
+  const prepared: PreparedRun = {
+    plan: ref,
+    name: meta.name,
+    itemCount: meta.itemCount,
+    imageCount: meta.imageCount,
+    outputDir: meta.outputDir,
+    requestsPerSecond: meta.requestsPerSecond,
+    maxInFlight: meta.maxInFlight,
+    creditsPerImage: meta.creditsPerImage,
+    retry: meta.retry,
+    shardCredits,
+  };
+  if (meta.budgetCredits !== undefined) prepared.budgetCredits = meta.budgetCredits;
+  return prepared;
+}
+
+/** planShard: the expected credits of each item of a shard, for its budget checks. */
+export function planShardActivity(plans: PlanCache) {
+  return async function planShard(input: PlanShardInput): Promise<PlanShardOutput> {
+    const { meta, items } = await plans.get(input.plan);
+    const slice = items.slice(input.offset, input.offset + input.count);
+    return { credits: slice.map((item) => estimatedCredits(item, meta.creditsPerImage)) };
+  };
+}

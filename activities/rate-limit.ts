@@ -1,0 +1,49 @@
+// configureRateLimit: sets the run's requests_per_second as the server-side dispatch rate of
+// API_TASK_QUEUE. Temporal's matching service then hands out API activities no faster than that,
+// across every worker process together, which is what makes the limit global. Workers also set
+// maxTaskQueueActivitiesPerSecond as a fallback for servers without task queue config.
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { isGrpcServiceError } from '@temporalio/client';
+import { API_TASK_QUEUE } from '../common/names.js';
+import type { ConfigureRateLimitInput } from '../common/types.js';
+
+/** temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY (@temporalio/proto is not a direct dependency). */
+const TASK_QUEUE_TYPE_ACTIVITY = 2;
+/** gRPC status UNIMPLEMENTED: the server predates UpdateTaskQueueConfig. */
+const GRPC_UNIMPLEMENTED = 12;
+
+function unsupported(error: unknown): boolean {
+  if (!isGrpcServiceError(error)) return false;
+  return error.code === GRPC_UNIMPLEMENTED || /not (supported|enabled)|disabled/i.test(error.details ?? '');
+}
+
+export async function configureRateLimit(input: ConfigureRateLimitInput): Promise<void> {
+  const { requestsPerSecond } = input;
+  if (!Number.isFinite(requestsPerSecond) || requestsPerSecond <= 0) {
+    throw ApplicationFailure.create({
+      type: 'InvalidRateLimit',
+      message: `requests_per_second must be a positive number, got ${requestsPerSecond}`,
+      nonRetryable: true,
+    });
+  }
+  const context = Context.current();
+  const { client, info } = context;
+  try {
+    await client.workflowService.updateTaskQueueConfig({
+      namespace: info.workflowNamespace ?? client.options.namespace,
+      identity: client.options.identity,
+      taskQueue: API_TASK_QUEUE,
+      taskQueueType: TASK_QUEUE_TYPE_ACTIVITY,
+      updateQueueRateLimit: {
+        rateLimit: { requestsPerSecond },
+        reason: `pixelmill: the run's requests_per_second (${requestsPerSecond})`,
+      },
+    });
+  } catch (error) {
+    if (!unsupported(error)) throw error;
+    context.log.warn(
+      `the Temporal server cannot set the rate limit of ${API_TASK_QUEUE}; ` +
+        'each worker limits its own API calls instead (maxTaskQueueActivitiesPerSecond)',
+    );
+  }
+}

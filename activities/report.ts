@@ -1,0 +1,121 @@
+// writeReport: the run's public output contract (issue #3, section 5). `report.jsonl` has one
+// line per manifest item, in manifest order, with exactly the fields other tools read;
+// `summary.json` has the totals. Both are replaced atomically. Memory holds the plan and one
+// outcome per item, nothing more, so 100,000 items take a moment, not minutes.
+import { join } from 'node:path';
+import type { ItemCounts, ItemStatus, WriteReportInput, WriteReportOutput } from '../common/types.js';
+import { writeFileAtomic } from './files.js';
+import { listOutcomeFiles, readOutcomeFile, type OutcomeLine } from './outcomes.js';
+import type { PlanCache } from './plan.js';
+
+export const REPORT_FILE = 'report.jsonl';
+export const SUMMARY_FILE = 'summary.json';
+
+export const NOT_RUN = {
+  type: 'NotRun',
+  code: 'not_run',
+  message: 'the run ended before this item was submitted',
+} as const;
+
+/** One line of report.jsonl; the field order here is the order in the file. */
+export interface ReportLine {
+  id: string;
+  status: ItemStatus;
+  task_id: string | null;
+  attempts: number;
+  credits_cost: number;
+  images: { path: string; sha256: string; bytes: number; source_url: string }[];
+  error: { type: string; code: string; message: string } | null;
+}
+
+function reportLine(id: string, outcome: OutcomeLine | undefined): ReportLine {
+  if (outcome === undefined) {
+    return {
+      id,
+      status: 'cancelled',
+      task_id: null,
+      attempts: 0,
+      credits_cost: 0,
+      images: [],
+      error: { ...NOT_RUN },
+    };
+  }
+  return {
+    id,
+    status: outcome.status,
+    task_id: outcome.task_id,
+    attempts: outcome.attempts,
+    credits_cost: outcome.credits_cost,
+    images: outcome.images.map((image) => ({
+      path: image.path,
+      sha256: image.sha256,
+      bytes: image.bytes,
+      source_url: image.source_url,
+    })),
+    error:
+      outcome.error === null
+        ? null
+        : { type: outcome.error.type, code: outcome.error.code, message: outcome.error.message },
+  };
+}
+
+export function writeReportActivity(deps: { plans: PlanCache; now: () => number }) {
+  return async function writeReport(input: WriteReportInput): Promise<WriteReportOutput> {
+    const { meta, items } = await deps.plans.get(input.plan);
+    const outcomes = new Array<OutcomeLine | undefined>(items.length);
+    for (const file of await listOutcomeFiles(input.plan)) {
+      for (const line of await readOutcomeFile(file)) {
+        // A line for an index whose id differs is not about this plan's item: ignore it.
+        if (items[line.index]?.id === line.id) outcomes[line.index] = line;
+      }
+    }
+
+    const byStatus: Record<ItemStatus, number> = {
+      completed: 0,
+      failed: 0,
+      cancelled: 0,
+      expired: 0,
+      skipped: 0,
+    };
+    let images = 0;
+    let credits = 0;
+    function* lines(): Generator<string> {
+      for (const [index, item] of items.entries()) {
+        const line = reportLine(item.id, outcomes[index]);
+        byStatus[line.status] += 1;
+        images += line.images.length;
+        credits += line.credits_cost;
+        yield `${JSON.stringify(line)}\n`;
+      }
+    }
+    const reportFile = join(meta.outputDir, REPORT_FILE);
+    const summaryFile = join(meta.outputDir, SUMMARY_FILE);
+    await writeFileAtomic(reportFile, lines());
+
+    const summary = {
+      manifest: meta.name,
+      run_id: input.runId,
+      items: items.length,
+      counts: byStatus,
+      images,
+      credits_charged: credits,
+      api_calls: { submit: input.apiCalls.submit, lookup: input.apiCalls.lookup, get: input.apiCalls.get },
+      started_at: input.startedAt,
+      finished_at: new Date(deps.now()).toISOString(),
+      emulated: input.emulated,
+    };
+    await writeFileAtomic(summaryFile, [`${JSON.stringify(summary, null, 2)}\n`]);
+
+    const counts: ItemCounts = {
+      queued: 0,
+      submitted: 0,
+      completed: 0,
+      stored: byStatus.completed,
+      failed: byStatus.failed,
+      cancelled: byStatus.cancelled,
+      expired: byStatus.expired,
+      skipped: byStatus.skipped,
+    };
+    return { counts, images, creditsSpent: credits, reportFile, summaryFile };
+  };
+}

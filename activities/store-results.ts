@@ -1,0 +1,164 @@
+// storeResults (TRANSFER_TASK_QUEUE): re-hosts the images of finished tasks. Each image is
+// streamed from the result host into storage, hashed on the way, and recorded in the shard's
+// outcome file with its path, sha256, size and source URL.
+//
+// Retries are Temporal's: a transient download failure (truncation, 5xx, network) fails the
+// activity and the next attempt resumes. Two things keep that cheap and exact:
+// - the heartbeat after each item carries the items already finished, so a retry skips them;
+// - an image whose source URL is already recorded for this shard, and whose file still has the
+//   recorded size and sha256, is not downloaded again.
+import { Context } from '@temporalio/activity';
+import { isImageApiError, ResultExpiredError, type ImageApiClient } from '../api/index.js';
+import type {
+  ErrorSummary,
+  StoredItem,
+  StoreRequest,
+  StoreResultsInput,
+  StoreResultsOutput,
+} from '../common/types.js';
+import type { PlannedItem } from '../manifest/normalize.js';
+import { UnsafeStoragePathError, type ResultStore } from '../storage/result-store.js';
+import type { ApiClients } from './api-clients.js';
+import type { ResolvedDeps } from './deps.js';
+import { toActivityFailure } from './failures.js';
+import { appendOutcomes, readOutcomeFile, shardOutcomesFile, type ImageRecord } from './outcomes.js';
+import type { LoadedPlan, PlanCache } from './plan.js';
+import { extensionFor, renderResultPath } from './result-paths.js';
+
+export const RESULT_EXPIRED: ErrorSummary = {
+  type: 'ResultExpired',
+  code: 'result_expired',
+  message: 'result URL expired before it was stored',
+};
+
+export const NO_RESULT_URLS: ErrorSummary = {
+  type: 'NoResultUrls',
+  code: 'no_result_urls',
+  message: 'the task completed without result URLs',
+};
+
+/** What storeResults heartbeats: the items finished so far in this activity (all attempts). */
+export interface StoreHeartbeat {
+  done: StoredItem[];
+}
+
+interface StoreContext {
+  plan: LoadedPlan;
+  client: ImageApiClient;
+  store: ResultStore;
+  /** Images already stored for this shard, by source URL. */
+  known: Map<string, ImageRecord>;
+  signal: AbortSignal | undefined;
+}
+
+interface ItemOutcome {
+  status: StoredItem['status'];
+  images: ImageRecord[];
+  error: ErrorSummary | null;
+}
+
+function activityContext(): Context | undefined {
+  try {
+    return Context.current();
+  } catch {
+    // Called outside a worker (a script, a unit test): no heartbeats, no cancellation.
+    return undefined;
+  }
+}
+
+function previousProgress(context: Context | undefined): Map<number, StoredItem> {
+  const details = context?.info.heartbeatDetails as Partial<StoreHeartbeat> | undefined;
+  const done = Array.isArray(details?.done) ? details.done : [];
+  return new Map(done.map((item) => [item.index, item]));
+}
+
+async function storedImages(input: StoreResultsInput): Promise<Map<string, ImageRecord>> {
+  const known = new Map<string, ImageRecord>();
+  for (const line of await readOutcomeFile(shardOutcomesFile(input.plan, input.shard))) {
+    for (const image of line.images) known.set(image.source_url, image);
+  }
+  return known;
+}
+
+/** Stores every image of one item; resolves with its outcome, throws when a retry may help. */
+async function storeItem(ctx: StoreContext, request: StoreRequest, item: PlannedItem): Promise<ItemOutcome> {
+  const images: ImageRecord[] = [];
+  if (request.urls.length === 0) return { status: 'failed', images, error: NO_RESULT_URLS };
+  for (const [index, url] of request.urls.entries()) {
+    const recorded = ctx.known.get(url);
+    if (recorded !== undefined && (await ctx.store.has(recorded.path, recorded))) {
+      images.push(recorded);
+      continue;
+    }
+    try {
+      const download = await ctx.client.downloadResult(url, ctx.signal ? { signal: ctx.signal } : {});
+      const ext = extensionFor(download.contentType);
+      const path = renderResultPath(ctx.plan.meta.pathTemplate, {
+        name: ctx.plan.meta.name,
+        item,
+        index,
+        ext,
+      });
+      const stored = await ctx.store.put(path, download.body);
+      const image: ImageRecord = { path, sha256: stored.sha256, bytes: stored.bytes, source_url: url };
+      images.push(image);
+      ctx.known.set(url, image);
+    } catch (error) {
+      if (error instanceof ResultExpiredError) return { status: 'expired', images, error: RESULT_EXPIRED };
+      if ((isImageApiError(error) && !error.retryable) || error instanceof UnsafeStoragePathError) {
+        return {
+          status: 'failed',
+          images,
+          error: { type: error.name, code: error.code, message: error.message },
+        };
+      }
+      throw toActivityFailure(error);
+    }
+  }
+  return { status: 'completed', images, error: null };
+}
+
+export function storeResultsActivity(deps: {
+  plans: PlanCache;
+  clients: ApiClients;
+  resolved: ResolvedDeps;
+}) {
+  return async function storeResults(input: StoreResultsInput): Promise<StoreResultsOutput> {
+    const context = activityContext();
+    const plan = await deps.plans.get(input.plan);
+    const ctx: StoreContext = {
+      plan,
+      client: deps.clients.forPlan(plan.meta),
+      store: deps.resolved.resultStore(plan.meta.outputDir),
+      known: await storedImages(input),
+      signal: context?.cancellationSignal,
+    };
+    const done = previousProgress(context);
+    for (const request of input.items) {
+      if (done.has(request.index)) continue;
+      const { item } = await deps.plans.item(input.plan, request.index);
+      const outcome = await storeItem(ctx, request, item);
+      await appendOutcomes(input.plan, input.shard, [
+        {
+          index: request.index,
+          id: item.id,
+          status: outcome.status,
+          task_id: request.taskId,
+          attempts: request.attempts,
+          credits_cost: request.creditsCost,
+          images: outcome.images,
+          error: outcome.error,
+        },
+      ]);
+      const stored: StoredItem = {
+        index: request.index,
+        status: outcome.status,
+        images: outcome.images.length,
+      };
+      if (outcome.error !== null) stored.error = outcome.error;
+      done.set(request.index, stored);
+      context?.heartbeat({ done: [...done.values()] } satisfies StoreHeartbeat);
+    }
+    return { items: input.items.map((request) => done.get(request.index)!) };
+  };
+}

@@ -1,0 +1,124 @@
+// `pixelmill run MANIFEST`: validate, then start (or attach to) the manifest's run and, by
+// default, watch it to the end. With nothing configured it embeds everything: a local Temporal
+// dev server (persisted under .pixelmill/), the workers, and the emulator as the API.
+import type { Command } from 'commander';
+import { UserError } from '../../common/errors.js';
+import { runWorkflowId } from '../../common/names.js';
+import type { RunInput } from '../../common/types.js';
+import { loadManifest } from '../../manifest/load.js';
+import {
+  DEMO_API_KEY,
+  quietTemporalLogs,
+  startEmbeddedEmulator,
+  startInProcessWorkers,
+  type InProcessWorkers,
+} from '../embedded.js';
+import { openSession, stateDirectory, workflowUrl } from '../session.js';
+import { startOrAttach } from '../runs.js';
+import { watchRun } from '../watch.js';
+
+interface RunOptions {
+  newRun?: boolean;
+  wait?: boolean;
+  progress: boolean;
+}
+
+export function registerRunCommand(program: Command): void {
+  program
+    .command('run')
+    .description('run a manifest: every item generated, fetched and stored, durably on Temporal')
+    .argument('<manifest>', 'the manifest YAML file')
+    .option(
+      '--new-run',
+      'start a fresh run even if this manifest has one (live runs must be cancelled first)',
+    )
+    .option(
+      '--wait',
+      'with a Temporal cluster (TEMPORAL_ADDRESS): wait until the run ends (embedded runs always wait)',
+    )
+    .option('--no-progress', 'print plain progress lines instead of redrawing')
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Examples:',
+        '  $ pixelmill run manifests/demo.yaml              # embedded Temporal + emulator, waits',
+        '  $ pixelmill run manifests/demo.yaml --new-run    # start over',
+        '  $ TEMPORAL_ADDRESS=temporal:7233 pixelmill run catalog.yaml --wait',
+        '',
+        'Killing it and running the same command again resumes the run.',
+        'Exit codes: 0 every item completed, 3 the run finished with items not completed,',
+        '1 the run could not be done (bad manifest, bad config, unreachable service).',
+      ].join('\n'),
+    )
+    .action(async (file: string, options: RunOptions, command: Command) => {
+      process.exitCode = await runManifest(
+        file,
+        options,
+        Boolean(command.optsWithGlobals<{ debug?: boolean }>().debug),
+      );
+    });
+}
+
+async function runManifest(file: string, options: RunOptions, debug: boolean): Promise<number> {
+  const loaded = loadManifest(file);
+  const { settings } = loaded;
+  const apiBaseUrl = process.env.PIXELMILL_API_BASE_URL || settings.apiBaseUrl;
+  const emulated = !apiBaseUrl;
+  const say = (line: string): void => void process.stderr.write(`${line}\n`);
+
+  quietTemporalLogs(debug);
+  const session = await openSession({ log: say });
+  const cleanups: (() => Promise<void>)[] = [() => session.close()];
+  try {
+    let workers: InProcessWorkers | undefined;
+    if (session.mode === 'embedded') {
+      let api: { baseUrl?: string; apiKey?: string } = { ...(apiBaseUrl ? { baseUrl: apiBaseUrl } : {}) };
+      if (emulated) {
+        const emulator = await startEmbeddedEmulator(stateDirectory());
+        cleanups.push(() => emulator.close());
+        api = { baseUrl: emulator.url, apiKey: DEMO_API_KEY };
+        say(
+          `pixelmill: no API configured: using the built-in emulator at ${emulator.url} (this run is emulated)`,
+        );
+      }
+      workers = await startInProcessWorkers(session.endpoint, api);
+      cleanups.push(() => workers!.stop());
+    } else if (emulated) {
+      throw new UserError(
+        'api_not_configured',
+        'no API configured: set PIXELMILL_API_BASE_URL (or api.base_url in the manifest); the built-in emulator runs only without TEMPORAL_ADDRESS',
+      );
+    }
+
+    const runId = runWorkflowId(settings.name);
+    const input: RunInput = { manifestFile: settings.manifestFile, manifestHash: loaded.hash, emulated };
+    const { handle, how, manifestChanged } = await startOrAttach(
+      session.client,
+      runId,
+      input,
+      Boolean(options.newRun),
+    );
+    const link = workflowUrl(session, runId);
+    say(
+      `pixelmill: ${how === 'started' ? 'started' : how === 'running' ? 'attached to the running' : 'found the finished'} run ${runId}` +
+        ` (${loaded.items.length} items) on ${session.endpoint.display}`,
+    );
+    if (link) say(`pixelmill: Temporal Web UI: ${link}`);
+    if (manifestChanged) {
+      say(
+        'pixelmill: the manifest changed since this run started; the run keeps the version it started with (use --new-run to start over)',
+      );
+    }
+    if (session.mode === 'external' && !options.wait) {
+      say(`pixelmill: follow it with \`pixelmill watch ${runId}\``);
+      return 0;
+    }
+    return await watchRun(session.client, handle, {
+      tty: options.progress && process.stderr.isTTY,
+      stopped: workers?.done,
+    });
+  } finally {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+  }
+}

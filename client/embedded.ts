@@ -1,0 +1,79 @@
+// The embedded mode's in-process parts: pixelmill's workers and, when no API is configured, the
+// emulator. The emulator keeps its port across invocations (in .pixelmill/emulator.json) so that
+// result URLs handed out before a restart still resolve after it.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { createActivityRuntime } from '../activities/index.js';
+import { DEMO_API_KEY, loadEmulatorConfig, startEmulator, type RunningEmulator } from '../emulator/index.js';
+import { connectWorkerConnection, type TemporalEndpoint } from '../temporal/connection.js';
+import { createPixelmillWorkers } from '../worker/workers.js';
+
+/** Embedded runs compress the emulator's clock 10x by default: a 50 s generation takes 5 s. */
+export const EMBEDDED_TIME_SCALE = 0.1;
+
+let runtimeInstalled = false;
+/** The SDK logs every worker state change; a CLI shows only errors unless --debug. */
+export function quietTemporalLogs(debug: boolean): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  try {
+    Runtime.install({ logger: new DefaultLogger(debug ? 'INFO' : 'ERROR') });
+  } catch {
+    // Installed already (tests): keep that one.
+  }
+}
+
+export async function startEmbeddedEmulator(
+  stateDir: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<RunningEmulator> {
+  const configFile = env.PIXELMILL_EMULATOR_CONFIG;
+  const fromFile = configFile ? loadEmulatorConfig(configFile) : undefined;
+  const record = join(stateDir, 'emulator.json');
+  const saved = existsSync(record) ? (JSON.parse(readFileSync(record, 'utf8')) as { port?: number }) : {};
+  const config = { time_scale: EMBEDDED_TIME_SCALE, ...fromFile, host: '127.0.0.1' };
+  let emulator: RunningEmulator;
+  try {
+    emulator = await startEmulator({ config: { ...config, port: saved.port ?? 0 } });
+  } catch {
+    emulator = await startEmulator({ config: { ...config, port: 0 } }); // the saved port is taken
+  }
+  mkdirSync(stateDir, { recursive: true });
+  writeFileSync(record, JSON.stringify({ port: Number(new URL(emulator.url).port) }));
+  return emulator;
+}
+
+export interface InProcessWorkers {
+  done: Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startInProcessWorkers(
+  endpoint: TemporalEndpoint,
+  api: { baseUrl?: string; apiKey?: string },
+): Promise<InProcessWorkers> {
+  const connection = await connectWorkerConnection(endpoint);
+  const runtime = createActivityRuntime({
+    ...(api.baseUrl ? { apiBaseUrl: api.baseUrl } : {}),
+    ...(api.apiKey ? { apiKey: api.apiKey } : {}),
+    env: process.env,
+  });
+  const workers = await createPixelmillWorkers({
+    connection,
+    namespace: endpoint.namespace,
+    activities: runtime.activities,
+  });
+  const done = workers.run();
+  return {
+    done,
+    async stop() {
+      workers.shutdown();
+      await done.catch(() => undefined);
+      await runtime.close();
+      await connection.close();
+    },
+  };
+}
+
+export { DEMO_API_KEY };

@@ -1,0 +1,66 @@
+// A run's live progress: the run workflow knows finished shards, each running shard knows its own
+// items, so the CLI asks both and adds them up (no workflow keeps every item's state).
+import type { Client } from '@temporalio/client';
+import { runProgressQuery, shardProgressQuery } from '../common/names.js';
+import type { ApiCallCounts, ItemCounts, RunProgress } from '../common/types.js';
+
+export interface LiveProgress {
+  run: RunProgress;
+  counts: ItemCounts;
+  creditsSpent: number;
+  images: number;
+  apiCalls: ApiCallCounts;
+}
+
+function add<T extends object>(into: T, from: T): void {
+  for (const key of Object.keys(from) as (keyof T)[]) (into[key] as number) += from[key] as number;
+}
+
+export async function liveProgress(client: Client, runId: string): Promise<LiveProgress> {
+  const run = await client.workflow.getHandle(runId).query(runProgressQuery);
+  const counts = { ...run.finished.counts };
+  const apiCalls = { ...run.finished.apiCalls };
+  let creditsSpent = run.finished.creditsSpent;
+  let images = run.finished.images;
+  const shards = await Promise.all(
+    run.runningShards.map((id) =>
+      client.workflow
+        .getHandle(id)
+        .query(shardProgressQuery)
+        .catch(() => undefined),
+    ),
+  );
+  for (const shard of shards) {
+    if (!shard) continue; // finished between the two queries: counted by the run next time
+    add(counts, shard.counts);
+    add(apiCalls, shard.apiCalls);
+    creditsSpent += shard.creditsSpent;
+    images += shard.images;
+  }
+  // Items of shards not started yet are queued.
+  const known = Object.values(counts).reduce((sum, n) => sum + n, 0);
+  counts.queued += Math.max(0, run.itemCount - known);
+  return { run, counts, creditsSpent, images, apiCalls };
+}
+
+/** One line for logs and non-TTY output. */
+export function progressLine(progress: LiveProgress): string {
+  const { run, counts } = progress;
+  const total = run.itemCount;
+  const finalCount = counts.stored + counts.failed + counts.cancelled + counts.expired + counts.skipped;
+  const budget = run.budgetCredits !== undefined ? `/${run.budgetCredits}` : '';
+  const parts = [
+    `${run.name || run.runId}${run.emulated ? ' (emulated)' : ''}: ${run.state}`,
+    `${finalCount}/${total} done`,
+    `${counts.stored} stored`,
+    `${counts.queued} queued`,
+    `${counts.submitted} at the API`,
+    `${counts.completed} storing`,
+    `${counts.failed} failed`,
+    ...(counts.expired ? [`${counts.expired} expired`] : []),
+    ...(counts.cancelled ? [`${counts.cancelled} cancelled`] : []),
+    ...(counts.skipped ? [`${counts.skipped} skipped`] : []),
+    `credits ${progress.creditsSpent}${budget}`,
+  ];
+  return parts.join(' · ') + (run.reason ? ` (${run.reason})` : '');
+}

@@ -1,0 +1,78 @@
+// Finding, starting and attaching to runs. A run's workflow id comes from its manifest's name, so
+// running the same manifest again attaches to the run that exists (live or finished) instead of
+// submitting anything twice; `--new-run` starts over.
+import { existsSync } from 'node:fs';
+import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
+import { UserError } from '../common/errors.js';
+import { RUN_WORKFLOW_PREFIX, runWorkflowId, WORKFLOW_TASK_QUEUE } from '../common/names.js';
+import type { RunInput, RunResult } from '../common/types.js';
+import { loadManifest } from '../manifest/load.js';
+
+export type RunHandle = WorkflowHandle<(input: RunInput) => Promise<RunResult>>;
+
+/** RUN on the command line: a manifest file, a run id (`pixelmill/<name>`), or a manifest name. */
+export function resolveRunId(run: string): string {
+  if (/\.ya?ml$/i.test(run) || existsSync(run)) return runWorkflowId(loadManifest(run).settings.name);
+  return run.startsWith(RUN_WORKFLOW_PREFIX) ? run : runWorkflowId(run);
+}
+
+export async function describeRun(client: Client, runId: string) {
+  try {
+    return await client.workflow.getHandle(runId).describe();
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return undefined;
+    throw error;
+  }
+}
+
+export async function requireRun(client: Client, runId: string) {
+  const description = await describeRun(client, runId);
+  if (!description)
+    throw new UserError('run_not_found', `no run ${runId} on this Temporal (see \`pixelmill list\`)`);
+  return description;
+}
+
+export interface StartOutcome {
+  handle: RunHandle;
+  /** `started` a new run, attached to a `running` one, or found a `finished` one. */
+  how: 'started' | 'running' | 'finished';
+  /** The existing run was made from a different manifest version. */
+  manifestChanged: boolean;
+}
+
+export async function startOrAttach(
+  client: Client,
+  runId: string,
+  input: RunInput,
+  newRun: boolean,
+): Promise<StartOutcome> {
+  const existing = await describeRun(client, runId);
+  const manifestChanged = existing !== undefined && existing.memo?.manifestHash !== input.manifestHash;
+  if (existing?.status.name === 'RUNNING') {
+    if (newRun) {
+      throw new UserError(
+        'run_in_progress',
+        `${runId} is still running: cancel it (\`pixelmill cancel ${runId}\`) before --new-run`,
+      );
+    }
+    return { handle: client.workflow.getHandle(runId), how: 'running', manifestChanged };
+  }
+  if (existing && !newRun)
+    return { handle: client.workflow.getHandle(runId), how: 'finished', manifestChanged };
+  const handle = await client.workflow.start<(input: RunInput) => Promise<RunResult>>('runWorkflow', {
+    workflowId: runId,
+    taskQueue: WORKFLOW_TASK_QUEUE,
+    args: [input],
+    // Two CLIs starting the same manifest at once end up on one run.
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    memo: { manifestHash: input.manifestHash, manifestFile: input.manifestFile, emulated: input.emulated },
+    staticSummary: `pixelmill run of ${input.manifestFile}`,
+  });
+  return { handle, how: 'started', manifestChanged: false };
+}
+
+/** Exit codes of `run` and `watch`: 0 all completed, 3 finished with items not completed. */
+export function exitCodeOf(result: RunResult): number {
+  const { failed, cancelled, expired, skipped } = result.counts;
+  return failed + cancelled + expired + skipped === 0 ? 0 : 3;
+}

@@ -1,0 +1,92 @@
+// The local-directory ResultStore. Writes go to a temp file in the target's own directory (so the
+// final rename is atomic on the same filesystem), are hashed while streaming (an image is never
+// held in memory whole) and are fsynced before the rename: after a crash, a file either is the
+// complete image or is not there.
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import type { Readable } from 'node:stream';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { UnsafeStoragePathError, type ResultStore, type StoredImage } from './result-store.js';
+
+export class LocalResultStore implements ResultStore {
+  readonly location: string;
+
+  constructor(root: string) {
+    this.location = resolve(root);
+  }
+
+  /** The absolute file of a store-relative path; refuses anything outside the root. */
+  resolvePath(path: string): string {
+    const file = resolve(this.location, path);
+    const rel = relative(this.location, file);
+    if (isAbsolute(path) || rel === '' || rel.startsWith('..') || isAbsolute(rel)) {
+      throw new UnsafeStoragePathError(`storage path "${path}" is not inside ${this.location}`);
+    }
+    return file;
+  }
+
+  async has(path: string, expected: StoredImage): Promise<boolean> {
+    const file = this.resolvePath(path);
+    try {
+      const info = await stat(file);
+      if (!info.isFile() || info.size !== expected.bytes) return false;
+      return (await sha256OfFile(file)) === expected.sha256;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      throw error;
+    }
+  }
+
+  async put(path: string, body: Readable): Promise<StoredImage> {
+    // The body may fail (a dropped connection) before the pipeline below is attached, while the
+    // directory is being created: keep that error rather than letting it go uncaught.
+    let early: unknown;
+    const keep = (error: unknown): void => void (early ??= error);
+    body.on('error', keep);
+    try {
+      return await this.#write(this.resolvePath(path), body);
+    } catch (error) {
+      body.destroy();
+      throw early ?? error;
+    } finally {
+      body.off('error', keep);
+    }
+  }
+
+  async #write(file: string, body: Readable): Promise<StoredImage> {
+    await mkdir(dirname(file), { recursive: true });
+    const temp = join(dirname(file), `.${basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
+    const hash = createHash('sha256');
+    let bytes = 0;
+    const hashing = new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        hash.update(chunk);
+        bytes += chunk.length;
+        callback(null, chunk);
+      },
+    });
+    try {
+      await pipeline(body, hashing, createWriteStream(temp, { flags: 'wx' }));
+      const handle = await open(temp, 'r');
+      try {
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await rename(temp, file);
+    } catch (error) {
+      await rm(temp, { force: true });
+      throw error;
+    }
+    return { sha256: hash.digest('hex'), bytes };
+  }
+}
+
+export async function sha256OfFile(file: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}

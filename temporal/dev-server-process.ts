@@ -1,0 +1,149 @@
+// The on-disk side of the local dev server: the record that lets the next invocation find the
+// server this one started, the checks that a recorded pid is still that server, and stopping it.
+// The server outlives the CLI on purpose (a SIGKILLed `pixelmill run` must be able to resume), so
+// nothing here may rely on the server being our child.
+import {
+  closeSync,
+  openSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  rmSync,
+  fstatSync,
+  writeFileSync,
+} from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export interface DevServerRecord {
+  pid: number;
+  address: string;
+  uiUrl: string;
+  port: number;
+  uiPort: number;
+  dbFile: string;
+  logFile: string;
+  namespace: string;
+  startedAt: string;
+}
+
+export const recordPath = (stateDir: string): string => join(stateDir, 'temporal-server.json');
+export const logPath = (stateDir: string): string => join(stateDir, 'temporal-server.log');
+export const dbPath = (stateDir: string): string => join(stateDir, 'temporal.db');
+
+export function readRecord(stateDir: string): DevServerRecord | undefined {
+  let text: string;
+  try {
+    text = readFileSync(recordPath(stateDir), 'utf8');
+  } catch {
+    return undefined;
+  }
+  try {
+    const record = JSON.parse(text) as Partial<DevServerRecord>;
+    // A record we cannot trust is treated as absent: the port check still protects a live server.
+    if (typeof record.pid !== 'number' || typeof record.address !== 'string') return undefined;
+    return record as DevServerRecord;
+  } catch {
+    return undefined;
+  }
+}
+
+export function writeRecord(stateDir: string, record: DevServerRecord): void {
+  // Write then rename, so a concurrent reader never sees half a record.
+  const temporary = `${recordPath(stateDir)}.${process.pid}.tmp`;
+  writeFileSync(temporary, `${JSON.stringify(record, null, 2)}\n`);
+  renameSync(temporary, recordPath(stateDir));
+}
+
+/** Removes the record only if it still names `pid`: another invocation may have replaced it. */
+export function removeRecord(stateDir: string, pid: number): void {
+  if (readRecord(stateDir)?.pid === pid) rmSync(recordPath(stateDir), { force: true });
+}
+
+/**
+ * True when `pid` is alive and, where /proc exists, is a `start-dev` serving `dbFile`: pids are
+ * reused, and we must neither reuse nor kill an unrelated process that inherited one.
+ */
+export function isDevServerProcess(pid: number, dbFile: string): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false; // ESRCH: gone; EPERM: another user's process, so not ours.
+  }
+  let stat: string;
+  let cmdline: string[];
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+  } catch {
+    return true; // No /proc (macOS): the gRPC probe that follows is the real check.
+  }
+  // A killed child stays a zombie until its parent reaps it; kill(pid, 0) still succeeds on it.
+  const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+  if (state === 'Z' || state === 'X') return false;
+  return cmdline.includes('start-dev') && cmdline.includes(dbFile);
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    // The server was spawned detached, as the leader of its own process group.
+    process.kill(process.platform === 'win32' ? pid : -pid, signal);
+  } catch {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // Already gone.
+    }
+  }
+}
+
+/** SIGTERM, then SIGKILL once `graceMs` has passed; resolves when the process is gone. */
+export async function terminateDevServer(pid: number, dbFile: string, graceMs = 10_000): Promise<void> {
+  signalGroup(pid, 'SIGTERM');
+  if (await exits(pid, dbFile, graceMs)) return;
+  signalGroup(pid, 'SIGKILL');
+  await exits(pid, dbFile, 5_000);
+}
+
+async function exits(pid: number, dbFile: string, withinMs: number): Promise<boolean> {
+  const deadline = Date.now() + withinMs;
+  while (isDevServerProcess(pid, dbFile)) {
+    if (Date.now() > deadline) return false;
+    await sleep(100);
+  }
+  return true;
+}
+
+/** Whether nothing listens on host:port (binding 127.0.0.1 also fails when 0.0.0.0 is taken). */
+export function portIsFree(port: number, host = '127.0.0.1'): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once('error', () => resolve(false));
+    probe.listen({ port, host, exclusive: true }, () => probe.close(() => resolve(true)));
+  });
+}
+
+/** The last lines of the server log, on one line, for an error message. */
+export function logTail(logFile: string, lines = 4): string {
+  let fd: number | undefined;
+  try {
+    fd = openSync(logFile, 'r');
+    const size = fstatSync(fd).size;
+    const length = Math.min(size, 8192);
+    const buffer = Buffer.alloc(length);
+    readSync(fd, buffer, 0, length, size - length);
+    const tail = buffer
+      .toString('utf8')
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line.length > 0)
+      .slice(-lines)
+      .join(' | ');
+    return tail.length > 600 ? `...${tail.slice(-600)}` : tail;
+  } catch {
+    return '';
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}

@@ -1,0 +1,182 @@
+// The API activities against the real emulator over HTTP: submit, batch lookup and task GET map
+// answers to what the workflow needs, and every failure becomes an ApplicationFailure whose
+// retryability and delay come from the client's classification, without the key in it.
+import { describe, expect, it } from 'vitest';
+import { createActivities, type ActivityDeps } from '../activities/index.js';
+import { ManualClock, startTestEmulator } from './support/emulator.js';
+import { applicationFailure, writeManifest } from './activities-fixture.js';
+
+const KEY = 'sk-live-activities-key';
+const POOR_KEY = 'sk-live-activities-poor';
+const accounts = [
+  { id: 'acct_rich', credits: 1_000_000, keys: [{ key: KEY }] },
+  { id: 'acct_poor', credits: 0, keys: [{ key: POOR_KEY }] },
+];
+
+function chairs(apiLines: string[] = []) {
+  return writeManifest([
+    'name: chairs',
+    ...apiLines,
+    'items:',
+    '  - { id: oak, prompt: an oak chair, size: "16:9", n: 2 }',
+    '  - { id: pine, prompt: a pine chair, language: ja }',
+  ]);
+}
+
+async function prepared(deps: ActivityDeps, apiLines: string[] = []) {
+  const fixture = chairs(apiLines);
+  const activities = createActivities(deps);
+  const { plan } = await activities.prepareRun({ manifestFile: fixture.file, manifestHash: fixture.hash });
+  return { activities, plan };
+}
+
+/** Every string in a failure that could carry a secret: message, stack, details. */
+function failureText(failure: Error & { details?: unknown }): string {
+  return `${failure.message}\n${failure.stack ?? ''}\n${JSON.stringify(failure.details ?? null)}`;
+}
+
+describe('submitItem, lookupTasks, fetchTask', () => {
+  it('submits a planned item and follows its task to the result', async () => {
+    const clock = new ManualClock();
+    const emulator = await startTestEmulator({ accounts }, { clock });
+    const { activities, plan } = await prepared({
+      apiBaseUrl: emulator.url,
+      env: { PIXELMILL_API_KEY: KEY },
+    });
+
+    const { taskId } = await activities.submitItem({ plan, index: 0, attempt: 1 });
+    expect(taskId).toMatch(/^task_/);
+    const { taskId: second } = await activities.submitItem({ plan, index: 1, attempt: 1 });
+
+    const lookup = await activities.lookupTasks({ plan, taskIds: [second, 'garbage', taskId] });
+    expect(lookup.statuses).toEqual(['pending', 'invalid_id', 'pending']);
+
+    clock.advance(10 * 60_000);
+    const done = await activities.fetchTask({ plan, taskId });
+    expect(done.status).toBe('completed');
+    expect(done.urls).toHaveLength(2);
+    expect(done.creditsCost).toBe(2);
+    expect(await activities.lookupTasks({ plan, taskIds: [taskId] })).toEqual({ statuses: ['completed'] });
+
+    // What the emulator received is exactly the planned item.
+    const truth = await (await fetch(`${emulator.url}/_emulator/tasks`)).text();
+    const tasks = truth
+      .trim()
+      .split('\n')
+      .map(
+        (line) =>
+          JSON.parse(line) as {
+            id: string;
+            prompt: string;
+            n: number;
+            size: string;
+            completed_at_ms: number;
+          },
+      );
+    const task = tasks.find((t) => t.id === taskId);
+    expect(task).toMatchObject({ prompt: 'an oak chair', n: 2, size: '16:9' });
+    // expires_at (Unix seconds, 24 h after completion) comes back in milliseconds.
+    const expiry = task!.completed_at_ms + 86_400_000;
+    expect(done.expiresAt! % 1000).toBe(0);
+    expect(done.expiresAt!).toBeGreaterThanOrEqual(expiry);
+    expect(done.expiresAt!).toBeLessThan(expiry + 1000);
+  });
+
+  it('reports expired and unknown tasks as answers, not failures', async () => {
+    const clock = new ManualClock();
+    const emulator = await startTestEmulator({ accounts, result_ttl_seconds: 60 }, { clock });
+    const { activities, plan } = await prepared({ apiBaseUrl: emulator.url, apiKey: KEY });
+    const { taskId } = await activities.submitItem({ plan, index: 1, attempt: 1 });
+    clock.advance(60 * 60_000);
+    expect(await activities.fetchTask({ plan, taskId })).toEqual({ status: 'expired' });
+    expect(await activities.fetchTask({ plan, taskId: 'task_NOSUCHTASK' })).toEqual({ status: 'not_found' });
+  });
+
+  it('reads the key from the manifest api_key_env, then PIXELMILL_API_KEY', async () => {
+    const emulator = await startTestEmulator({ accounts });
+    const named = await prepared({ env: { CHAIRS_KEY: KEY, PIXELMILL_API_KEY: 'sk-wrong' } }, [
+      `api: { base_url: "${emulator.url}", api_key_env: CHAIRS_KEY }`,
+    ]);
+    expect((await named.activities.submitItem({ plan: named.plan, index: 1, attempt: 1 })).taskId).toMatch(
+      /^task_/,
+    );
+
+    const fallback = await prepared({ env: { PIXELMILL_API_KEY: KEY } }, [
+      `api: { base_url: "${emulator.url}", api_key_env: CHAIRS_KEY }`,
+    ]);
+    expect(
+      (await fallback.activities.submitItem({ plan: fallback.plan, index: 1, attempt: 1 })).taskId,
+    ).toMatch(/^task_/);
+  });
+
+  it('fails without retries when no key or no address is configured, naming what to set', async () => {
+    const noKey = await prepared({ env: {} }, [
+      'api: { base_url: "http://127.0.0.1:9", api_key_env: CHAIRS_KEY }',
+    ]);
+    const failure = await applicationFailure(
+      noKey.activities.submitItem({ plan: noKey.plan, index: 0, attempt: 1 }),
+    );
+    expect(failure.type).toBe('ApiNotConfigured');
+    expect(failure.nonRetryable).toBe(true);
+    expect(failure.message).toContain('CHAIRS_KEY or PIXELMILL_API_KEY');
+
+    const noAddress = await prepared({ env: { PIXELMILL_API_KEY: KEY } });
+    const missing = await applicationFailure(
+      noAddress.activities.lookupTasks({ plan: noAddress.plan, taskIds: ['x'] }),
+    );
+    expect(missing.type).toBe('ApiNotConfigured');
+    expect(missing.message).toContain('PIXELMILL_API_BASE_URL');
+    expect(missing.message).not.toContain(KEY);
+  });
+});
+
+describe('error mapping', () => {
+  it('401 is non-retryable and never shows the key', async () => {
+    const emulator = await startTestEmulator({ accounts });
+    const badKey = 'sk-live-not-a-configured-key';
+    const { activities, plan } = await prepared({ apiBaseUrl: emulator.url, apiKey: badKey });
+    const failure = await applicationFailure(activities.submitItem({ plan, index: 0, attempt: 1 }));
+    expect(failure.type).toBe('AuthenticationError');
+    expect(failure.nonRetryable).toBe(true);
+    expect(failure.details?.[0]).toMatchObject({ code: 'api_authentication_failed', retryable: false });
+    expect(failureText(failure)).not.toContain(badKey);
+  });
+
+  it('429 is retryable, with the Retry-After as the next retry delay', async () => {
+    const emulator = await startTestEmulator({
+      accounts,
+      rate_limits: { submit: { per_second: 0.2, burst: 1 }, query: { per_second: 0.2, burst: 1 } },
+    });
+    const { activities, plan } = await prepared({ apiBaseUrl: emulator.url, apiKey: KEY });
+    await activities.submitItem({ plan, index: 0, attempt: 1 });
+    const failure = await applicationFailure(activities.submitItem({ plan, index: 1, attempt: 1 }));
+    expect(failure.type).toBe('RateLimitError');
+    expect(failure.nonRetryable).toBe(false);
+    // Retry-After is whole seconds, >= 1: a refill at 0.2/s takes up to 5 s.
+    expect(failure.nextRetryDelay).toBeGreaterThanOrEqual(1000);
+    expect(Number(failure.nextRetryDelay) % 1000).toBe(0);
+    expect(failure.details?.[0]).toMatchObject({
+      retryAfterMs: failure.nextRetryDelay,
+      outcomeUnknown: false,
+    });
+    expect(failureText(failure)).not.toContain(KEY);
+  });
+
+  it('402 is a non-retryable InsufficientCreditsError (the workflow pauses the run)', async () => {
+    const emulator = await startTestEmulator({ accounts });
+    const { activities, plan } = await prepared({ apiBaseUrl: emulator.url, apiKey: POOR_KEY });
+    const failure = await applicationFailure(activities.submitItem({ plan, index: 0, attempt: 1 }));
+    expect(failure.type).toBe('InsufficientCreditsError');
+    expect(failure.nonRetryable).toBe(true);
+    expect(failureText(failure)).not.toContain(POOR_KEY);
+  });
+
+  it('a 5xx is retryable and flagged as possibly acted on', async () => {
+    const emulator = await startTestEmulator({ accounts, faults: { server_error_rate: 1 } });
+    const { activities, plan } = await prepared({ apiBaseUrl: emulator.url, apiKey: KEY });
+    const failure = await applicationFailure(activities.submitItem({ plan, index: 0, attempt: 1 }));
+    expect(failure.type).toBe('ServerError');
+    expect(failure.nonRetryable).toBe(false);
+    expect(failure.details?.[0]).toMatchObject({ outcomeUnknown: true });
+  });
+});

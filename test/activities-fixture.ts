@@ -1,0 +1,77 @@
+// Shared fixtures of the activities tests (not a test file itself): a manifest written into a temp
+// dir and removed after the file's tests, and helpers to run activities the way a worker would.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { DefaultLogger } from '@temporalio/worker';
+import { request } from 'undici';
+import { afterAll, expect } from 'vitest';
+import { ApplicationFailure } from '@temporalio/activity';
+import { loadManifest } from '../manifest/load.js';
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+export interface ManifestFixture {
+  dir: string;
+  file: string;
+  hash: string;
+  outputDir: string;
+}
+
+/** Writes `m.yaml` (the given lines) and any extra files into a fresh temp dir. */
+export function writeManifest(lines: string[], files: Record<string, string> = {}): ManifestFixture {
+  const dir = mkdtempSync(join(tmpdir(), 'pixelmill-activities-'));
+  dirs.push(dir);
+  for (const [name, content] of Object.entries(files)) writeFileSync(join(dir, name), content);
+  const file = join(dir, 'm.yaml');
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  return { dir, file, hash: loadManifest(file).hash, outputDir: join(dir, 'out') };
+}
+
+/** The rejection of `promise`, which must reject. */
+export async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a rejection');
+}
+
+/** The rejection of `promise`, which must be an ApplicationFailure. */
+export async function applicationFailure(promise: Promise<unknown>): Promise<ApplicationFailure> {
+  const error = await rejection(promise);
+  expect(error).toBeInstanceOf(ApplicationFailure);
+  return error as ApplicationFailure;
+}
+
+/** Runs `fn(input)` inside an activity context (heartbeats, info, cancellation). */
+export function inActivity<I, O>(
+  fn: (input: I) => Promise<O>,
+  input: I,
+  info: ConstructorParameters<typeof MockActivityEnvironment>[0] = {},
+  client?: Client,
+): { result: Promise<O>; heartbeats: unknown[] } {
+  // Failed attempts are what several tests expect; the SDK would log each one as a warning.
+  const env = new MockActivityEnvironment(info, {
+    logger: new DefaultLogger('ERROR'),
+    ...(client ? { client } : {}),
+  });
+  const heartbeats: unknown[] = [];
+  env.on('heartbeat', (details: unknown) => heartbeats.push(details));
+  return { result: env.run(fn, input), heartbeats };
+}
+
+/** sha256 and size of what the result host serves at `url`, fetched independently. */
+export async function servedImage(url: string): Promise<{ sha256: string; bytes: number }> {
+  const response = await request(url);
+  expect(response.statusCode).toBe(200);
+  const body = Buffer.from(await response.body.arrayBuffer());
+  return { sha256: createHash('sha256').update(body).digest('hex'), bytes: body.length };
+}

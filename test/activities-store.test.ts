@@ -1,0 +1,184 @@
+// storeResults against the real emulator's result host: images land at the path template with the
+// sha256 of the bytes served, are not downloaded again when already stored, resume after a retry
+// from the heartbeat, and expired or truncated downloads end the way the workflow expects.
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createActivities } from '../activities/index.js';
+import type { StoreRequest, StoreResultsInput } from '../common/types.js';
+import type { RunningEmulator } from '../emulator/index.js';
+import { ManualClock, startTestEmulator } from './support/emulator.js';
+import { applicationFailure, inActivity, servedImage, writeManifest } from './activities-fixture.js';
+
+const KEY = 'sk-live-store-key';
+const accounts = [{ id: 'acct_store', keys: [{ key: KEY }] }];
+const RESULT_ROUTE = 'GET /results/{task_id}/{index}.png';
+
+function downloads(emulator: RunningEmulator): number {
+  return Object.values(emulator.stats().requests[RESULT_ROUTE] ?? {}).reduce((sum, count) => sum + count, 0);
+}
+
+/** A prepared two-item run whose tasks have completed; returns the store requests for both. */
+async function completedRun(config: Parameters<typeof startTestEmulator>[0] = {}) {
+  const clock = new ManualClock();
+  const emulator = await startTestEmulator({ accounts, ...config }, { clock });
+  const fixture = writeManifest([
+    'name: chairs',
+    'output: { dir: ./out, path_template: "{name}/{resolution}/{id}-{size}-{index}.{ext}" }',
+    'items:',
+    '  - { id: oak, prompt: an oak chair, n: 2, size: "16:9" }',
+    '  - { id: pine, prompt: a pine chair }',
+  ]);
+  const activities = createActivities({ apiBaseUrl: emulator.url, apiKey: KEY });
+  const { plan } = await activities.prepareRun({ manifestFile: fixture.file, manifestHash: fixture.hash });
+  const requests: StoreRequest[] = [];
+  for (const index of [0, 1]) {
+    const { taskId } = await activities.submitItem({ plan, index, attempt: 1 });
+    requests.push({ index, taskId, urls: [], attempts: 1, creditsCost: 0 });
+  }
+  clock.advance(10 * 60_000);
+  for (const request of requests) {
+    const task = await activities.fetchTask({ plan, taskId: request.taskId });
+    request.urls = task.urls ?? [];
+    request.creditsCost = task.creditsCost ?? 0;
+  }
+  const input: StoreResultsInput = { plan, shard: 0, items: requests };
+  return { clock, emulator, fixture, activities, plan, input };
+}
+
+function outcomeLines(stateDir: string, hash: string): Record<string, unknown>[] {
+  const file = join(stateDir, `outcomes-${hash.slice(0, 16)}`, 'shard-0001.jsonl');
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+describe('storeResults', () => {
+  it('stores every image at its path with the sha256 of the bytes served', async () => {
+    const { emulator, fixture, activities, input } = await completedRun();
+    const run = inActivity(activities.storeResults, input);
+    expect(await run.result).toEqual({
+      items: [
+        { index: 0, status: 'completed', images: 2 },
+        { index: 1, status: 'completed', images: 1 },
+      ],
+    });
+    expect(run.heartbeats).toEqual([
+      { done: [{ index: 0, status: 'completed', images: 2 }] },
+      {
+        done: [
+          { index: 0, status: 'completed', images: 2 },
+          { index: 1, status: 'completed', images: 1 },
+        ],
+      },
+    ]);
+
+    const lines = outcomeLines(input.plan.stateDir, fixture.hash);
+    expect(lines).toHaveLength(2);
+    const [oak] = lines;
+    expect(Object.keys(oak!)).toEqual([
+      'index',
+      'id',
+      'status',
+      'task_id',
+      'attempts',
+      'credits_cost',
+      'images',
+      'error',
+    ]);
+    expect(oak).toMatchObject({
+      index: 0,
+      id: 'oak',
+      status: 'completed',
+      task_id: input.items[0]!.taskId,
+      credits_cost: 2,
+      error: null,
+    });
+    const images = oak!.images as { path: string; sha256: string; bytes: number; source_url: string }[];
+    expect(images.map((image) => image.path)).toEqual([
+      'chairs/1K/oak-16x9-0.png',
+      'chairs/1K/oak-16x9-1.png',
+    ]);
+    for (const [i, image] of images.entries()) {
+      expect(image.source_url).toBe(input.items[0]!.urls[i]);
+      const served = await servedImage(image.source_url);
+      expect({ sha256: image.sha256, bytes: image.bytes }).toEqual(served);
+      const onDisk = readFileSync(join(fixture.outputDir, image.path));
+      expect(onDisk.length).toBe(served.bytes);
+    }
+    expect(images[0]!.sha256).not.toBe(images[1]!.sha256);
+    expect(downloads(emulator)).toBe(3 + 2); // the activity's three, plus the test's own two
+  });
+
+  it('does not download an image again while the stored file still has its sha256', async () => {
+    const { emulator, fixture, activities, input } = await completedRun();
+    await inActivity(activities.storeResults, input).result;
+    const afterFirst = downloads(emulator);
+
+    // A new activity (no heartbeat to resume from): everything is already stored.
+    expect(await inActivity(activities.storeResults, input).result).toMatchObject({
+      items: [
+        { status: 'completed', images: 2 },
+        { status: 'completed', images: 1 },
+      ],
+    });
+    expect(downloads(emulator)).toBe(afterFirst);
+
+    // A damaged file is downloaded again and repaired.
+    const pine = join(fixture.outputDir, 'chairs/1K/pine-1x1-0.png');
+    const good = readFileSync(pine);
+    writeFileSync(pine, Buffer.concat([good.subarray(0, 100), Buffer.from('not the image')]));
+    await inActivity(activities.storeResults, input).result;
+    expect(downloads(emulator)).toBe(afterFirst + 1);
+    expect(readFileSync(pine).equals(good)).toBe(true);
+  });
+
+  it('on a retry, skips the items its previous attempt heartbeated as done', async () => {
+    const { emulator, fixture, activities, input } = await completedRun();
+    const previous = { done: [{ index: 0, status: 'completed', images: 2 }] };
+    const run = inActivity(activities.storeResults, input, { heartbeatDetails: previous, attempt: 2 });
+    expect(await run.result).toEqual({
+      items: [
+        { index: 0, status: 'completed', images: 2 },
+        { index: 1, status: 'completed', images: 1 },
+      ],
+    });
+    expect(downloads(emulator)).toBe(1);
+    expect(outcomeLines(input.plan.stateDir, fixture.hash).map((line) => line.id)).toEqual(['pine']);
+  });
+
+  it('marks an item whose result URL expired; an image stored earlier stays completed', async () => {
+    const { clock, emulator, fixture, activities, input } = await completedRun({ result_ttl_seconds: 3600 });
+    await inActivity(activities.storeResults, { ...input, items: [input.items[1]!] }).result;
+    clock.advance(24 * 3600_000);
+    const result = await inActivity(activities.storeResults, input).result;
+    const expired = {
+      type: 'ResultExpired',
+      code: 'result_expired',
+      message: 'result URL expired before it was stored',
+    };
+    expect(result.items).toEqual([
+      { index: 0, status: 'expired', images: 0, error: expired },
+      { index: 1, status: 'completed', images: 1 },
+    ]);
+    expect(emulator.stats().requests[RESULT_ROUTE]).toEqual({ '200': 1, '404': 1 });
+    expect(outcomeLines(input.plan.stateDir, fixture.hash).at(-2)).toMatchObject({
+      id: 'oak',
+      status: 'expired',
+      images: [],
+      error: expired,
+    });
+  });
+
+  it('throws a retryable failure on a truncated download and leaves no partial file', async () => {
+    const { fixture, activities, input } = await completedRun({ faults: { truncate_download_rate: 1 } });
+    const failure = await applicationFailure(inActivity(activities.storeResults, input).result);
+    expect(failure.type).toBe('ResultDownloadError');
+    expect(failure.nonRetryable).toBe(false);
+    expect(failure.details?.[0]).toMatchObject({ code: 'api_result_truncated' });
+    const dir = join(fixture.outputDir, 'chairs', '1K');
+    expect(readdirSync(dir)).toEqual([]);
+    expect(() => outcomeLines(input.plan.stateDir, fixture.hash)).toThrow(/ENOENT/);
+  });
+});

@@ -1,0 +1,107 @@
+// The three Workers of a pixelmill worker process, one per task queue (the TypeScript SDK polls
+// one queue per Worker, and refuses a second Worker on the same queue in one process):
+// - WORKFLOW_TASK_QUEUE: the workflows, and the activities that are neither API calls nor transfers;
+// - API_TASK_QUEUE: every call to the image API, dispatched at the run's requests_per_second;
+// - TRANSFER_TASK_QUEUE: downloads from the result host into storage.
+// Every activity is registered on every queue: the workflow picks the queue per call.
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { API_TASK_QUEUE, TRANSFER_TASK_QUEUE, WORKFLOW_TASK_QUEUE } from '../common/names.js';
+
+export interface PixelmillWorkersOptions {
+  connection: NativeConnection;
+  namespace: string;
+  /** From `createActivities(deps)` (activities/index.ts). */
+  activities: object;
+  /**
+   * Per-worker cap on API calls per second, for servers that cannot take the run's limit as
+   * task-queue config. The server applies it to the whole queue, last poller wins.
+   */
+  fallbackRequestsPerSecond?: number;
+  /** Default: workflows/index, built (`dist/workflows/index.js`) or from source (`.ts`). */
+  workflowsPath?: string;
+  identity?: string;
+  /** How long in-flight activities may finish after shutdown() before they are cancelled. */
+  shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
+}
+
+export interface PixelmillWorkers {
+  /** Runs all three until shutdown(); if one fails, stops the others and rejects with its error. */
+  run(): Promise<void>;
+  /** Starts a graceful shutdown of all three; safe to call more than once, or before run(). */
+  shutdown(): void;
+}
+
+export function defaultWorkflowsPath(): string {
+  for (const candidate of ['../workflows/index.js', '../workflows/index.ts']) {
+    const path = fileURLToPath(new URL(candidate, import.meta.url));
+    if (existsSync(path)) return path;
+  }
+  throw new Error('pixelmill: cannot find workflows/index (.js when built, .ts from source)');
+}
+
+export async function createPixelmillWorkers(options: PixelmillWorkersOptions): Promise<PixelmillWorkers> {
+  const common = {
+    connection: options.connection,
+    namespace: options.namespace,
+    activities: options.activities,
+    shutdownGraceTime: options.shutdownGraceTime ?? '10 seconds',
+    ...(options.identity !== undefined ? { identity: options.identity } : {}),
+  } satisfies Partial<WorkerOptions>;
+
+  // Sequential: the workflow Worker bundles the workflow code (seconds of CPU); a failure in one
+  // create must not leave others polling.
+  const workers: Worker[] = [];
+  workers.push(
+    await Worker.create({
+      ...common,
+      taskQueue: WORKFLOW_TASK_QUEUE,
+      workflowsPath: options.workflowsPath ?? defaultWorkflowsPath(),
+    }),
+  );
+  workers.push(
+    await Worker.create({
+      ...common,
+      taskQueue: API_TASK_QUEUE,
+      // Short HTTP calls, paced by the queue's dispatch rate, not by this number.
+      maxConcurrentActivityTaskExecutions: 200,
+      ...(options.fallbackRequestsPerSecond !== undefined
+        ? { maxTaskQueueActivitiesPerSecond: options.fallbackRequestsPerSecond }
+        : {}),
+    }),
+  );
+  workers.push(
+    await Worker.create({
+      ...common,
+      taskQueue: TRANSFER_TASK_QUEUE,
+      maxConcurrentActivityTaskExecutions: 16,
+    }),
+  );
+
+  let stopping = false;
+  const shutdown = (): void => {
+    stopping = true;
+    for (const worker of workers) {
+      // shutdown() throws unless RUNNING; a Worker not yet running simply is not started.
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+    }
+  };
+
+  return {
+    shutdown,
+    async run() {
+      if (stopping) return;
+      const results = await Promise.allSettled(
+        workers.map((worker) =>
+          worker.run().catch((error: unknown) => {
+            shutdown();
+            throw error;
+          }),
+        ),
+      );
+      const failure = results.find((result) => result.status === 'rejected');
+      if (failure) throw failure.reason;
+    },
+  };
+}
