@@ -112,7 +112,8 @@ export function errorFromStatus(
 // Failures that happen before a request can reach the server: a retry cannot duplicate it.
 const BEFORE_SEND_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
-function codeOf(error: unknown): string | undefined {
+/** The error code undici or Node put on a transport failure, if any. */
+export function codeOf(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === 'string') return code;
   // Happy-eyeballs connects report an AggregateError holding one error per address tried.

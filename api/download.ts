@@ -4,7 +4,7 @@
 // stores the stream never keeps a truncated image believing it complete.
 import { Transform, type Readable } from 'node:stream';
 import { request, type Dispatcher } from 'undici';
-import { excerpt, parseRetryAfter } from './classify.js';
+import { codeOf, excerpt, parseRetryAfter } from './classify.js';
 import {
   ResultDownloadError,
   ResultExpiredError,
@@ -63,7 +63,7 @@ export async function downloadResult(
     new ResultDownloadError(code, retryable, `${target} failed: ${why}`, { ...details, ...extra });
 
   const fromTransport = (error: unknown, received?: number, expected?: number) => {
-    const code = String((error as { code?: unknown } | null)?.code ?? 'unknown');
+    const code = codeOf(error) ?? 'unknown';
     if (
       code === 'UND_ERR_CONNECT_TIMEOUT' ||
       code === 'UND_ERR_HEADERS_TIMEOUT' ||

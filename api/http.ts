@@ -20,8 +20,10 @@ export interface JsonCall<S extends z.ZodType> {
   signal?: AbortSignal;
 }
 
+/** Internal signal of readText; callers see it as an InvalidResponseError. */
 class BodyTooLarge extends Error {
   override name = 'BodyTooLarge';
+  readonly code = 'api_body_too_large';
 }
 
 async function readText(body: Dispatcher.ResponseData['body'], limit: number, failOver: boolean) {

@@ -56,8 +56,14 @@ export async function watchRun(client: Client, handle: RunHandle, options: Watch
     }
   })();
   const interrupted = options.stopped?.then(() => 'interrupted' as const);
+  const stopTicker = async (): Promise<void> => {
+    stop = true;
+    wake();
+    await ticker;
+  };
   try {
     const outcome = await Promise.race([handle.result(), ...(interrupted ? [interrupted] : [])]);
+    await stopTicker();
     if (options.tty && last) out.write('\n');
     if (outcome === 'interrupted') {
       out.write(
@@ -73,8 +79,6 @@ export async function watchRun(client: Client, handle: RunHandle, options: Watch
     }
     throw error;
   } finally {
-    stop = true;
-    wake();
-    await ticker;
+    await stopTicker();
   }
 }

@@ -9,7 +9,6 @@ import type { ApiErrorCode } from './errors.js';
 
 export interface AccountState {
   readonly id: string;
-  readonly index: number;
   readonly webhookSecret: string;
   /** Spendable balance: configured credits minus reservations, plus refunds of failed tasks. */
   credits: number;
@@ -33,21 +32,17 @@ const STATUS_ERRORS: Record<KeyStatus, ApiErrorCode | undefined> = {
 };
 
 export class KeyRing {
-  readonly accounts: readonly AccountState[];
   readonly keys: readonly ApiKey[];
   private readonly byToken = new Map<string, ApiKey>();
 
   constructor(accounts: readonly AccountConfig[]) {
-    const states: AccountState[] = [];
     const keys: ApiKey[] = [];
-    accounts.forEach((account, index) => {
+    for (const account of accounts) {
       const state: AccountState = {
         id: account.id,
-        index,
         webhookSecret: account.webhook_secret,
         credits: account.credits,
       };
-      states.push(state);
       account.keys.forEach((key, position) => {
         const apiKey: ApiKey = {
           index: keys.length,
@@ -58,8 +53,7 @@ export class KeyRing {
         keys.push(apiKey);
         this.byToken.set(key.key, apiKey);
       });
-    });
-    this.accounts = states;
+    }
     this.keys = keys;
   }
 

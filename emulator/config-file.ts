@@ -54,7 +54,8 @@ export function parseEmulatorConfigText(text: string, file: string): EmulatorCon
     );
     if (config && problems.length === 0) return config;
     for (const problem of schemaProblems) {
-      const offset = offsetOf(doc, problem.path, problem.message === 'unknown key');
+      const { unknownKeyAt } = problem;
+      const offset = offsetOf(doc, unknownKeyAt ?? problem.path, unknownKeyAt !== undefined);
       problems.push({ offset, text: `${at(offset)} ${formatConfigPath(problem.path)}: ${problem.message}` });
     }
   }

@@ -139,6 +139,8 @@ export const DEMO_API_KEY = 'sk-live-demo';
 export interface ConfigProblem {
   path: readonly PropertyKey[];
   message: string;
+  /** For an unknown key: the path to the key itself, which `path` may leave out (see below). */
+  unknownKeyAt?: readonly PropertyKey[];
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -206,6 +208,21 @@ function duplicateProblems(input: unknown): ConfigProblem[] {
   return problems;
 }
 
+/**
+ * An unknown key is named, so a typo is easy to spot, except under `accounts`: a key pasted where
+ * a field name belongs (`- sk-live-...: active`) is a secret and must not reach the terminal.
+ */
+function unknownKeyProblem(parent: readonly PropertyKey[], key: string): ConfigProblem {
+  const at = [...parent, key];
+  if (parent[0] === 'accounts')
+    return {
+      path: parent,
+      message: 'unknown key (its name is not shown: it may be a secret)',
+      unknownKeyAt: at,
+    };
+  return { path: at, message: 'unknown key', unknownKeyAt: at };
+}
+
 /** Validates a whole (already merged) config, returning every problem rather than the first. */
 export function validateEmulatorConfig(input: unknown): {
   config?: EmulatorConfig;
@@ -217,7 +234,7 @@ export function validateEmulatorConfig(input: unknown): {
   if (result.success) return { problems };
   for (const issue of result.error.issues) {
     if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) problems.push({ path: [...issue.path, key], message: 'unknown key' });
+      for (const key of issue.keys) problems.push(unknownKeyProblem(issue.path, key));
     } else {
       problems.push({ path: issue.path, message: issue.message });
     }

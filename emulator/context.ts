@@ -5,6 +5,7 @@
 // (which draw server faults) does not change which tasks fail or how long they take.
 import type { Language } from '../api/schemas.js';
 import { KeyRing, type ApiKey } from './auth.js';
+import type { ParsedBody } from './body.js';
 import type { Clock } from './clock.js';
 import type { EmulatorConfig } from './config.js';
 import { RenderedImageCache } from './images/render.js';
@@ -32,6 +33,12 @@ export interface EmulatorContext {
   resultBaseUrl: string;
 }
 
+/** What a route handler answers on success; failures are thrown as EmulatorApiError. */
+export interface ApiReply {
+  status: number;
+  body: unknown;
+}
+
 /** One API call after routing and authentication. */
 export interface ApiCall {
   readonly key: ApiKey;
@@ -44,9 +51,6 @@ export interface ApiCall {
   /** The parsed JSON body, for routes that read one. */
   readonly body: ParsedBody;
 }
-
-export type ParsedBody =
-  { kind: 'none' } | { kind: 'too_large' } | { kind: 'invalid_json' } | { kind: 'json'; value: unknown };
 
 export function createContext(config: EmulatorConfig, clock: Clock): EmulatorContext {
   const keys = new KeyRing(config.accounts);

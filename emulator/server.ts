@@ -6,7 +6,8 @@
 // lookup) allocates little beyond the response itself.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Language } from '../api/schemas.js';
-import type { ApiCall, EmulatorContext, ParsedBody } from './context.js';
+import { parseBody, type ParsedBody } from './body.js';
+import type { ApiCall, ApiReply, EmulatorContext } from './context.js';
 import {
   EmulatorApiError,
   errorEnvelope,
@@ -27,7 +28,7 @@ interface ApiRoute {
   readonly pattern: string;
   readonly rateClass: RateClass;
   readonly readsBody: boolean;
-  readonly handle: (ctx: EmulatorContext, call: ApiCall) => { status: number; body: unknown };
+  readonly handle: (ctx: EmulatorContext, call: ApiCall) => ApiReply;
 }
 
 const SUBMIT: ApiRoute = {
@@ -98,20 +99,22 @@ function wrong(route: ApiRoute): Resolved {
   return { kind: 'wrong_method', pattern: route.pattern, allowed: route.method };
 }
 
+/** A server must accept the absolute form `http://host/path` too (RFC 9112 3.2.2); route on its path. */
+function originForm(target: string): string {
+  if (target.startsWith('/') || !/^https?:\/\//i.test(target)) return target;
+  try {
+    const url = new URL(target);
+    return `${url.pathname}${url.search}`;
+  } catch {
+    return target;
+  }
+}
+
 function safeDecode(segment: string): string {
   try {
     return decodeURIComponent(segment);
   } catch {
     return segment;
-  }
-}
-
-function parseBody(buffer: Buffer | undefined): ParsedBody {
-  if (buffer === undefined) return { kind: 'too_large' };
-  try {
-    return { kind: 'json', value: JSON.parse(buffer.toString('utf8')) as unknown };
-  } catch {
-    return { kind: 'invalid_json' };
   }
 }
 
@@ -135,7 +138,7 @@ export function createEmulatorServer(ctx: EmulatorContext, log: (line: string) =
   });
 
   async function dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = req.url ?? '/';
+    const url = originForm(req.url ?? '/');
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
     const query = new URLSearchParams(q < 0 ? '' : url.slice(q + 1));

@@ -4,7 +4,6 @@
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { inspect } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   AuthenticationError,
@@ -22,6 +21,7 @@ import {
   type ImageApiClient,
 } from '../api/index.js';
 import { UserError } from '../common/errors.js';
+import { expectNoSecrets, rejection } from './support/assertions.js';
 
 const KEY = 'sk-live-very-secret-key-123';
 type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
@@ -35,15 +35,6 @@ let client: ImageApiClient;
 const json = (res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}) => {
   res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(value));
 };
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a rejection');
-}
 
 beforeAll(async () => {
   server = createServer((req, res) => {
@@ -208,21 +199,12 @@ describe('the API key stays secret', () => {
       });
     const error = await rejection(client.getTask('t1'));
     expect(error).toBeInstanceOf(AuthenticationError);
-    const texts = [
-      (error as Error).message,
-      (error as Error).stack ?? '',
-      JSON.stringify(error),
-      inspect(error, { depth: 10, showHidden: true }),
-      JSON.stringify(toErrorSummary(error)),
-    ];
-    for (const text of texts) expect(text).not.toContain(KEY);
+    expectNoSecrets([error, toErrorSummary(error)], [KEY]);
     expect((error as Error).message).toContain('[redacted]');
   });
 
   it('never appears in the client itself', () => {
-    expect(inspect(client, { depth: 10, showHidden: true })).not.toContain(KEY);
-    expect(JSON.stringify(client)).not.toContain(KEY);
-    expect(JSON.stringify({ ...client })).not.toContain(KEY);
+    expectNoSecrets([client, { ...client }, client.stats()], [KEY]);
   });
 
   it('is not sent to the result host', async () => {
@@ -281,13 +263,19 @@ describe('downloads', () => {
   });
 });
 
+/** A loopback port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const closed = createServer();
+  closed.listen(0, '127.0.0.1');
+  await once(closed, 'listening');
+  const port = (closed.address() as AddressInfo).port;
+  await new Promise((resolve) => closed.close(resolve));
+  return port;
+}
+
 describe('an unreachable service', () => {
   it('is a retryable NetworkError that cannot have reached the server', async () => {
-    const closed = createServer();
-    closed.listen(0, '127.0.0.1');
-    await once(closed, 'listening');
-    const port = (closed.address() as AddressInfo).port;
-    await new Promise((resolve) => closed.close(resolve));
+    const port = await closedPort();
     const offline = createImageApiClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: KEY });
     try {
       const error = await rejection(offline.submit({ prompt: 'x' }));
@@ -295,9 +283,18 @@ describe('an unreachable service', () => {
       expect(error).toBeInstanceOf(ImageApiError);
       expect(error).toMatchObject({ retryable: true, outcomeUnknown: false, code: 'api_network_error' });
       expect((error as Error).message).toContain('ECONNREFUSED');
-      expect(inspect(error, { depth: 10 })).not.toContain(KEY);
+      expectNoSecrets([error], [KEY]);
     } finally {
       await offline.close();
     }
+  });
+});
+
+describe('an unreachable result host', () => {
+  it('is a retryable result network error naming the cause', async () => {
+    const error = await rejection(client.downloadResult(`http://127.0.0.1:${await closedPort()}/a.png`));
+    expect(error).toBeInstanceOf(ResultDownloadError);
+    expect(error).toMatchObject({ code: 'api_result_network_error', retryable: true });
+    expect((error as Error).message).toContain('ECONNREFUSED');
   });
 });

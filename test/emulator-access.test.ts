@@ -1,7 +1,7 @@
 // Who may call what, and how often: 401 for missing/unknown/disabled/expired keys, 403 for another
 // account's task, 429 with Retry-After per key and class, injected 5xx, unknown routes and methods.
 import { describe, expect, it } from 'vitest';
-import { call, ManualClock, startTestEmulator } from './support/emulator.js';
+import { call, ManualClock, startTestEmulator, submitTask } from './support/emulator.js';
 
 const SUBMIT = '/v1/images/generations';
 const accounts = [
@@ -58,8 +58,7 @@ describe('authentication', () => {
     const emulator = await startTestEmulator({
       accounts: [{ id: 'acct_a', keys: [{ key: 'sk-a' }, { key: 'sk-a2' }] }, accounts[1]!],
     });
-    const id: string = (await call(emulator.url, SUBMIT, { key: 'sk-a', body: { prompt: 'mine' } })).json
-      .data[0].task_id;
+    const id = await submitTask(emulator, 'sk-a', { prompt: 'mine' });
     const foreign = await call(emulator.url, `/v1/tasks/${id}?language=zh`, { key: 'sk-b' });
     expect(foreign.status).toBe(403);
     expect(foreign.json.error).toMatchObject({

@@ -1,7 +1,7 @@
 // The emulator's own endpoints: /_emulator/stats (and RunningEmulator.stats()), the NDJSON
 // ground truth of tasks, and the request log with since_ms, which names keys but never shows them.
 import { describe, expect, it } from 'vitest';
-import { call, ManualClock, startTestEmulator } from './support/emulator.js';
+import { call, ManualClock, startTestEmulator, submitTask } from './support/emulator.js';
 
 const accounts = [
   { id: 'acct_a', credits: 100, keys: [{ key: 'sk-a-first' }, { key: 'sk-a-second' }] },
@@ -25,8 +25,7 @@ describe('emulator endpoints', () => {
       },
       { clock },
     );
-    const a = (await call(emulator.url, SUBMIT, { key: 'sk-a-first', body: { prompt: 'one', n: 3 } })).json
-      .data[0].task_id;
+    const a = await submitTask(emulator, 'sk-a-first', { prompt: 'one', n: 3 });
     await call(emulator.url, SUBMIT, { key: 'sk-a-second', body: { prompt: 'two', resolution: '2K' } });
     await call(emulator.url, SUBMIT, { key: 'sk-b', body: { prompt: 'forbidden three' } });
     await call(emulator.url, SUBMIT, { key: 'sk-a-first', body: { prompt: '' } });
@@ -61,15 +60,8 @@ describe('emulator endpoints', () => {
       { clock },
     );
     const t0 = clock.now();
-    const first = (
-      await call(emulator.url, SUBMIT, { key: 'sk-a-first', body: { prompt: 'same prompt', size: '4:5' } })
-    ).json.data[0].task_id;
-    const second = (
-      await call(emulator.url, SUBMIT, {
-        key: 'sk-b',
-        body: { prompt: 'same prompt', resolution: '4K', n: 2 },
-      })
-    ).json.data[0].task_id;
+    const first = await submitTask(emulator, 'sk-a-first', { prompt: 'same prompt', size: '4:5' });
+    const second = await submitTask(emulator, 'sk-b', { prompt: 'same prompt', resolution: '4K', n: 2 });
     clock.advance(2000);
     const response = await call(emulator.url, '/_emulator/tasks');
     expect(response.headers['content-type']).toMatch(/^application\/x-ndjson/);

@@ -1,9 +1,8 @@
 // POST /v1/tasks/batch: size limits (0, 1, 500, 501), per-id outcomes (task states, invalid_id,
 // not_found for unknown and foreign ids, expired) in the order asked, and its 400s.
 import { describe, expect, it } from 'vitest';
-import { call, ManualClock, startTestEmulator } from './support/emulator.js';
+import { call, ManualClock, startTestEmulator, submitTask } from './support/emulator.js';
 
-const SUBMIT = '/v1/images/generations';
 const accounts = [
   { id: 'acct_a', keys: [{ key: 'sk-a' }] },
   { id: 'acct_b', keys: [{ key: 'sk-b' }] },
@@ -26,8 +25,7 @@ describe('batch', () => {
       },
       { clock },
     );
-    const submit = async (key: string, body: object) =>
-      (await call(emulator.url, SUBMIT, { key, body })).json.data[0].task_id as string;
+    const submit = (key: string, body: object) => submitTask(emulator, key, body);
     const old = await submit('sk-a', { prompt: 'old' });
     clock.advance(200_000); // old: completed at 12 s, expired at 112 s
     const done = await submit('sk-a', { prompt: 'done' });
@@ -63,10 +61,7 @@ describe('batch', () => {
   it('accepts 1 and 500 ids, repeats included, and never loses an acknowledged task', async () => {
     const emulator = await startTestEmulator({ accounts, rate_limits: limits });
     const ids: string[] = [];
-    for (let i = 0; i < 250; i++)
-      ids.push(
-        (await call(emulator.url, SUBMIT, { key: 'sk-a', body: { prompt: `p${i}` } })).json.data[0].task_id,
-      );
+    for (let i = 0; i < 250; i++) ids.push(await submitTask(emulator, 'sk-a', { prompt: `p${i}` }));
     expect(new Set(ids).size).toBe(250);
     const one = await call(emulator.url, '/v1/tasks/batch', { key: 'sk-a', body: { task_ids: [ids[0]] } });
     expect(one.json.data).toHaveLength(1);

@@ -91,6 +91,16 @@ describe('pixelmill emulator', () => {
     expect(cli.output().stderr).not.toMatch(/\n\s+at /);
   });
 
+  it('exits 1 on a config error without printing a key written in the wrong place', async () => {
+    const config = join(dir, 'misplaced-key.yaml');
+    writeFileSync(config, 'accounts:\n  - id: acct_cli\n    keys:\n      - sk-cli-misplaced-key: active\n');
+    const cli = run(['emulator', '--config', config]);
+    expect(await cli.exited).toBe(1);
+    const { stdout, stderr } = cli.output();
+    expect(stderr).toMatch(/misplaced-key\.yaml:4:9 accounts\[0\]\.keys\[0\]: unknown key/);
+    expect(stdout + stderr).not.toContain('sk-cli-misplaced-key');
+  });
+
   it('rejects a bad --port', async () => {
     const cli = run(['emulator', '--port', 'eighty']);
     expect(await cli.exited).not.toBe(0);

@@ -156,6 +156,20 @@ describe('wrapText', () => {
     expect(wrapText('🍰🍰🍰 ☕', 4, 2).map((line) => line.length)).toEqual([3, 1]);
   });
 
+  it('wraps a prompt as long as the body limit to the same grid as its visible start', () => {
+    const word = 'x'.repeat(1024 * 1024);
+    expect(wrapText(word, 60, 8)).toEqual(wrapText(word.slice(0, 60 * 9), 60, 8));
+    const words = 'ab '.repeat(350_000);
+    const lines = wrapText(words, 60, 8);
+    expect(lines).toHaveLength(8);
+    expect(lines[7]!.slice(-3).join('')).toBe('...');
+    expect(wrapText('🍰'.repeat(500_000), 7, 3).map((line) => line.join(''))).toEqual([
+      '🍰'.repeat(7),
+      '🍰'.repeat(7),
+      `${'🍰'.repeat(4)}...`,
+    ]);
+  });
+
   it('gives nothing when no cell fits', () => {
     expect(wrapText('abc', 0, 3)).toEqual([]);
     expect(wrapText('abc', 3, 0)).toEqual([]);

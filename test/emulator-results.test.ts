@@ -2,7 +2,7 @@
 // resolution, different per prompt and index, no auth needed, HEAD, 404s, and download faults.
 import { describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../emulator/index.js';
-import { call, ManualClock, startTestEmulator } from './support/emulator.js';
+import { call, ManualClock, startTestEmulator, submitTask } from './support/emulator.js';
 import { request } from 'undici';
 
 const KEY = 'sk-live-demo';
@@ -15,8 +15,7 @@ const fast = {
 };
 
 async function finishedTask(emulator: RunningEmulator, clock: ManualClock, body: object) {
-  const submitted = await call(emulator.url, '/v1/images/generations', { key: KEY, body });
-  const id: string = submitted.json.data[0].task_id;
+  const id = await submitTask(emulator, KEY, body);
   clock.advance(1000);
   const task = (await call(emulator.url, `/v1/tasks/${id}`, { key: KEY })).json.data;
   expect(task.status).toBe('completed');
@@ -66,6 +65,15 @@ describe('result images', () => {
     expect(a0!.body.equals(b0!.body)).toBe(false);
   });
 
+  it('renders a prompt as long as the body limit allows', async () => {
+    const clock = new ManualClock();
+    const emulator = await startTestEmulator(fast, { clock });
+    const task = await finishedTask(emulator, clock, { prompt: `${'y'.repeat(1_000_000)} tail` });
+    const image = await download(task.result.url[0]!);
+    expect(image.status).toBe(200);
+    expect(pngSize(image.body)).toEqual({ width: 1024, height: 1024 });
+  });
+
   it('answers HEAD with the headers only', async () => {
     const clock = new ManualClock();
     const emulator = await startTestEmulator(fast, { clock });
@@ -79,9 +87,7 @@ describe('result images', () => {
   it('answers 404 for an index out of range, an unfinished task and an unknown task', async () => {
     const clock = new ManualClock();
     const emulator = await startTestEmulator({ generation: { queue_seconds: [5, 5] } }, { clock });
-    const id: string = (
-      await call(emulator.url, '/v1/images/generations', { key: KEY, body: { prompt: 'x', n: 2 } })
-    ).json.data[0].task_id;
+    const id = await submitTask(emulator, KEY, { prompt: 'x', n: 2 });
     for (const path of [
       `/results/${id}/0.png`,
       `/results/${id}/2.png`,

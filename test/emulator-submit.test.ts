@@ -2,7 +2,9 @@
 // (code and param), defaults, credits (reserved at submit, 402 when short) and error languages.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../emulator/index.js';
-import { call, startTestEmulator } from './support/emulator.js';
+import { LANGUAGES } from '../api/schemas.js';
+import type { ApiErrorCode } from '../emulator/errors.js';
+import { call, expectCatalogueText, startTestEmulator } from './support/emulator.js';
 
 const KEY = 'sk-live-demo';
 const SUBMIT = '/v1/images/generations';
@@ -59,7 +61,7 @@ describe('submit', () => {
     expect(response.status).toBe(200);
   });
 
-  const invalid: [string, unknown, string, string | undefined][] = [
+  const invalid: [string, unknown, ApiErrorCode, string | undefined][] = [
     ['malformed JSON', '{"prompt": ', 'invalid_json', undefined],
     ['an empty body', '', 'invalid_json', undefined],
     ['a body that is an array', [{ prompt: 'x' }], 'invalid_body', undefined],
@@ -106,19 +108,29 @@ describe('submit', () => {
     ['an unsupported language', { prompt: 'x', language: 'fr' }, 'invalid_language', 'language'],
   ];
 
-  it.each(invalid)('answers %s with 400 %s', async (_, body, code, param) => {
-    const response = await submit(body);
-    expect(response.status).toBe(400);
-    expect(response.json.error).toMatchObject({ type: 'invalid_request_error', code });
-    expect(response.json.error.param).toBe(param);
-    expect(typeof response.json.error.message).toBe('string');
-    if (param) expect(response.json.error.message).toContain(param);
-  });
+  it.each(invalid)(
+    'answers %s with 400 %s, in each language the body can ask for',
+    async (_, body, code, param) => {
+      // A body that is no JSON object cannot name a language, and an unsupported one means en.
+      const canAsk = typeof body === 'object' && !Array.isArray(body) && code !== 'invalid_language';
+      for (const language of canAsk ? LANGUAGES : (['en'] as const)) {
+        const response = await submit(canAsk ? { ...(body as object), language } : body);
+        expect(response.status).toBe(400);
+        expect(response.json.error).toMatchObject({ type: 'invalid_request_error', code });
+        expect(response.json.error.param).toBe(param);
+        expectCatalogueText(response.json.error.message, code, language);
+        if (param) expect(response.json.error.message).toContain(param);
+      }
+    },
+  );
 
   it('answers a body over 1 MiB with 400 body_too_large', async () => {
-    const response = await submit({ prompt: 'x'.repeat(1024 * 1024 + 10) });
+    const response = await submit({ prompt: 'x'.repeat(1024 * 1024 + 10), language: 'ja' });
     expect(response.status).toBe(400);
     expect(response.json.error.code).toBe('body_too_large');
+    // The body was not read, so its language is unknown.
+    expectCatalogueText(response.json.error.message, 'body_too_large', 'en');
+    expect(response.json.error.message).toContain('1048576');
   });
 
   it('creates no task for a rejected request', async () => {
@@ -128,16 +140,12 @@ describe('submit', () => {
     expect(emulator.stats().tasks_total).toBe(before);
   });
 
-  it('writes every 400 in the language the body asks for, and an unsupported language in en', async () => {
-    const texts = new Set<string>();
-    for (const language of ['zh', 'en', 'ko', 'ja']) {
-      const response = await submit({ prompt: '   ', language });
-      expect(response.json.error.code).toBe('empty_prompt');
-      texts.add(response.json.error.message);
+  it('writes 401 in each language of the submit body', async () => {
+    for (const language of LANGUAGES) {
+      const response = await submit({ prompt: 'x', language }, 'sk-nobody');
+      expect(response.status).toBe(401);
+      expectCatalogueText(response.json.error.message, 'invalid_api_key', language);
     }
-    expect(texts.size).toBe(4);
-    const bad = await submit({ prompt: 'x', language: 'de' });
-    expect(bad.json.error.message).toMatch(/^The parameter 'language'/);
   });
 });
 
@@ -157,6 +165,21 @@ describe('credits', () => {
     expect((await buy({})).status).toBe(402);
     expect(poor.stats().credits_charged).toBe(10);
     expect(poor.stats().tasks_total).toBe(2);
+  });
+
+  it('writes 402 in each language of the submit body, with cost and balance filled in', async () => {
+    const broke = await startTestEmulator({
+      accounts: [{ id: 'acct_broke', credits: 3, keys: [{ key: 'sk-broke' }] }],
+    });
+    for (const language of LANGUAGES) {
+      const response = await call(broke.url, SUBMIT, {
+        key: 'sk-broke',
+        body: { prompt: 'x', resolution: '4K', language },
+      });
+      expect(response.status).toBe(402);
+      expectCatalogueText(response.json.error.message, 'insufficient_credits', language);
+      expect(response.json.error.message).toMatch(/4\D.*3/);
+    }
   });
 
   it('checks the body before credits: a bad request from an empty account is a 400', async () => {

@@ -1,8 +1,10 @@
 // The task state machine on a manual clock: pending -> processing -> completed | failed, the
-// fields present in each state, refunds of failed tasks, expiry, and task error languages.
+// fields present in each state, refunds of failed tasks, expiry, and the languages of task errors
+// and of GET and batch errors.
 import { describe, expect, it } from 'vitest';
+import { LANGUAGES, type Language } from '../api/schemas.js';
 import type { RunningEmulator } from '../emulator/index.js';
-import { call, ManualClock, startTestEmulator } from './support/emulator.js';
+import { call, expectCatalogueText, ManualClock, startTestEmulator, submitTask } from './support/emulator.js';
 
 const KEY = 'sk-live-demo';
 const SUBMIT = '/v1/images/generations';
@@ -17,11 +19,7 @@ async function setup(config: Parameters<typeof startTestEmulator>[0] = {}) {
   return { clock, emulator };
 }
 
-async function submitOne(emulator: RunningEmulator, body: object, key = KEY): Promise<string> {
-  const response = await call(emulator.url, SUBMIT, { key, body });
-  expect(response.status).toBe(200);
-  return response.json.data[0].task_id as string;
-}
+const submitOne = (emulator: RunningEmulator, body: object) => submitTask(emulator, KEY, body);
 
 const get = (emulator: RunningEmulator, id: string, query = '') =>
   call(emulator.url, `/v1/tasks/${id}${query}`, { key: KEY });
@@ -125,6 +123,34 @@ describe('task states', () => {
     expect(emulator.stats().tasks.expired).toBe(1);
   });
 
+  it('expires completed and failed tasks 24 h x time_scale after completion by default', async () => {
+    const { clock, emulator } = await setup({ time_scale: 0.5 });
+    const t0 = clock.now();
+    const done = await submitOne(emulator, { prompt: 'kept for half a day' });
+    const failed = await submitOne(emulator, { prompt: 'a forbidden one' });
+    const terminal = t0 + 6_000;
+    const expiry = terminal + 86_400_000 * 0.5;
+    clock.advance(terminal - t0);
+    const task = (await get(emulator, done)).json.data;
+    expect(task.result.expires_at).toBe(expiry / 1000);
+    const imagePath = new URL(task.result.url[0]).pathname;
+    /** HTTP statuses of GET (both tasks) and of the image, then the batch statuses of both. */
+    const look = async () => [
+      (await get(emulator, done)).status,
+      (await get(emulator, failed)).status,
+      (await call(emulator.url, imagePath)).status,
+      ...(
+        await call(emulator.url, '/v1/tasks/batch', { key: KEY, body: { task_ids: [done, failed] } })
+      ).json.data.map((item: { status: string }) => item.status),
+    ];
+
+    clock.advance(expiry - terminal - 1);
+    expect(await look()).toEqual([200, 200, 200, 'completed', 'failed']);
+    clock.advance(1);
+    expect(await look()).toEqual([404, 404, 404, 'expired', 'expired']);
+    expect(emulator.stats().tasks_total).toBe(2);
+  });
+
   it('fails tasks at their terminal moment with failure_rate 1, carrying only the failure fields, and refunds them', async () => {
     const { clock, emulator } = await setup({
       generation: { ...fixed.generation, failure_rate: 1 },
@@ -206,6 +232,34 @@ describe('task states', () => {
       const response = await get(emulator, id, '?language=xx');
       expect(response.status).toBe(404);
       expect(response.json.error).toMatchObject({ code: 'task_not_found', message: 'Task not found.' });
+    }
+  });
+
+  it('writes GET and batch errors in each ?language, and in en for an unsupported or empty one', async () => {
+    const { emulator } = await setup({
+      accounts: [
+        { id: 'acct_demo', keys: [{ key: KEY }] },
+        { id: 'acct_other', keys: [{ key: 'sk-other' }] },
+      ],
+    });
+    const theirs = await submitTask(emulator, 'sk-other', { prompt: 'not yours' });
+    const cases: [string, Language][] = [
+      ...LANGUAGES.map((language): [string, Language] => [language, language]),
+      ['fr', 'en'],
+      ['', 'en'],
+    ];
+    for (const [asked, language] of cases) {
+      const query = `?language=${asked}`;
+      const unknown = await get(emulator, 'task_00000000000000000000000000', query);
+      expectCatalogueText(unknown.json.error.message, 'task_not_found', language);
+      const foreign = await get(emulator, theirs, query);
+      expect(foreign.status).toBe(403);
+      expectCatalogueText(foreign.json.error.message, 'task_forbidden', language);
+      const unauthorised = await call(emulator.url, `/v1/tasks/${theirs}${query}`, { key: 'sk-nobody' });
+      expectCatalogueText(unauthorised.json.error.message, 'invalid_api_key', language);
+      const batch = await call(emulator.url, `/v1/tasks/batch${query}`, { key: KEY, body: { task_ids: [] } });
+      expect(batch.status).toBe(400);
+      expectCatalogueText(batch.json.error.message, 'empty_task_ids', language);
     }
   });
 

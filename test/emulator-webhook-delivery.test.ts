@@ -2,48 +2,14 @@
 // moment, the Task object as body in the submit language, signed with the account's secret
 // (no header when the secret is empty), retried on 5xx, counted in stats.
 import { createHmac } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
-import { call, startTestEmulator } from './support/emulator.js';
-
-interface Received {
-  url: string;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-const closers: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const close of closers.splice(0)) await close();
-});
-
-/** A receiver on 127.0.0.1:0 answering the n-th request with statuses[n] (200 after the list). */
-async function startReceiver(statuses: number[] = []) {
-  const received: Received[] = [];
-  const waiters: (() => void)[] = [];
-  const server = createServer((req, res) => {
-    let body = '';
-    req.setEncoding('utf8');
-    req.on('data', (chunk: string) => (body += chunk));
-    req.on('end', () => {
-      received.push({ url: req.url ?? '', headers: req.headers, body });
-      res.writeHead(statuses[received.length - 1] ?? 200).end();
-      waiters.splice(0).forEach((wake) => wake());
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  closers.push(async () => {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  });
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/pixelmill`;
-  const until = async (count: number): Promise<Received[]> => {
-    while (received.length < count) await new Promise<void>((resolve) => waiters.push(resolve));
-    return received;
-  };
-  return { base, received, until };
-}
+import { describe, expect, it } from 'vitest';
+import {
+  call,
+  ManualClock,
+  startTestEmulator,
+  startWebhookReceiver as startReceiver,
+  submitTask,
+} from './support/emulator.js';
 
 const accounts = [
   { id: 'acct_signed', webhook_secret: 'whsec_signed', keys: [{ key: 'sk-signed' }] },
@@ -59,12 +25,7 @@ describe('webhooks from the emulator', () => {
   it('posts the completed Task to {webhook}/callback, signed with the account secret', async () => {
     const receiver = await startReceiver();
     const emulator = await startTestEmulator(quick);
-    const id = (
-      await call(emulator.url, '/v1/images/generations', {
-        key: 'sk-signed',
-        body: { prompt: 'hooked', webhook: receiver.base },
-      })
-    ).json.data[0].task_id;
+    const id = await submitTask(emulator, 'sk-signed', { prompt: 'hooked', webhook: receiver.base });
     const [delivery] = await receiver.until(1);
     expect(delivery!.url).toBe('/hooks/pixelmill/callback');
     expect(delivery!.headers['content-type']).toMatch(/^application\/json/);
@@ -115,5 +76,53 @@ describe('webhooks from the emulator', () => {
       .poll(() => emulator.stats().webhooks)
       .toEqual({ delivered: 1, retryable_failure: 2, rejected: 1, gave_up: 0 });
     expect(refused.received).toHaveLength(1);
+  });
+
+  it('retries 10, 30 and 60 s x time_scale apart on the emulator clock, then gives up', async () => {
+    const clock = new ManualClock();
+    const receiver = await startReceiver([500, 503, 429, 500], clock);
+    const emulator = await startTestEmulator(quick, { clock });
+    await submitTask(emulator, 'sk-signed', { prompt: 'p', webhook: receiver.base });
+    const terminal = clock.now() + 6; // (1 s queue + 5 s generation) x 0.001
+    clock.advance(6);
+    for (const [attempt, gap] of [10, 30, 60].entries()) {
+      await receiver.until(attempt + 1);
+      await expect.poll(() => emulator.stats().webhooks.retryable_failure).toBe(attempt + 1);
+      // The only timer left is the next retry, due exactly `gap` ms after the failure.
+      expect(clock.pendingTimes()).toEqual([clock.now() + gap]);
+      clock.advance(gap);
+    }
+    await receiver.until(4);
+    await expect
+      .poll(() => emulator.stats().webhooks)
+      .toEqual({ delivered: 0, retryable_failure: 4, rejected: 0, gave_up: 1 });
+    expect(clock.pendingTimes()).toEqual([]);
+    expect(receiver.received.map((r) => r.at - terminal)).toEqual([0, 10, 40, 100]);
+    const signature = createHmac('sha256', 'whsec_signed').update(receiver.received[0]!.body).digest('hex');
+    for (const attempt of receiver.received) {
+      expect(attempt.body).toBe(receiver.received[0]!.body);
+      expect(attempt.headers['x-webhook-signature']).toBe(signature);
+    }
+  });
+
+  it('abandons an attempt after 10 s x time_scale without an answer, and retries it', async () => {
+    const clock = new ManualClock();
+    const receiver = await startReceiver([0, 200], clock);
+    // 0.5: the attempt timeout is 5 s of emulator time, far above the sender's 1 s floor.
+    const emulator = await startTestEmulator({ ...quick, time_scale: 0.5 }, { clock });
+    await submitTask(emulator, 'sk-signed', { prompt: 'p', webhook: receiver.base });
+    clock.advance(3_000);
+    const terminal = clock.now();
+    await receiver.until(1);
+    expect(clock.pendingTimes()).toEqual([terminal + 5_000]);
+    clock.advance(4_999);
+    expect(emulator.stats().webhooks.retryable_failure).toBe(0);
+    clock.advance(1);
+    await expect.poll(() => emulator.stats().webhooks.retryable_failure).toBe(1);
+    expect(clock.pendingTimes()).toEqual([terminal + 10_000]);
+    clock.advance(5_000);
+    await receiver.until(2);
+    await expect.poll(() => emulator.stats().webhooks.delivered).toBe(1);
+    expect(receiver.received.map((r) => r.at - terminal)).toEqual([0, 10_000]);
   });
 });

@@ -7,9 +7,9 @@
 // request, 401 and 429 included, is in the caller's language.
 import type { Language, Resolution } from '../../api/schemas.js';
 import { DEFAULT_MODEL, LANGUAGES, MAX_IMAGE_URLS, RESOLUTIONS } from '../../api/schemas.js';
-import type { ApiCall, EmulatorContext, ParsedBody } from '../context.js';
+import { jsonObjectBody, type ParsedBody } from '../body.js';
+import type { ApiCall, ApiReply, EmulatorContext } from '../context.js';
 import { EmulatorApiError } from '../errors.js';
-import { MAX_BODY_BYTES } from '../http.js';
 import { parseLanguage } from '../i18n.js';
 
 export interface ValidSubmit {
@@ -38,12 +38,7 @@ function isHttpUrl(value: unknown): value is string {
 }
 
 export function validateSubmit(body: ParsedBody, ctx: EmulatorContext): ValidSubmit {
-  if (body.kind === 'too_large') throw new EmulatorApiError('body_too_large', { max: MAX_BODY_BYTES });
-  if (body.kind !== 'json') throw new EmulatorApiError('invalid_json');
-  if (typeof body.value !== 'object' || body.value === null || Array.isArray(body.value)) {
-    throw new EmulatorApiError('invalid_body');
-  }
-  const fields = body.value as Record<string, unknown>;
+  const fields = jsonObjectBody(body);
   const given = (name: string): unknown => (fields[name] === null ? undefined : fields[name]);
   const { max_n: maxN, sizes } = ctx.config;
 
@@ -95,7 +90,7 @@ export function validateSubmit(body: ParsedBody, ctx: EmulatorContext): ValidSub
   };
 }
 
-export function handleSubmit(ctx: EmulatorContext, call: ApiCall): { status: number; body: unknown } {
+export function handleSubmit(ctx: EmulatorContext, call: ApiCall): ApiReply {
   const request = validateSubmit(call.body, ctx);
   const { store } = ctx;
   const account = call.key.account;

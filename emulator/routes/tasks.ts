@@ -4,13 +4,13 @@
 // batch; another account's task is 403 on GET but `not_found` in a batch (a batch must not
 // reveal that someone else's id exists); an expired task is 404 `task_expired` / `expired`.
 import { MAX_BATCH_IDS, type BatchItem } from '../../api/schemas.js';
-import type { ApiCall, EmulatorContext } from '../context.js';
+import { jsonObjectBody } from '../body.js';
+import type { ApiCall, ApiReply, EmulatorContext } from '../context.js';
 import { EmulatorApiError } from '../errors.js';
-import { MAX_BODY_BYTES } from '../http.js';
 import { isTaskIdShape } from '../task-id.js';
 import { renderTask } from '../task-view.js';
 
-export function handleGetTask(ctx: EmulatorContext, call: ApiCall): { status: number; body: unknown } {
+export function handleGetTask(ctx: EmulatorContext, call: ApiCall): ApiReply {
   const id = call.pathParam;
   const record = isTaskIdShape(id) ? ctx.store.get(id) : undefined;
   if (!record) throw new EmulatorApiError('task_not_found');
@@ -23,13 +23,8 @@ export function handleGetTask(ctx: EmulatorContext, call: ApiCall): { status: nu
   return { status: 200, body: { code: 200, data: renderTask(record, now, language, ctx.resultBaseUrl) } };
 }
 
-export function handleBatch(ctx: EmulatorContext, call: ApiCall): { status: number; body: unknown } {
-  const { body } = call;
-  if (body.kind === 'too_large') throw new EmulatorApiError('body_too_large', { max: MAX_BODY_BYTES });
-  if (body.kind !== 'json') throw new EmulatorApiError('invalid_json');
-  if (typeof body.value !== 'object' || body.value === null || Array.isArray(body.value))
-    throw new EmulatorApiError('invalid_body');
-  const ids = (body.value as Record<string, unknown>).task_ids;
+export function handleBatch(ctx: EmulatorContext, call: ApiCall): ApiReply {
+  const ids = jsonObjectBody(call.body).task_ids;
   if (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string'))
     throw new EmulatorApiError('invalid_task_ids');
   if (ids.length === 0) throw new EmulatorApiError('empty_task_ids');

@@ -1,12 +1,17 @@
 // Test helpers for the emulator: start one on 127.0.0.1 port 0 with config overrides and have it
-// closed automatically, a manual clock to move emulated time without sleeping, and a raw HTTP
-// helper that returns status, headers and parsed JSON.
+// closed automatically, a manual clock to move emulated time without sleeping, a raw HTTP helper
+// that returns status, headers and parsed JSON, a check of error texts against the catalogue, and
+// a webhook receiver.
 //
 // Cleanup: started inside a test, the emulator closes when that test finishes; started in a
 // beforeAll (or at file level), it closes in this module's afterAll for the importing file.
-import { afterAll, onTestFinished } from 'vitest';
+import { afterAll, expect, onTestFinished } from 'vitest';
+import type { Language } from '../../api/schemas.js';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
-import type { Clock, Timer } from '../../emulator/clock.js';
+import { systemClock, type Clock, type Timer } from '../../emulator/clock.js';
+import { MESSAGES, type MessageId } from '../../emulator/i18n.js';
 import { startEmulator, type EmulatorConfigOverrides, type RunningEmulator } from '../../emulator/index.js';
 
 const fileScoped: RunningEmulator[] = [];
@@ -16,6 +21,8 @@ afterAll(async () => {
 
 export interface TestEmulatorOptions {
   clock?: Clock;
+  /** Receives the emulator's reports of unexpected internal errors (default: stderr). */
+  log?: (line: string) => void;
 }
 
 export async function startTestEmulator(
@@ -49,6 +56,14 @@ export class ManualClock implements Clock {
     return { cancel: () => void (timer.cancelled = true) };
   }
 
+  /** When the timers not yet fired nor cancelled are due, earliest first. */
+  pendingTimes(): number[] {
+    return this.timers
+      .filter((t) => !t.cancelled)
+      .map((t) => t.at)
+      .sort((a, b) => a - b);
+  }
+
   advance(ms: number): void {
     const target = this.time + ms;
     for (;;) {
@@ -73,10 +88,11 @@ export interface RawResponse {
 }
 
 export interface RawRequest {
-  method?: 'GET' | 'POST' | 'HEAD' | 'PUT' | 'DELETE';
+  /** Any method token; default GET, or POST when there is a body. */
+  method?: string;
   /** Sent as `Authorization: Bearer <key>`; omit for no header. */
   key?: string;
-  /** An object is sent as JSON; a string is sent as is. */
+  /** An object is sent as JSON; a string or Buffer is sent as is. */
   body?: unknown;
   headers?: Record<string, string>;
 }
@@ -84,9 +100,12 @@ export interface RawRequest {
 export async function call(baseUrl: string, path: string, options: RawRequest = {}): Promise<RawResponse> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.key !== undefined) headers.authorization = `Bearer ${options.key}`;
-  let body: string | undefined;
+  let body: string | Buffer | undefined;
   if (options.body !== undefined) {
-    body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+    body =
+      typeof options.body === 'string' || Buffer.isBuffer(options.body)
+        ? options.body
+        : JSON.stringify(options.body);
     headers['content-type'] ??= 'application/json';
   }
   const response = await request(`${baseUrl}${path}`, {
@@ -102,4 +121,65 @@ export async function call(baseUrl: string, path: string, options: RawRequest = 
     json = undefined;
   }
   return { status: response.statusCode, headers: response.headers, text, json };
+}
+
+/** Submits through raw HTTP and returns the new task id; fails the test unless the answer is 200. */
+export async function submitTask(emulator: RunningEmulator, key: string, body: object): Promise<string> {
+  const response = await call(emulator.url, '/v1/images/generations', { key, body });
+  expect(response.status, response.text).toBe(200);
+  return response.json.data[0].task_id as string;
+}
+
+/**
+ * Asserts that `message` is the catalogue text of `id` in `language` with every variable filled
+ * (a `{name}` left over, or a text of another language, fails).
+ */
+export function expectCatalogueText(message: unknown, id: MessageId, language: Language): void {
+  expect(typeof message).toBe('string');
+  expect(message).not.toMatch(/\{\w+\}/);
+  const pattern = MESSAGES[id][language]
+    .split(/\{\w+\}/)
+    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+    .join('.+');
+  expect(message).toMatch(new RegExp(`^${pattern}$`));
+}
+
+export interface ReceivedWebhook {
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+  /** The given clock's time on arrival. */
+  at: number;
+}
+
+/**
+ * A webhook receiver on 127.0.0.1:0 that answers the n-th request with statuses[n] (200 after the
+ * list; 0 holds the request unanswered) and notes each arrival on `clock`. `base` is the address
+ * to submit as `webhook`; `until(n)` resolves once n requests have arrived. Closed with the test.
+ */
+export async function startWebhookReceiver(statuses: readonly number[] = [], clock: Clock = systemClock) {
+  const received: ReceivedWebhook[] = [];
+  const waiters: (() => void)[] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => (body += chunk));
+    req.on('end', () => {
+      received.push({ url: req.url ?? '', headers: req.headers, body, at: clock.now() });
+      const status = statuses[received.length - 1] ?? 200;
+      if (status !== 0) res.writeHead(status).end();
+      waiters.splice(0).forEach((wake) => wake());
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  onTestFinished(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/pixelmill`;
+  const until = async (count: number): Promise<ReceivedWebhook[]> => {
+    while (received.length < count) await new Promise<void>((resolve) => waiters.push(resolve));
+    return received;
+  };
+  return { base, received, until };
 }

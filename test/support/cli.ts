@@ -1,0 +1,79 @@
+// Runs the built `pixelmill` CLI as a user would, in a sandbox: its own state folder (embedded
+// Temporal dev server, emulator port) and free ports, torn down by `stop()`.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { stopDevServer } from '../../temporal/dev-server.js';
+
+export const CLI = fileURLToPath(new URL('../../bin/pixelmill.js', import.meta.url));
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface CliSandbox {
+  dir: string;
+  env: NodeJS.ProcessEnv;
+  run(args: string[], options?: { env?: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<CliResult>;
+  spawn(args: string[]): ChildProcess;
+  stop(): Promise<void>;
+}
+
+export async function cliSandbox(extraEnv: NodeJS.ProcessEnv = {}): Promise<CliSandbox> {
+  const dir = mkdtempSync(join(tmpdir(), 'pixelmill-cli-'));
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PIXELMILL_STATE_DIR: join(dir, '.pixelmill'),
+    PIXELMILL_TEMPORAL_PORT: String(await freePort()),
+    PIXELMILL_TEMPORAL_UI_PORT: String(await freePort()),
+    TEMPORAL_ADDRESS: '',
+    PIXELMILL_API_BASE_URL: '',
+    ...extraEnv,
+  };
+  const spawnCli = (args: string[], more: NodeJS.ProcessEnv = {}): ChildProcess =>
+    spawn(process.execPath, [CLI, ...args], {
+      cwd: dir,
+      env: { ...env, ...more },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+  return {
+    dir,
+    env,
+    spawn: (args) => spawnCli(args),
+    run(args, options = {}) {
+      const child = spawnCli(args, options.env);
+      let stdout = '';
+      let stderr = '';
+      child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 120_000);
+      return new Promise((resolve) =>
+        child.on('close', (code) => {
+          clearTimeout(timer);
+          resolve({ code, stdout, stderr });
+        }),
+      );
+    },
+    async stop() {
+      await stopDevServer(join(dir, '.pixelmill'));
+    },
+  };
+}
+
+export function sha256File(path: string): string {
+  return createHash('sha256').update(readFileSync(path)).digest('hex');
+}
