@@ -5,7 +5,14 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { createActivityRuntime } from '../activities/index.js';
-import { DEMO_API_KEY, loadEmulatorConfig, startEmulator, type RunningEmulator } from '../emulator/index.js';
+import { parse as parseYaml } from 'yaml';
+import {
+  DEMO_API_KEY,
+  loadEmulatorConfig,
+  startEmulator,
+  type EmulatorConfigOverrides,
+  type RunningEmulator,
+} from '../emulator/index.js';
 import { connectWorkerConnection, type TemporalEndpoint } from '../temporal/connection.js';
 import { createPixelmillWorkers } from '../worker/workers.js';
 
@@ -29,10 +36,20 @@ export async function startEmbeddedEmulator(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<RunningEmulator> {
   const configFile = env.PIXELMILL_EMULATOR_CONFIG;
-  const fromFile = configFile ? loadEmulatorConfig(configFile) : undefined;
+  // Validated as a whole, but only the keys the file sets override the embedded defaults below.
+  if (configFile) loadEmulatorConfig(configFile);
+  const fromFile = configFile
+    ? ((parseYaml(readFileSync(configFile, 'utf8')) as EmulatorConfigOverrides | null) ?? {})
+    : {};
   const record = join(stateDir, 'emulator.json');
   const saved = existsSync(record) ? (JSON.parse(readFileSync(record, 'utf8')) as { port?: number }) : {};
-  const config = { time_scale: EMBEDDED_TIME_SCALE, ...fromFile, host: '127.0.0.1' };
+  // The journal lets a run killed mid-flight resume against an emulator that still knows its tasks.
+  const config = {
+    time_scale: EMBEDDED_TIME_SCALE,
+    state_file: join(stateDir, 'emulator-tasks.jsonl'),
+    ...fromFile,
+    host: '127.0.0.1',
+  };
   let emulator: RunningEmulator;
   try {
     emulator = await startEmulator({ config: { ...config, port: saved.port ?? 0 } });

@@ -53,6 +53,7 @@ export const EmulatorConfigSchema = z.strictObject({
   time_scale: z.number().positive(),
   seed: z.number().int(),
   result_base_url: httpUrl.nullable(),
+  state_file: z.string().min(1).nullable(),
   max_n: z.number().int().min(1),
   sizes: z
     .array(
@@ -96,6 +97,7 @@ export const DEFAULT_EMULATOR_CONFIG: EmulatorConfig = deepFreeze({
   time_scale: 1,
   seed: 1,
   result_base_url: null,
+  state_file: null,
   max_n: 4,
   sizes: ALL_SIZES,
   accounts: [

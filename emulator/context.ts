@@ -12,6 +12,7 @@ import { RenderedImageCache } from './images/render.js';
 import { seededRandom, type Random } from './random.js';
 import { RateLimiter } from './rate-limit.js';
 import { RequestStats } from './stats.js';
+import { TaskJournal } from './journal.js';
 import { TaskStore } from './store.js';
 import { TerminalNotifier } from './terminal-notifier.js';
 
@@ -57,7 +58,8 @@ export function createContext(config: EmulatorConfig, clock: Clock): EmulatorCon
   // Streams derived from the one seed; the offsets only need to differ.
   const stream = (offset: number): Random => seededRandom((config.seed + offset * 0x9e3779b1) | 0);
   const stats = new RequestStats((index) => keys.keys[index]?.label);
-  const store = new TaskStore(config, clock, stream(0), stream(1));
+  const journal = config.state_file ? new TaskJournal(config.state_file) : undefined;
+  const store = new TaskStore(config, clock, stream(0), stream(1), journal);
   const context: EmulatorContext = {
     config,
     clock,
@@ -78,5 +80,15 @@ export function createContext(config: EmulatorConfig, clock: Clock): EmulatorCon
     downloadRandom: stream(4),
     resultBaseUrl: '',
   };
+  if (journal) {
+    const accounts = new Map(keys.keys.map((key) => [key.account.id, key.account]));
+    const now = clock.now();
+    for (const record of journal.load(accounts)) {
+      store.add(record);
+      // Webhooks still to come are armed again; those due while the emulator was down are lost,
+      // as a receiver that was down would lose them (polling is the safety net).
+      if (record.endsAt > now) context.notifier.schedule(record);
+    }
+  }
   return context;
 }

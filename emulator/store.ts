@@ -15,6 +15,7 @@ import type { EmulatorConfig } from './config.js';
 import type { TaskErrorCode } from './errors.js';
 import { uniform, type Random } from './random.js';
 import { newTaskId } from './task-id.js';
+import type { TaskJournal } from './journal.js';
 
 export type TaskPhase = 'pending' | 'processing' | 'completed' | 'failed' | 'expired';
 
@@ -80,6 +81,8 @@ export class TaskStore {
     private readonly random: Random,
     /** Draws the random part of task ids; separate so ids do not shift the other draws. */
     private readonly idRandom: Random,
+    /** Written before a task is acknowledged, when the config has a `state_file`. */
+    private readonly journal?: TaskJournal,
   ) {
     this.blockedWords = config.generation.blocked_words.map((word) => word.toLowerCase());
     this.scaleMs = 1000 * config.time_scale;
@@ -147,11 +150,17 @@ export class TaskStore {
       failure,
       reserved,
     );
-    this.tasks.set(id, record);
-    input.account.credits -= reserved;
-    this.reservedTotal += reserved;
-    if (failure) this.refunds.push(record);
+    this.journal?.append(record);
+    this.add(record);
     return record;
+  }
+
+  /** Takes a task back from the journal after a restart, with its credits. */
+  add(record: TaskRecord): void {
+    this.tasks.set(record.id, record);
+    record.account.credits -= record.reserved;
+    this.reservedTotal += record.reserved;
+    if (record.failure) this.refunds.push(record);
   }
 
   /** Refunds every failing task whose terminal moment has passed. */

@@ -35,6 +35,14 @@ afterAll(async () => {
   await sandbox?.stop();
 });
 
+async function waitUntil(check: () => boolean, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 interface ReportLine {
   id: string;
   status: string;
@@ -79,6 +87,70 @@ describe('pixelmill run (embedded)', () => {
       runId: 'pixelmill/embedded-test',
       status: 'COMPLETED',
     });
+  });
+
+  it('resumes a run whose CLI was killed (SIGKILL): nothing lost, only in-flight submits repeated', async () => {
+    // Slower generation and a modest rate, so the kill lands mid-run.
+    writeFileSync(
+      join(sandbox.dir, 'slow.yaml'),
+      [
+        'time_scale: 0.05',
+        'rate_limits:',
+        '  submit: { per_second: 1000, burst: 1000 }',
+        '  query: { per_second: 1000, burst: 1000 }',
+      ].join('\n'),
+    );
+    const env = { PIXELMILL_EMULATOR_CONFIG: join(sandbox.dir, 'slow.yaml') };
+    const items = Array.from({ length: 40 }, (_, i) => `  - { id: r${i}, prompt: "resumable ${i}" }`);
+    writeFileSync(
+      join(sandbox.dir, 'resume.yaml'),
+      [
+        'name: resume-test',
+        'limits: { requests_per_second: 20 }',
+        'output: ./resume-out',
+        'items:',
+        ...items,
+      ].join('\n'),
+    );
+
+    const first = sandbox.spawn(['run', 'resume.yaml', '--no-progress'], env);
+    let stderr = '';
+    first.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    // Kill once some items are at the API and none is finished: the worst moment.
+    await waitUntil(() => /started run pixelmill\/resume-test/.test(stderr));
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    first.kill('SIGKILL');
+    await new Promise((resolve) => first.on('close', resolve));
+
+    const second = await sandbox.run(['run', 'resume.yaml', '--no-progress'], { env, timeoutMs: 180_000 });
+    expect(second.stderr).toMatch(/attached to the running run pixelmill\/resume-test/);
+    const reportText = readFileSync(join(sandbox.dir, 'resume-out', 'report.jsonl'), 'utf8');
+    expect(
+      second.code,
+      `${second.stderr}\n${reportText
+        .split('\n')
+        .filter((line) => !line.includes('"completed"'))
+        .join('\n')}`,
+    ).toBe(0);
+    const report = reportText
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as ReportLine);
+    expect(report).toHaveLength(40);
+    expect(report.every((line) => line.status === 'completed')).toBe(true);
+    for (const image of report.flatMap((line) => line.images))
+      expect(sha256File(join(sandbox.dir, 'resume-out', image.path))).toBe(image.sha256);
+
+    // The emulator's journal is the ground truth of what was submitted.
+    const journal = readFileSync(join(sandbox.dir, '.pixelmill', 'emulator-tasks.jsonl'), 'utf8')
+      .trim()
+      .split('\n');
+    const prompts = journal
+      .map((line) => (JSON.parse(line) as unknown[])[2] as string)
+      .filter((prompt) => prompt.startsWith('resumable'));
+    expect(new Set(prompts).size).toBe(40);
+    // Only requests in flight at the kill may have been sent twice.
+    expect(prompts.length - 40).toBeLessThanOrEqual(20);
   });
 
   it('rejects an invalid manifest before anything starts, with file:line:col and exit code 1', async () => {

@@ -14,17 +14,23 @@ type Activities = ReturnType<typeof createActivities>;
  */
 const apiRetry = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' };
 
+/**
+ * A worker that dies mid-call is noticed only when the call times out, so the limit is close to
+ * the client's own (10 s to connect, 30 s for headers): a killed run resumes within a minute.
+ */
+const API_CALL_TIMEOUT = '45 seconds';
+
 /** Tracking outranks submitting: results must be fetched long before their URLs expire. */
 export const { lookupTasks, fetchTask } = proxyActivities<Activities>({
   taskQueue: API_TASK_QUEUE,
-  startToCloseTimeout: '2 minutes',
+  startToCloseTimeout: API_CALL_TIMEOUT,
   retry: apiRetry,
   priority: { priorityKey: 1 },
 });
 
 export const { submitItem } = proxyActivities<Activities>({
   taskQueue: API_TASK_QUEUE,
-  startToCloseTimeout: '2 minutes',
+  startToCloseTimeout: API_CALL_TIMEOUT,
   retry: apiRetry,
   priority: { priorityKey: 3 },
 });
@@ -33,7 +39,7 @@ export const { submitItem } = proxyActivities<Activities>({
 export const { storeResults } = proxyActivities<Activities>({
   taskQueue: TRANSFER_TASK_QUEUE,
   startToCloseTimeout: '30 minutes',
-  heartbeatTimeout: '2 minutes',
+  heartbeatTimeout: '1 minute',
   retry: {
     initialInterval: '2 seconds',
     backoffCoefficient: 2,

@@ -29,7 +29,7 @@ export interface CliSandbox {
   dir: string;
   env: NodeJS.ProcessEnv;
   run(args: string[], options?: { env?: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<CliResult>;
-  spawn(args: string[]): ChildProcess;
+  spawn(args: string[], env?: NodeJS.ProcessEnv): ChildProcess;
   stop(): Promise<void>;
 }
 
@@ -53,7 +53,7 @@ export async function cliSandbox(extraEnv: NodeJS.ProcessEnv = {}): Promise<CliS
   return {
     dir,
     env,
-    spawn: (args) => spawnCli(args),
+    spawn: (args, more) => spawnCli(args, more),
     run(args, options = {}) {
       const child = spawnCli(args, options.env);
       let stdout = '';
