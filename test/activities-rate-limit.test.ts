@@ -33,9 +33,10 @@ describe('configureRateLimit', () => {
     const { configureRateLimit } = createActivities();
     const info = { workflowNamespace: env.namespace ?? 'default' };
     await inActivity(configureRateLimit, { requestsPerSecond: 3.5 }, info, env.client).result;
-    expect(await queueRateLimit()).toBe(3.5);
+    // Task queue config propagates to matching asynchronously: read until it arrives.
+    await expect.poll(queueRateLimit, { timeout: 15_000 }).toBe(3.5);
     await inActivity(configureRateLimit, { requestsPerSecond: 12 }, info, env.client).result;
-    expect(await queueRateLimit()).toBe(12);
+    await expect.poll(queueRateLimit, { timeout: 15_000 }).toBe(12);
   });
 
   it('refuses a rate that is not a positive number, without retries', async () => {
