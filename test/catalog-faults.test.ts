@@ -1,0 +1,247 @@
+// Issue #3 section 6: catalog runs against a misbehaving API, end to end on a real Temporal dev
+// server with pixelmill's workers in this process and one emulator per scenario (over HTTP, on a
+// compressed clock): a 429 storm, failed generations resubmitted by policy, results that expire
+// before they are stored, pause/resume and cancel of a live run, and a budget stop. The emulator's
+// ground truth (every task it acknowledged) is what each scenario audits the report against.
+import { beforeAll, describe, expect, it } from 'vitest';
+import { exitCodeOf } from '../client/runs.js';
+import {
+  cancelSignal,
+  pauseSignal,
+  resumeSignal,
+  runProgressQuery,
+  shardProgressQuery,
+  shardWorkflowId,
+} from '../common/names.js';
+import type { RunResult } from '../common/types.js';
+import type { EmulatorConfigOverrides } from '../emulator/index.js';
+import { groundTruth, readReport, readSummary, submissionsByPrompt } from './support/catalog-audit.js';
+import {
+  FAST_EMULATOR,
+  muteActivityFailures,
+  startInProcessWorkers,
+  startRun,
+  startTemporalHarness,
+  waitUntil,
+  writeCatalog,
+  type CatalogHarness,
+  type CatalogItem,
+  type CatalogOptions,
+} from './support/catalog-harness.js';
+import { startTestEmulator } from './support/emulator.js';
+
+let harness: Omit<CatalogHarness, 'emulator'>;
+beforeAll(async () => {
+  harness = await startTemporalHarness();
+  await startInProcessWorkers(harness.env);
+});
+
+function items(count: number, prompt: (i: number) => string = (i) => `faults product ${i}`): CatalogItem[] {
+  return Array.from({ length: count }, (_, i) => ({ id: `p${i}`, prompt: prompt(i) }));
+}
+
+/** An emulator with `config` over FAST_EMULATOR, and a catalog pointed at it. */
+async function scenario(config: EmulatorConfigOverrides, catalog: Omit<CatalogOptions, 'baseUrl'>) {
+  const emulator = await startTestEmulator({
+    ...FAST_EMULATOR,
+    ...config,
+    rate_limits: { ...FAST_EMULATOR.rate_limits, ...config.rate_limits },
+  });
+  const written = writeCatalog(harness.dir, { ...catalog, baseUrl: emulator.url });
+  return { emulator, catalog: written };
+}
+
+describe('catalog runs against a misbehaving API', () => {
+  it('a 429 storm: every item stored, each prompt submitted once, the 429s really answered', async () => {
+    const { emulator, catalog } = await scenario(
+      { rate_limits: { submit: { per_second: 20, burst: 5 }, query: { per_second: 20, burst: 5 } } },
+      { name: 'storm', items: items(100), requestsPerSecond: 500 },
+    );
+    muteActivityFailures('RateLimitError');
+    const handle = await startRun(harness.env.client, catalog);
+    const result = (await handle.result()) as RunResult;
+
+    const tooMany = Object.values(emulator.stats().requests).reduce(
+      (sum, byStatus) => sum + (byStatus['429'] ?? 0),
+      0,
+    );
+    console.log(`429 storm: ${tooMany} requests answered 429`);
+    expect(tooMany).toBeGreaterThan(20);
+    expect(result.counts).toMatchObject({ stored: 100, failed: 0, expired: 0, cancelled: 0, skipped: 0 });
+    const report = readReport(catalog);
+    expect(report.filter((line) => line.status !== 'completed')).toEqual([]);
+    // A 429 has no effect at the API: retries after Retry-After never doubled a task.
+    const byPrompt = submissionsByPrompt(await groundTruth(emulator));
+    expect(byPrompt.size).toBe(100);
+    expect([...byPrompt.values()].every((count) => count === 1)).toBe(true);
+  });
+
+  it('failed generations are resubmitted by the retry policy; blocked prompts are reported once', async () => {
+    const blocked = (i: number) => i % 10 === 3;
+    const { emulator, catalog } = await scenario(
+      { generation: { failure_rate: 0.5, blocked_words: ['forbidden'] } },
+      {
+        name: 'failures',
+        items: items(100, (i) => (blocked(i) ? `forbidden product ${i}` : `faults product ${i}`)),
+        // The emulator's random failure is type generation_error, code generation_failed: name the code.
+        retry: { maxAttempts: 3, on: ['generation_failed'] },
+      },
+    );
+    const result = (await (await startRun(harness.env.client, catalog)).result()) as RunResult;
+    const report = readReport(catalog);
+    const tasks = await groundTruth(emulator);
+    const byPrompt = submissionsByPrompt(tasks);
+
+    for (const [i, line] of report.entries()) {
+      const prompt = blocked(i) ? `forbidden product ${i}` : `faults product ${i}`;
+      const submitted = tasks.filter((task) => task.prompt === prompt);
+      // Without crashes every attempt is exactly one task at the API.
+      expect(submitted.length, line.id).toBe(line.attempts);
+      if (blocked(i)) {
+        expect(line).toMatchObject({ status: 'failed', attempts: 1, credits_cost: 0, images: [] });
+        expect(line.error).toMatchObject({ type: 'content_policy_violation', code: 'content_blocked' });
+        continue;
+      }
+      // Every attempt but the last failed at the API.
+      expect(submitted.slice(0, -1).every((task) => task.status === 'failed')).toBe(true);
+      if (line.status === 'completed') {
+        expect(line.attempts).toBeGreaterThanOrEqual(1);
+        expect(line.attempts).toBeLessThanOrEqual(3);
+        expect(line.task_id).toBe(submitted.at(-1)?.id);
+      } else {
+        expect(line).toMatchObject({ status: 'failed', attempts: 3, credits_cost: 0 });
+        expect(line.error).toMatchObject({ type: 'generation_error', code: 'generation_failed' });
+        expect(submitted.every((task) => task.status === 'failed')).toBe(true);
+      }
+    }
+    const resubmitted = [...byPrompt.values()].filter((count) => count > 1).length;
+    const exhausted = report.filter((line) => line.status === 'failed' && line.attempts === 3).length;
+    console.log(`failures: ${tasks.length} tasks, ${resubmitted} prompts resubmitted, ${exhausted} gave up`);
+    expect(resubmitted).toBeGreaterThan(0);
+    expect(exhausted).toBeGreaterThan(0);
+    expect(result.counts.failed).toBe(10 + exhausted);
+    expect(result.counts.stored).toBe(90 - exhausted);
+    expect(exitCodeOf(result)).toBe(3);
+  });
+
+  it('a result that expires before it is stored is reported expired, and the run still finishes', async () => {
+    // Real-time clock with short generations; each image downloads in about 2 s (27 KB at 100
+    // kbps) while results live 3-4 s: the first images of a batch are stored, later ones expire.
+    const { emulator, catalog } = await scenario(
+      {
+        time_scale: 1,
+        generation: {
+          queue_seconds: [0.05, 0.05],
+          seconds: { '1K': [0.2, 0.2], '2K': [0.2, 0.2], '4K': [0.2, 0.2] },
+        },
+        result_ttl_seconds: 3,
+        faults: { slow_download_kbps: 100 },
+      },
+      { name: 'expiry', items: items(12) },
+    );
+    const result = (await (await startRun(harness.env.client, catalog)).result()) as RunResult;
+    const report = readReport(catalog);
+    const expired = report.filter((line) => line.status === 'expired');
+    console.log(
+      'expiry:',
+      report.map((line) => `${line.id} ${line.status} ${line.error?.code ?? ''}`),
+    );
+    expect(expired.length).toBeGreaterThan(0);
+    for (const line of expired) {
+      expect(['result_expired', 'task_expired']).toContain(line.error?.code);
+      expect(line.error?.message).toMatch(/expired/);
+      expect(line.task_id).toMatch(/^task_/);
+    }
+    // The download path itself: completed at the API, URL gone before the bytes were stored.
+    expect(expired.some((line) => line.error?.type === 'ResultExpired')).toBe(true);
+    expect(report.every((line) => line.status === 'completed' || line.status === 'expired')).toBe(true);
+    expect(result.counts.expired).toBe(expired.length);
+    expect(readSummary(catalog).counts.expired).toBe(expired.length);
+    expect(exitCodeOf(result)).toBe(3);
+    expect((await groundTruth(emulator)).length).toBe(12);
+  });
+
+  it('pause stops submitting, resume continues, cancel collects what is in flight and submits nothing new', async () => {
+    const maxInFlight = 10;
+    const { emulator, catalog } = await scenario(
+      { time_scale: 0.02 }, // about 1 s per task
+      { name: 'control', items: items(200), maxInFlight },
+    );
+    const handle = await startRun(harness.env.client, catalog);
+    const shard = harness.env.client.workflow.getHandle(shardWorkflowId(catalog.runId, 0));
+    const tasksNow = async () => (await groundTruth(emulator)).length;
+
+    await waitUntil('20 tasks at the API', async () => (await tasksNow()) >= 20);
+    await handle.signal(pauseSignal);
+    await waitUntil(
+      'the run to say paused',
+      async () => (await handle.query(runProgressQuery)).state === 'paused',
+    );
+    // Once nothing is at the API any more, a paused shard submits nothing.
+    await waitUntil('the paused shard to drain', async () => {
+      const { counts, paused } = await shard.query(shardProgressQuery);
+      return paused && counts.submitted === 0 && counts.completed === 0;
+    });
+    const whilePaused = await tasksNow();
+    const queued = (await shard.query(shardProgressQuery)).counts.queued;
+    expect(queued).toBeGreaterThan(0);
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(await tasksNow()).toBe(whilePaused);
+    expect((await shard.query(shardProgressQuery)).counts.queued).toBe(queued);
+
+    await handle.signal(resumeSignal);
+    await waitUntil(
+      'the run to say running',
+      async () => (await handle.query(runProgressQuery)).state === 'running',
+    );
+    await waitUntil('submitting to resume', async () => (await tasksNow()) >= whilePaused + 20);
+    await handle.signal(cancelSignal);
+    const atCancel = await tasksNow();
+    const result = (await handle.result()) as RunResult;
+
+    const tasks = await groundTruth(emulator);
+    expect(tasks.length).toBeLessThanOrEqual(atCancel + maxInFlight);
+    expect(tasks.length).toBeLessThan(200);
+    const report = readReport(catalog);
+    const completed = report.filter((line) => line.status === 'completed');
+    const cancelled = report.filter((line) => line.status === 'cancelled');
+    // What reached the API was collected (each once); what did not was cancelled, never submitted.
+    expect(completed.length + cancelled.length).toBe(200);
+    expect(new Set(completed.map((line) => line.task_id))).toEqual(new Set(tasks.map((task) => task.id)));
+    expect(submissionsByPrompt(tasks).size).toBe(tasks.length);
+    for (const line of cancelled) {
+      expect(line).toMatchObject({ task_id: null, attempts: 0, images: [] });
+      expect(line.error).toMatchObject({ type: 'Cancelled', code: 'cancelled' });
+      expect(line.error?.message).toMatch(/cancelled/);
+    }
+    expect(result.counts).toMatchObject({ stored: completed.length, cancelled: cancelled.length });
+    expect(exitCodeOf(result)).toBe(3);
+  });
+
+  it('a budget smaller than the catalog: nothing submitted beyond it, the rest skipped with the reason', async () => {
+    const budget = 40;
+    const { emulator, catalog } = await scenario(
+      {},
+      { name: 'budget', items: items(100), budgetCredits: budget }, // 1 credit per 1K image
+    );
+    const result = (await (await startRun(harness.env.client, catalog)).result()) as RunResult;
+    const stats = emulator.stats();
+    expect(stats.credits_charged).toBeLessThanOrEqual(budget);
+    expect(stats.credits_charged).toBeGreaterThan(0);
+    const report = readReport(catalog);
+    const completed = report.filter((line) => line.status === 'completed');
+    const skipped = report.filter((line) => line.status === 'skipped');
+    expect(completed.length + skipped.length).toBe(100);
+    expect(stats.tasks_total).toBe(completed.length);
+    expect(skipped.length).toBeGreaterThanOrEqual(100 - budget);
+    for (const line of skipped) {
+      expect(line).toMatchObject({ task_id: null, attempts: 0 });
+      expect(line.error).toMatchObject({ type: 'BudgetExhausted', code: 'budget_exhausted' });
+      expect(line.error?.message).toMatch(/budget_credits/);
+    }
+    const summary = readSummary(catalog);
+    expect(summary.counts).toMatchObject({ completed: completed.length, skipped: skipped.length });
+    expect(summary.credits_charged).toBe(stats.credits_charged);
+    expect(result.counts.skipped).toBe(skipped.length);
+  });
+});

@@ -1,0 +1,112 @@
+// What a finished catalog run is audited against: its report.jsonl and summary.json, the
+// emulator's ground truth (every task it acknowledged), the bytes the result host serves, and the
+// workflow histories of the run and its shards across continue-as-new.
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import { request } from 'undici';
+import type { ReportLine } from '../../activities/report.js';
+import { shardWorkflowId } from '../../common/names.js';
+import type { RunningEmulator } from '../../emulator/index.js';
+import type { GroundTruthTask } from '../../emulator/routes/admin.js';
+import type { Catalog } from './catalog-harness.js';
+
+export function readReport(catalog: Catalog): ReportLine[] {
+  return readFileSync(join(catalog.outputDir, 'report.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as ReportLine);
+}
+
+export interface Summary {
+  manifest: string;
+  run_id: string;
+  items: number;
+  counts: Record<ReportLine['status'], number>;
+  images: number;
+  credits_charged: number;
+  api_calls: { submit: number; lookup: number; get: number };
+  emulated: boolean;
+}
+
+export function readSummary(catalog: Catalog): Summary {
+  return JSON.parse(readFileSync(join(catalog.outputDir, 'summary.json'), 'utf8')) as Summary;
+}
+
+/** Every task the emulator ever acknowledged (`GET /_emulator/tasks`). */
+export async function groundTruth(emulator: RunningEmulator): Promise<GroundTruthTask[]> {
+  const response = await request(`${emulator.url}/_emulator/tasks`);
+  const text = await response.body.text();
+  return text
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as GroundTruthTask);
+}
+
+/** How many tasks were created per prompt. */
+export function submissionsByPrompt(tasks: readonly GroundTruthTask[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const task of tasks) counts.set(task.prompt, (counts.get(task.prompt) ?? 0) + 1);
+  return counts;
+}
+
+export function sha256(bytes: Buffer): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+/** The sha256 of what the result host serves at `url` now, downloaded independently. */
+export async function servedSha256(url: string): Promise<string> {
+  const response = await request(url);
+  const body = Buffer.from(await response.body.arrayBuffer());
+  if (response.statusCode !== 200) throw new Error(`GET ${url} answered ${response.statusCode}`);
+  return sha256(body);
+}
+
+/** Maps `fn` over `values` with at most `limit` calls at once. */
+export async function mapLimit<T, R>(values: readonly T[], limit: number, fn: (value: T) => Promise<R>) {
+  const results = new Array<R>(values.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, values.length) }, async () => {
+      while (next < values.length) {
+        const index = next++;
+        results[index] = await fn(values[index]!);
+      }
+    }),
+  );
+  return results;
+}
+
+export interface HistoryRecord {
+  workflowId: string;
+  runId: string;
+  /** The history as `fetchHistory()` returns it. */
+  history: Awaited<ReturnType<WorkflowHandle['fetchHistory']>>;
+}
+
+/** Every run of a workflow id, oldest first, following continue-as-new back from the latest. */
+export async function historyChain(client: Client, workflowId: string): Promise<HistoryRecord[]> {
+  const chain: HistoryRecord[] = [];
+  let runId: string | undefined = (await client.workflow.getHandle(workflowId).describe()).runId;
+  while (runId) {
+    const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+    chain.unshift({ workflowId, runId, history });
+    runId =
+      history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId ?? undefined;
+  }
+  return chain;
+}
+
+/** The histories of a run and of all its shards (every continue-as-new run of each). */
+export async function runHistories(client: Client, runId: string, shardCount: number) {
+  const records = await historyChain(client, runId);
+  for (let shard = 0; shard < shardCount; shard++)
+    records.push(...(await historyChain(client, shardWorkflowId(runId, shard))));
+  return records;
+}
+
+/** Images downloaded successfully from the result host so far (the emulator's counter). */
+export function downloadsServed(emulator: RunningEmulator): number {
+  return emulator.stats().requests['GET /results/{task_id}/{index}.png']?.['200'] ?? 0;
+}

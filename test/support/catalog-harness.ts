@@ -1,0 +1,228 @@
+// End-to-end catalog runs for the durability tests: a real Temporal dev server, the emulator over
+// HTTP on a compressed clock, a manifest in a temp dir, and workers either in this process or as
+// `pixelmill worker` child processes (which a test may SIGKILL). Everything started here is
+// stopped in this module's afterAll for the importing file, or by the caller earlier.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, onTestFinished } from 'vitest';
+import { createActivityRuntime } from '../../activities/index.js';
+import { runWorkflowId, WORKFLOW_TASK_QUEUE } from '../../common/names.js';
+import type { RunInput, RunResult } from '../../common/types.js';
+import { DEMO_API_KEY, type EmulatorConfigOverrides, type RunningEmulator } from '../../emulator/index.js';
+import { loadManifest } from '../../manifest/load.js';
+import { createPixelmillWorkers } from '../../worker/workers.js';
+import { CLI } from './cli.js';
+import { startTestEmulator } from './emulator.js';
+import { startDevServerEnv } from './temporal.js';
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterAll(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
+});
+
+/** Emulator settings for fast runs: tasks take about 0.1 s, rate limits out of the way. */
+export const FAST_EMULATOR: EmulatorConfigOverrides = {
+  time_scale: 0.002,
+  rate_limits: { submit: { per_second: 5000, burst: 5000 }, query: { per_second: 5000, burst: 5000 } },
+};
+
+export interface CatalogHarness {
+  env: TestWorkflowEnvironment;
+  emulator: RunningEmulator;
+  /** A fresh temp dir, removed with the harness. */
+  dir: string;
+}
+
+/** A dev server and a temp dir, both torn down when the test file ends. */
+export async function startTemporalHarness(): Promise<Omit<CatalogHarness, 'emulator'>> {
+  const dir = mkdtempSync(join(tmpdir(), 'pixelmill-catalog-'));
+  cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+  const env = await startDevServerEnv();
+  cleanups.push(() => env.teardown());
+  return { env, dir };
+}
+
+/** A dev server, an emulator and a temp dir, all torn down when the test file ends. */
+export async function startCatalogHarness(
+  emulatorConfig: EmulatorConfigOverrides = FAST_EMULATOR,
+): Promise<CatalogHarness> {
+  const { env, dir } = await startTemporalHarness();
+  return { env, dir, emulator: await startTestEmulator(emulatorConfig) };
+}
+
+export interface CatalogItem {
+  id: string;
+  prompt: string;
+  n?: number;
+  size?: string;
+  resolution?: string;
+}
+
+export interface CatalogOptions {
+  name: string;
+  items: CatalogItem[];
+  baseUrl: string;
+  requestsPerSecond?: number;
+  maxInFlight?: number;
+  budgetCredits?: number;
+  retry?: { maxAttempts: number; on: string[] };
+}
+
+export interface Catalog {
+  file: string;
+  hash: string;
+  outputDir: string;
+  runId: string;
+}
+
+/** Writes `<dir>/<name>.yaml` with its items inline and output under `<dir>/<name>-out`. */
+export function writeCatalog(dir: string, options: CatalogOptions): Catalog {
+  const limits = [
+    `requests_per_second: ${options.requestsPerSecond ?? 500}`,
+    ...(options.maxInFlight !== undefined ? [`max_in_flight: ${options.maxInFlight}`] : []),
+    ...(options.budgetCredits !== undefined ? [`budget_credits: ${options.budgetCredits}`] : []),
+  ];
+  const lines = [
+    `name: ${options.name}`,
+    `api: { base_url: "${options.baseUrl}" }`,
+    `limits: { ${limits.join(', ')} }`,
+    `output: ./${options.name}-out`,
+    ...(options.retry
+      ? [`retry: { max_attempts: ${options.retry.maxAttempts}, on: ${JSON.stringify(options.retry.on)} }`]
+      : []),
+    'items:',
+    ...options.items.map((item) => `  - ${JSON.stringify(item)}`),
+  ];
+  const file = join(dir, `${options.name}.yaml`);
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  return {
+    file,
+    hash: loadManifest(file).hash,
+    outputDir: join(dir, `${options.name}-out`),
+    runId: runWorkflowId(options.name),
+  };
+}
+
+export type RunHandle = WorkflowHandle<(input: RunInput) => Promise<RunResult>>;
+
+/** Starts the catalog's run directly with the client, as `pixelmill run` does. */
+export async function startRun(
+  client: Client,
+  catalog: Catalog,
+  tuning?: RunInput['tuning'],
+): Promise<RunHandle> {
+  const input: RunInput = {
+    manifestFile: catalog.file,
+    manifestHash: catalog.hash,
+    emulated: false,
+    ...(tuning ? { tuning } : {}),
+  };
+  return client.workflow.start<(input: RunInput) => Promise<RunResult>>('runWorkflow', {
+    workflowId: catalog.runId,
+    taskQueue: WORKFLOW_TASK_QUEUE,
+    args: [input],
+    memo: { manifestHash: input.manifestHash, manifestFile: input.manifestFile, emulated: false },
+  });
+}
+
+/**
+ * pixelmill's three workers in this process, with the demo key; the API address is each
+ * manifest's `api.base_url` unless `apiBaseUrl` overrides it.
+ */
+export async function startInProcessWorkers(env: TestWorkflowEnvironment, apiBaseUrl?: string) {
+  const runtime = createActivityRuntime({
+    ...(apiBaseUrl !== undefined ? { apiBaseUrl } : {}),
+    apiKey: DEMO_API_KEY,
+    env: {},
+  });
+  const workers = await createPixelmillWorkers({
+    connection: env.nativeConnection,
+    namespace: 'default',
+    activities: runtime.activities,
+    shutdownGraceTime: '1 second',
+  });
+  const running = workers.run();
+  let stopped = false;
+  const stop = async (): Promise<void> => {
+    if (stopped) return;
+    stopped = true;
+    workers.shutdown();
+    await running;
+    await runtime.close();
+  };
+  cleanups.push(stop);
+  return { stop, running };
+}
+
+export interface WorkerProcess {
+  child: ChildProcess;
+  /** Resolves once the worker says it is polling; rejects if it exits first. */
+  ready: Promise<void>;
+  output(): string;
+  /** SIGKILL, then wait for the process to be gone. */
+  kill(): Promise<void>;
+}
+
+/** `pixelmill worker` (the built CLI) against the given Temporal address, with the demo key. */
+export function spawnWorkerProcess(temporalAddress: string, cwd: string): WorkerProcess {
+  const child = spawn(process.execPath, [CLI, 'worker'], {
+    cwd,
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: temporalAddress,
+      TEMPORAL_NAMESPACE: 'default',
+      PIXELMILL_API_KEY: DEMO_API_KEY,
+      PIXELMILL_API_BASE_URL: '',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const ready = new Promise<void>((resolve, reject) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('pixelmill worker connected')) resolve();
+    });
+    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    void exited.then(() => reject(new Error(`pixelmill worker exited early:\n${output}`)));
+  });
+  ready.catch(() => undefined); // observed by the caller; no unhandled rejection after a kill
+  const kill = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exited;
+  };
+  cleanups.push(kill);
+  return { child, ready, output: () => output, kill };
+}
+
+/** Polls `check` every 100 ms until it is truthy; fails after `timeoutMs` with `what`. */
+export async function waitUntil<T>(what: string, check: () => Promise<T> | T, timeoutMs = 120_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/**
+ * Drops the SDK's "Activity failed" warnings for failures of `errorType` until the current test
+ * ends: in a 429 storm each of hundreds of expected retries logs one, burying anything useful.
+ */
+export function muteActivityFailures(errorType: string): void {
+  const write = process.stderr.write;
+  const needle = `type: '${errorType}'`;
+  process.stderr.write = function (this: unknown, chunk: unknown, ...rest: unknown[]) {
+    const text = typeof chunk === 'string' ? chunk : Buffer.isBuffer(chunk) ? chunk.toString() : '';
+    if (text.includes('[WARN] Activity failed') && text.includes(needle)) return true;
+    return (write as (...args: unknown[]) => boolean).call(process.stderr, chunk, ...rest);
+  } as typeof process.stderr.write;
+  onTestFinished(() => {
+    process.stderr.write = write;
+  });
+}

@@ -1,0 +1,138 @@
+// Determinism guard: workflow histories recorded from real runs (test/fixtures/histories/) are
+// replayed against the current workflows/. A change to workflow code that would break runs in
+// flight (a reordered activity call, a new timer, a changed continue-as-new point) fails here
+// instead of in production. Re-record on purpose, only when such a change is intended and no old
+// run must survive it:
+//
+//   RECORD_HISTORIES=1 npx vitest run test/workflow-replay.test.ts
+//
+// Recording runs two real catalogs (dev server, in-process workers, the emulator): one with random
+// failures, a blocked prompt, resubmits and a shard that continues as new; one stopped by its
+// budget; one paused, resumed and cancelled by signals.
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from '@temporalio/worker';
+import { describe, expect, it } from 'vitest';
+import { cancelSignal, pauseSignal, resumeSignal } from '../common/names.js';
+import { groundTruth, runHistories } from './support/catalog-audit.js';
+import {
+  FAST_EMULATOR,
+  startInProcessWorkers,
+  startRun,
+  startTemporalHarness,
+  waitUntil,
+  writeCatalog,
+  type CatalogItem,
+} from './support/catalog-harness.js';
+import { startTestEmulator } from './support/emulator.js';
+import { historyFixtureJson, parseHistoryFixture, type HistoryFixture } from './support/history-fixtures.js';
+
+const FIXTURES = fileURLToPath(new URL('./fixtures/histories/', import.meta.url));
+const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+
+function loadFixtures(): { file: string; fixture: HistoryFixture }[] {
+  return readdirSync(FIXTURES)
+    .filter((name) => name.endsWith('.json'))
+    .sort()
+    .map((name) => ({
+      file: name,
+      fixture: parseHistoryFixture(readFileSync(join(FIXTURES, name), 'utf8')),
+    }));
+}
+
+function catalogItems(count: number, prompt: (i: number) => string): CatalogItem[] {
+  return Array.from({ length: count }, (_, i) => ({ id: `r${i}`, prompt: prompt(i), n: (i % 2) + 1 }));
+}
+
+async function record(): Promise<void> {
+  const { env, dir } = await startTemporalHarness();
+  await startInProcessWorkers(env);
+  rmSync(FIXTURES, { recursive: true, force: true });
+  mkdirSync(FIXTURES, { recursive: true });
+  const save = async (runId: string, prefix: string) => {
+    const records = await runHistories(env.client, runId, 1);
+    records.forEach(({ workflowId, history }, k) => {
+      const name = `${prefix}-${workflowId.endsWith(runId) ? 'run' : 'shard'}-${k}.json`;
+      writeFileSync(join(FIXTURES, name), historyFixtureJson(workflowId, history));
+    });
+  };
+
+  // Failures, a blocked prompt, resubmits; a low history limit makes the shard continue as new.
+  const failing = await startTestEmulator({
+    ...FAST_EMULATOR,
+    generation: { failure_rate: 0.2, blocked_words: ['forbidden'] },
+  });
+  const mixed = writeCatalog(dir, {
+    name: 'replay-mixed',
+    baseUrl: failing.url,
+    items: catalogItems(120, (i) => (i % 25 === 7 ? `forbidden item ${i}` : `replay item ${i}`)),
+    retry: { maxAttempts: 2, on: ['generation_error'] },
+  });
+  await (await startRun(env.client, mixed, { shardHistoryLimit: 700 })).result();
+  await save(mixed.runId, 'mixed');
+
+  // A budget stop.
+  const budget = writeCatalog(dir, {
+    name: 'replay-budget',
+    baseUrl: failing.url,
+    items: catalogItems(30, (i) => `budget item ${i}`),
+    budgetCredits: 20,
+  });
+  await (await startRun(env.client, budget)).result();
+  await save(budget.runId, 'budget');
+
+  // Signals: pause, resume, then cancel mid-run.
+  const slow = await startTestEmulator({ ...FAST_EMULATOR, time_scale: 0.02 });
+  const control = writeCatalog(dir, {
+    name: 'replay-control',
+    baseUrl: slow.url,
+    items: catalogItems(60, (i) => `control item ${i}`),
+    maxInFlight: 5,
+  });
+  const handle = await startRun(env.client, control);
+  await waitUntil('5 tasks', async () => (await groundTruth(slow)).length >= 5);
+  await handle.signal(pauseSignal);
+  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  await handle.signal(resumeSignal);
+  await waitUntil('15 tasks', async () => (await groundTruth(slow)).length >= 15);
+  await handle.signal(cancelSignal);
+  await handle.result();
+  await save(control.runId, 'control');
+}
+
+describe('workflow replay', () => {
+  it.runIf(process.env.RECORD_HISTORIES === '1')('records fresh histories', record, 240_000);
+
+  it('replays every recorded history with the current workflow code', async () => {
+    const fixtures = loadFixtures();
+    // The fixtures cover the cases that matter: a run, shards, and a shard continued as new.
+    const started = (f: HistoryFixture) => f.history.events?.[0]?.workflowExecutionStartedEventAttributes;
+    expect(fixtures.filter(({ file }) => file.includes('-run-')).length).toBeGreaterThanOrEqual(3);
+    expect(fixtures.some(({ fixture }) => started(fixture)?.continuedExecutionRunId)).toBe(true);
+    expect(fixtures.every(({ fixture }) => (fixture.history.events?.length ?? 0) < 10_240)).toBe(true);
+
+    const results = Worker.runReplayHistories(
+      { workflowsPath, replayName: 'pixelmill-replay' },
+      fixtures.map(({ fixture }) => ({ workflowId: fixture.workflowId, history: fixture.history })),
+    );
+    const outcomes: string[] = [];
+    for await (const result of results)
+      outcomes.push(`${result.workflowId}: ${result.error?.message ?? 'ok'}`);
+    expect(outcomes).toEqual(fixtures.map(({ fixture }) => `${fixture.workflowId}: ok`));
+  }, 120_000);
+
+  it('fails on a history the code would not have produced', async () => {
+    const shard = loadFixtures().find(({ file }) => file.includes('-shard-'));
+    expect(shard).toBeDefined();
+    const history = structuredClone(shard!.fixture.history);
+    // Rename the first activity the shard scheduled: the code schedules a different one.
+    const scheduled = history.events.find((event) => event.activityTaskScheduledEventAttributes) as
+      { activityTaskScheduledEventAttributes: { activityType: { name: string } } } | undefined;
+    expect(scheduled).toBeDefined();
+    scheduled!.activityTaskScheduledEventAttributes.activityType.name = 'notAPixelmillActivity';
+    await expect(
+      Worker.runReplayHistory({ workflowsPath, replayName: 'pixelmill-replay-tampered' }, history),
+    ).rejects.toThrow(/[Nn]ondetermin/);
+  }, 120_000);
+});
