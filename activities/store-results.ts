@@ -57,6 +57,9 @@ interface ItemOutcome {
   error: ErrorSummary | null;
 }
 
+/** How often storeResults reports it is alive; well under the workflow's heartbeat timeout. */
+const LIVENESS_HEARTBEAT_MS = 3_000;
+
 function activityContext(): Context | undefined {
   try {
     return Context.current();
@@ -126,39 +129,58 @@ export function storeResultsActivity(deps: {
   return async function storeResults(input: StoreResultsInput): Promise<StoreResultsOutput> {
     const context = activityContext();
     const plan = await deps.plans.get(input.plan);
-    const ctx: StoreContext = {
+    const ctx: StoreContext & { plans: PlanCache } = {
       plan,
       client: deps.clients.forPlan(plan.meta),
       store: deps.resolved.resultStore(plan.meta.outputDir),
       known: await storedImages(input),
       signal: context?.cancellationSignal,
+      plans: deps.plans,
     };
     const done = previousProgress(context);
-    for (const request of input.items) {
-      if (done.has(request.index)) continue;
-      const { item } = await deps.plans.item(input.plan, request.index);
-      const outcome = await storeItem(ctx, request, item);
-      await appendOutcomes(input.plan, input.shard, [
-        {
-          index: request.index,
-          id: item.id,
-          status: outcome.status,
-          task_id: request.taskId,
-          attempts: request.attempts,
-          credits_cost: request.creditsCost,
-          images: outcome.images,
-          error: outcome.error,
-        },
-      ]);
-      const stored: StoredItem = {
-        index: request.index,
-        status: outcome.status,
-        images: outcome.images.length,
-      };
-      if (outcome.error !== null) stored.error = outcome.error;
-      done.set(request.index, stored);
-      context?.heartbeat({ done: [...done.values()] } satisfies StoreHeartbeat);
+    const beat = (): void => context?.heartbeat({ done: [...done.values()] } satisfies StoreHeartbeat);
+    // Liveness while a download runs, so the heartbeat timeout can be short: a dead worker's
+    // downloads are retried elsewhere within seconds. A stalled download is the client's body
+    // timeout's business, not the heartbeat's.
+    const pulse = context ? setInterval(beat, LIVENESS_HEARTBEAT_MS) : undefined;
+    try {
+      return await storeAll(input, ctx, done, beat);
+    } finally {
+      clearInterval(pulse);
     }
-    return { items: input.items.map((request) => done.get(request.index)!) };
   };
+}
+
+async function storeAll(
+  input: StoreResultsInput,
+  ctx: StoreContext & { plans: PlanCache },
+  done: Map<number, StoredItem>,
+  beat: () => void,
+): Promise<StoreResultsOutput> {
+  for (const request of input.items) {
+    if (done.has(request.index)) continue;
+    const { item } = await ctx.plans.item(input.plan, request.index);
+    const outcome = await storeItem(ctx, request, item);
+    await appendOutcomes(input.plan, input.shard, [
+      {
+        index: request.index,
+        id: item.id,
+        status: outcome.status,
+        task_id: request.taskId,
+        attempts: request.attempts,
+        credits_cost: request.creditsCost,
+        images: outcome.images,
+        error: outcome.error,
+      },
+    ]);
+    const stored: StoredItem = {
+      index: request.index,
+      status: outcome.status,
+      images: outcome.images.length,
+    };
+    if (outcome.error !== null) stored.error = outcome.error;
+    done.set(request.index, stored);
+    beat();
+  }
+  return { items: input.items.map((request) => done.get(request.index)!) };
 }

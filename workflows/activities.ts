@@ -39,7 +39,7 @@ export const { submitItem } = proxyActivities<Activities>({
 export const { storeResults } = proxyActivities<Activities>({
   taskQueue: TRANSFER_TASK_QUEUE,
   startToCloseTimeout: '30 minutes',
-  heartbeatTimeout: '1 minute',
+  heartbeatTimeout: '20 seconds',
   retry: {
     initialInterval: '2 seconds',
     backoffCoefficient: 2,
