@@ -24,20 +24,11 @@ export function estimatedCredits(
   return item.n * (creditsPerImage[item.resolution] ?? 0);
 }
 
-export interface PlanMeta {
+/** The run settings (never secrets: the key's env var name only), plus what the plan adds. */
+export interface PlanMeta extends RunSettings {
   version: number;
-  name: string;
   /** The full manifest hash. */
   hash: string;
-  manifestFile: string;
-  apiBaseUrl?: string;
-  apiKeyEnv: string;
-  requestsPerSecond: number;
-  maxInFlight: number;
-  budgetCredits?: number;
-  outputDir: string;
-  pathTemplate: string;
-  retry: { maxAttempts: number; on: string[] };
   itemCount: number;
   imageCount: number;
   creditsPerImage: Record<string, number>;

@@ -11,6 +11,7 @@ import { request } from 'undici';
 import { afterAll, expect } from 'vitest';
 import { ApplicationFailure } from '@temporalio/activity';
 import { loadManifest } from '../manifest/load.js';
+import { rejection } from './support/assertions.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -34,15 +35,7 @@ export function writeManifest(lines: string[], files: Record<string, string> = {
   return { dir, file, hash: loadManifest(file).hash, outputDir: join(dir, 'out') };
 }
 
-/** The rejection of `promise`, which must reject. */
-export async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a rejection');
-}
+export { rejection };
 
 /** The rejection of `promise`, which must be an ApplicationFailure. */
 export async function applicationFailure(promise: Promise<unknown>): Promise<ApplicationFailure> {
