@@ -7,7 +7,6 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { createActivityRuntime } from '../activities/index.js';
 import { parse as parseYaml } from 'yaml';
 import {
-  DEMO_API_KEY,
   loadEmulatorConfig,
   startEmulator,
   type EmulatorConfigOverrides,
@@ -92,5 +91,3 @@ export async function startInProcessWorkers(
     },
   };
 }
-
-export { DEMO_API_KEY };

@@ -6,8 +6,8 @@ import { UserError } from '../../common/errors.js';
 import { runWorkflowId } from '../../common/names.js';
 import type { RunInput } from '../../common/types.js';
 import { loadManifest } from '../../manifest/load.js';
+import { DEMO_API_KEY } from '../../emulator/index.js';
 import {
-  DEMO_API_KEY,
   quietTemporalLogs,
   startEmbeddedEmulator,
   startInProcessWorkers,
