@@ -22,9 +22,11 @@ export const MISSING_FROM_BATCH = 'missing';
 export interface ApiCallDeps {
   plans: PlanCache;
   clients: ApiClients;
+  /** Waits for this worker's next call slot at the run's requests_per_second (call-pacer.ts). */
+  pace: (requestsPerSecond: number) => Promise<void>;
 }
 
-export function apiCallActivities({ plans, clients }: ApiCallDeps) {
+export function apiCallActivities({ plans, clients, pace }: ApiCallDeps) {
   async function submitItem(input: SubmitItemInput): Promise<SubmitItemOutput> {
     const { plan, item } = await plans.item(input.plan, input.index);
     const client = clients.forPlan(plan.meta);
@@ -38,6 +40,7 @@ export function apiCallActivities({ plans, clients }: ApiCallDeps) {
     if (item.image_urls?.length) request.image_urls = item.image_urls;
     if (item.language !== undefined) request.language = item.language;
     if (input.webhook !== undefined) request.webhook = input.webhook;
+    await pace(plan.meta.requestsPerSecond);
     const result = await callApi(() => client.submit(request));
     // submit() rejects an acknowledgement without ids, so the first one exists.
     return { taskId: result.taskIds[0]! };
@@ -47,6 +50,7 @@ export function apiCallActivities({ plans, clients }: ApiCallDeps) {
     if (input.taskIds.length === 0) return { statuses: [] };
     const { meta } = await plans.get(input.plan);
     const client = clients.forPlan(meta);
+    await pace(meta.requestsPerSecond);
     const answer = await callApi(() => client.batchLookup(input.taskIds));
     // The service answers in the order asked; matching by id keeps us right even if it did not.
     const byId = new Map(answer.map((entry) => [entry.id, entry.status]));
@@ -56,6 +60,7 @@ export function apiCallActivities({ plans, clients }: ApiCallDeps) {
   async function fetchTask(input: FetchTaskInput): Promise<FetchTaskOutput> {
     const { meta } = await plans.get(input.plan);
     const client = clients.forPlan(meta);
+    await pace(meta.requestsPerSecond);
     let task;
     try {
       task = await client.getTask(input.taskId);

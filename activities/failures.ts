@@ -2,9 +2,15 @@
 // already classified it (api/classify.ts); this keeps that decision: `retryable` decides
 // `nonRetryable`, Retry-After becomes `nextRetryDelay`, the class name becomes the failure type
 // (what the workflow's `nonRetryableErrorTypes` and the 402 pause match on). No retry loop
-// lives in the activities: Temporal owns retries.
+// lives in the activities: Temporal owns retries. A 429 is the service working as designed: its
+// failures are BENIGN, so a storm of them is not logged as hundreds of warnings.
 import { ApplicationFailure } from '@temporalio/activity';
-import { isImageApiError, toErrorSummary, type ErrorSummary as ApiErrorSummary } from '../api/index.js';
+import {
+  RateLimitError,
+  isImageApiError,
+  toErrorSummary,
+  type ErrorSummary as ApiErrorSummary,
+} from '../api/index.js';
 
 /** Details attached to an API failure: the error summary, plus whether a submit may have landed. */
 export interface ApiFailureDetails extends ApiErrorSummary {
@@ -25,6 +31,7 @@ export function toActivityFailure(error: unknown): unknown {
     message: error.message,
     nonRetryable: !error.retryable,
     ...(error.retryAfterMs !== undefined ? { nextRetryDelay: error.retryAfterMs } : {}),
+    ...(error instanceof RateLimitError ? { category: 'BENIGN' as const } : {}),
     details: [details],
   });
 }

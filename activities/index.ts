@@ -1,8 +1,11 @@
 // Public entry of the activities: `createActivities(deps)` builds every activity of a run around
 // shared per-worker state (plan cache, API client pools), for the worker to register. Workflows
 // import the `Activities` type only and call them through proxyActivities.
+import { Context } from '@temporalio/activity';
 import { ApiClients } from './api-clients.js';
+import { ApiWorkerFleet } from './api-fleet.js';
 import { apiCallActivities } from './api-calls.js';
+import { CallPacer, systemPacerClock } from './call-pacer.js';
 import { resolveDeps, type ActivityDeps, type ResolvedDeps } from './deps.js';
 import { recordOutcomesActivity } from './outcomes.js';
 import { PlanCache } from './plan.js';
@@ -24,7 +27,11 @@ export interface ActivityRuntime {
 
 function buildActivities(resolved: ResolvedDeps, clients: ApiClients) {
   const plans = new PlanCache();
-  const { submitItem, lookupTasks, fetchTask } = apiCallActivities({ plans, clients });
+  const pacer = new CallPacer(systemPacerClock);
+  const fleet = new ApiWorkerFleet();
+  const pace = async (requestsPerSecond: number): Promise<void> =>
+    pacer.acquire(requestsPerSecond, await fleet.size(), cancellationSignal());
+  const { submitItem, lookupTasks, fetchTask } = apiCallActivities({ plans, clients, pace });
   return {
     prepareRun,
     planShard: planShardActivity(plans),
@@ -36,6 +43,15 @@ function buildActivities(resolved: ResolvedDeps, clients: ApiClients) {
     writeReport: writeReportActivity({ plans, now: resolved.now }),
     configureRateLimit,
   };
+}
+
+/** The running activity's cancellation signal; none when called directly (unit tests). */
+function cancellationSignal(): AbortSignal | undefined {
+  try {
+    return Context.current().cancellationSignal;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The activities plus a way to release their connection pools. */

@@ -152,6 +152,8 @@ describe('error mapping', () => {
     const failure = await applicationFailure(activities.submitItem({ plan, index: 1, attempt: 1 }));
     expect(failure.type).toBe('RateLimitError');
     expect(failure.nonRetryable).toBe(false);
+    // Benign: the SDK logs expected 429 retries at debug level, not as warnings.
+    expect(failure.category).toBe('BENIGN');
     // Retry-After is whole seconds, >= 1: a refill at 0.2/s takes up to 5 s.
     expect(failure.nextRetryDelay).toBeGreaterThanOrEqual(1000);
     expect(Number(failure.nextRetryDelay) % 1000).toBe(0);

@@ -18,7 +18,6 @@ import type { EmulatorConfigOverrides } from '../emulator/index.js';
 import { groundTruth, readReport, readSummary, submissionsByPrompt } from './support/catalog-audit.js';
 import {
   FAST_EMULATOR,
-  muteActivityFailures,
   startInProcessWorkers,
   startRun,
   startTemporalHarness,
@@ -57,7 +56,6 @@ describe('catalog runs against a misbehaving API', () => {
       { rate_limits: { submit: { per_second: 20, burst: 5 }, query: { per_second: 20, burst: 5 } } },
       { name: 'storm', items: items(100), requestsPerSecond: 500 },
     );
-    muteActivityFailures('RateLimitError');
     const handle = await startRun(harness.env.client, catalog);
     const result = (await handle.result()) as RunResult;
 

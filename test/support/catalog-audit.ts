@@ -110,3 +110,27 @@ export async function runHistories(client: Client, runId: string, shardCount: nu
 export function downloadsServed(emulator: RunningEmulator): number {
   return emulator.stats().requests['GET /results/{task_id}/{index}.png']?.['200'] ?? 0;
 }
+
+/** Arrival times (emulator clock, ms) of every API call (`/v1/...`), from `/_emulator/requests`. */
+export async function apiCallTimes(emulator: RunningEmulator): Promise<number[]> {
+  const response = await request(`${emulator.url}/_emulator/requests`);
+  const text = await response.body.text();
+  return text
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as { t_ms: number; route: string })
+    .filter((entry) => entry.route.includes('/v1/'))
+    .map((entry) => entry.t_ms)
+    .sort((a, b) => a - b);
+}
+
+/** The most calls in any window of `windowMs` (sliding, half-open), given sorted times. */
+export function busiestWindow(times: readonly number[], windowMs = 1000): number {
+  let most = 0;
+  let first = 0;
+  for (let last = 0; last < times.length; last += 1) {
+    while (times[last]! - times[first]! >= windowMs) first += 1;
+    most = Math.max(most, last - first + 1);
+  }
+  return most;
+}

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, onTestFinished } from 'vitest';
+import { afterAll } from 'vitest';
 import { createActivityRuntime } from '../../activities/index.js';
 import { runWorkflowId, WORKFLOW_TASK_QUEUE } from '../../common/names.js';
 import type { RunInput, RunResult } from '../../common/types.js';
@@ -208,21 +208,4 @@ export async function waitUntil<T>(what: string, check: () => Promise<T> | T, ti
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-}
-
-/**
- * Drops the SDK's "Activity failed" warnings for failures of `errorType` until the current test
- * ends: in a 429 storm each of hundreds of expected retries logs one, burying anything useful.
- */
-export function muteActivityFailures(errorType: string): void {
-  const write = process.stderr.write;
-  const needle = `type: '${errorType}'`;
-  process.stderr.write = function (this: unknown, chunk: unknown, ...rest: unknown[]) {
-    const text = typeof chunk === 'string' ? chunk : Buffer.isBuffer(chunk) ? chunk.toString() : '';
-    if (text.includes('[WARN] Activity failed') && text.includes(needle)) return true;
-    return (write as (...args: unknown[]) => boolean).call(process.stderr, chunk, ...rest);
-  } as typeof process.stderr.write;
-  onTestFinished(() => {
-    process.stderr.write = write;
-  });
 }

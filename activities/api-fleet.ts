@@ -1,0 +1,64 @@
+// How many worker processes share the API task queue, as the Temporal server sees them: the
+// distinct identities that polled it recently. The pacer divides the run's rate by this number.
+// A worker that died keeps counting until its last poll ages out, which only slows the others
+// for a while: the error always falls on the side of fewer calls.
+import { Context } from '@temporalio/activity';
+import { API_TASK_QUEUE } from '../common/names.js';
+
+/** temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY */
+const TASK_QUEUE_TYPE_ACTIVITY = 2;
+/** A live worker re-polls at least every minute (the server's long-poll expiry). */
+const POLLER_FRESH_MS = 90_000;
+const REFRESH_MS = 10_000;
+
+export class ApiWorkerFleet {
+  #size = 1;
+  #checkedAt = Number.NEGATIVE_INFINITY;
+  #refreshing: Promise<void> | undefined;
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  /** The current estimate (at least 1); refreshed from the server at most every 10 s. */
+  async size(): Promise<number> {
+    // Callers arriving during a refresh wait for it too: the first calls of a worker must not
+    // go out at the whole run's rate before the first count is in.
+    if (this.#refreshing === undefined && this.now() - this.#checkedAt >= REFRESH_MS) {
+      this.#refreshing = this.#refresh().finally(() => (this.#refreshing = undefined));
+    }
+    if (this.#refreshing !== undefined) await this.#refreshing;
+    return this.#size;
+  }
+
+  async #refresh(): Promise<void> {
+    this.#checkedAt = this.now();
+    let context;
+    try {
+      context = Context.current();
+    } catch {
+      return; // outside an activity (unit tests): keep the estimate
+    }
+    try {
+      const { client, info } = context;
+      const described = await client.workflowService.describeTaskQueue({
+        namespace: info.workflowNamespace ?? client.options.namespace,
+        taskQueue: { name: API_TASK_QUEUE },
+        taskQueueType: TASK_QUEUE_TYPE_ACTIVITY,
+      });
+      const cutoff = this.now() - POLLER_FRESH_MS;
+      const identities = new Set(
+        described.pollers
+          .filter((poller) => timestampMs(poller.lastAccessTime) >= cutoff)
+          .map((poller) => poller.identity),
+      );
+      this.#size = Math.max(1, identities.size);
+    } catch (error) {
+      // Keep the last estimate; the server's own dispatch limit still holds meanwhile.
+      context.log.warn(`cannot count the workers of ${API_TASK_QUEUE}: ${String(error)}`);
+    }
+  }
+}
+
+function timestampMs(timestamp: { seconds?: unknown; nanos?: number | null } | null | undefined): number {
+  if (!timestamp) return 0;
+  return Number(timestamp.seconds ?? 0) * 1000 + Math.floor((timestamp.nanos ?? 0) / 1e6);
+}
