@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { loadManifest } from '../../manifest/load.js';
 import { manifestJsonSchema } from '../../manifest/json-schema.js';
+import { manifestReference } from '../../manifest/reference.js';
 
 export function registerValidateCommand(program: Command): void {
   program
@@ -20,8 +21,11 @@ export function registerValidateCommand(program: Command): void {
 
   program
     .command('schema')
-    .description('print the JSON Schema of manifests (for editors)')
-    .action(() => {
-      process.stdout.write(`${JSON.stringify(manifestJsonSchema(), null, 2)}\n`);
+    .description('print the JSON Schema of manifests (for editors), or --markdown the reference for people')
+    .option('--markdown', 'print the manifest reference (docs/manifest.md) instead')
+    .action((options: { markdown?: boolean }) => {
+      process.stdout.write(
+        options.markdown ? manifestReference() : `${JSON.stringify(manifestJsonSchema(), null, 2)}\n`,
+      );
     });
 }

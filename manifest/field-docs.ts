@@ -1,0 +1,46 @@
+// What each manifest field means, keyed by its path in the JSON Schema (`a.b`, `items[].c`).
+// Kept beside the zod schema rather than inside it so the validator stays readable; the JSON
+// Schema (for editors) and docs/manifest.md (for people) both take their descriptions from here,
+// and a test fails when a field has none.
+import { DEFAULT_MODEL, LANGUAGES, MAX_IMAGE_URLS } from '../api/schemas.js';
+import { DEFAULTS } from './normalize.js';
+import { DEFAULT_PATH_TEMPLATE, MAX_PROMPT_CHARS, PATH_TEMPLATE_FIELDS } from './schema.js';
+
+const placeholders = PATH_TEMPLATE_FIELDS.map((field) => `{${field}}`).join(', ');
+
+const itemParams = (prefix: string, inherits: string): Record<string, string> => ({
+  [`${prefix}model`]: `Model name sent to the API. ${inherits}Default: \`${DEFAULT_MODEL}\`.`,
+  [`${prefix}size`]: `Aspect ratio such as \`16:9\` or \`3:4\`, or \`auto\`. ${inherits}Default: \`${DEFAULTS.size}\`.`,
+  [`${prefix}resolution`]: `\`1K\`, \`2K\` or \`4K\` (the price grows with it). ${inherits}Default: \`${DEFAULTS.resolution}\`.`,
+  [`${prefix}n`]: `Images per prompt, 1-10. ${inherits}Default: ${DEFAULTS.n}.`,
+  [`${prefix}image_urls`]: `Up to ${MAX_IMAGE_URLS} reference image URLs (http or https) for image-to-image. ${inherits}`,
+  [`${prefix}language`]: `Language of the API's error messages: ${LANGUAGES.join(', ')}. ${inherits}`,
+});
+
+export const FIELD_DOCS: Record<string, string> = {
+  name: "The run's name: its Temporal workflow id is `pixelmill/<name>`, so running the same manifest again attaches to the same run. Letters, digits, `.`, `_`, `-`; at most 80 characters.",
+  description: 'Free text for people; not used by the run.',
+  api: 'Where the image API is. `PIXELMILL_API_BASE_URL` and `PIXELMILL_API_KEY` in the environment take precedence. Without any base URL, `pixelmill run` uses the built-in emulator (the run is labelled emulated).',
+  'api.base_url': 'Base URL of the image API, e.g. `https://api.example.com`.',
+  'api.api_key_env': `The *name* of the environment variable that holds the API key (never the key itself). Default: \`${DEFAULTS.apiKeyEnv}\`.`,
+  defaults: 'Generation parameters every item inherits unless it sets its own.',
+  ...itemParams('defaults.', ''),
+  limits: 'How fast and how far the run may go.',
+  'limits.requests_per_second': `Every API call of the run together (submits, batch lookups, task GETs), across all workers; result downloads are not API calls. Default: ${DEFAULTS.requestsPerSecond}.`,
+  'limits.max_in_flight': `Most items submitted and not yet finished at any moment. Default: ${DEFAULTS.maxInFlight}.`,
+  'limits.budget_credits':
+    'Stop submitting once the credits charged plus the cost of the next submit would exceed this; the rest is reported `skipped` with the reason. Default: no budget.',
+  output: `Where images, \`report.jsonl\`, \`summary.json\` and \`index.html\` go: a directory (relative to the manifest) as a string, or an object. Default: \`out/<name>\`.`,
+  'output.dir': 'The output directory, relative to the manifest file unless absolute.',
+  'output.path_template': `Path of each image inside the output directory, with the placeholders ${placeholders}; must contain {id} and {index}. Default: \`${DEFAULT_PATH_TEMPLATE}\`.`,
+  retry: 'Which failed generations are submitted again.',
+  'retry.max_attempts': `Most submissions of one item, the first included. Default: ${DEFAULTS.retryMaxAttempts}.`,
+  'retry.on': `Error types or codes of failed tasks (from the API's task \`error\`) worth another attempt. Default: ${DEFAULTS.retryOn.map((type) => `\`${type}\``).join(', ')}.`,
+  items: 'The prompts, inline. Use `items_file` instead for large catalogs.',
+  'items[].id':
+    'Stable item id: used in file names and the report. Default: derived from the prompt and parameters, so it stays the same across runs. Ids must be unique.',
+  'items[].prompt': `The prompt text, at most ${MAX_PROMPT_CHARS} characters.`,
+  ...itemParams('items[].', 'Overrides `defaults`. '),
+  items_file:
+    'A CSV (with a header row) or JSONL file of items, relative to the manifest: the same fields as `items`.',
+};
