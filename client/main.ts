@@ -6,6 +6,9 @@ import { registerValidateCommand } from './commands/validate.js';
 import { registerRunCommand } from './commands/run.js';
 import { registerControlCommands } from './commands/control.js';
 import { registerWorkerCommand } from './commands/worker.js';
+import { registerWebhookServerCommand } from './commands/webhook-server.js';
+
+const MAX_PROBLEMS_SHOWN = 200;
 
 export function buildProgram(): Command {
   const program = new Command('pixelmill')
@@ -18,6 +21,7 @@ export function buildProgram(): Command {
   registerValidateCommand(program);
   registerWorkerCommand(program);
   registerEmulatorCommand(program);
+  registerWebhookServerCommand(program);
   return program;
 }
 
@@ -30,7 +34,10 @@ async function main(argv: string[]): Promise<number> {
     if (error instanceof CommanderError) return error.exitCode;
     if (isUserError(error)) {
       process.stderr.write(`pixelmill: ${error.message}\n`);
-      for (const problem of error.problems) process.stderr.write(`  ${problem}\n`);
+      // Every problem at once, but not a million lines: a broken catalog repeats itself.
+      for (const problem of error.problems.slice(0, MAX_PROBLEMS_SHOWN)) process.stderr.write(`  ${problem}\n`);
+      const more = error.problems.length - MAX_PROBLEMS_SHOWN;
+      if (more > 0) process.stderr.write(`  ... and ${more} more problems\n`);
       return 1;
     }
     const debug = program.opts<{ debug?: boolean }>().debug;

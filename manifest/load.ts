@@ -99,7 +99,9 @@ export function loadManifest(manifestPath: string): LoadedManifest {
   const doc = parseDocument(source.text, { lineCounter, uniqueKeys: true });
   for (const error of [...doc.errors, ...doc.warnings]) {
     const { line, col } = lineCounter.linePos(error.pos[0]);
-    problems.push(`${label}:${line}:${col} ${error.message.split('\n')[0]}`);
+    // The yaml library appends " at line L, column C:" and a code excerpt: the prefix says it.
+    const message = (error.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '');
+    problems.push(`${label}:${line}:${col} ${message}`);
   }
   if (problems.length) return fail();
 
@@ -107,7 +109,15 @@ export function loadManifest(manifestPath: string): LoadedManifest {
     const { line, col } = locate(doc, lineCounter, path, options);
     return `${label}:${line}:${col}`;
   };
-  const parsed = ManifestSchema.safeParse(doc.toJS({ maxAliasCount: 100 }), { reportInput: true });
+  let data: unknown;
+  try {
+    data = doc.toJS({ maxAliasCount: 100 });
+  } catch (error) {
+    // Unresolved aliases and alias bombs surface only here, without a position.
+    problems.push(`${label}: ${error instanceof Error ? error.message : String(error)}`);
+    return fail();
+  }
+  const parsed = ManifestSchema.safeParse(data, { reportInput: true });
   if (!parsed.success) {
     problems.push(...zodProblems(parsed.error, where));
     return fail();

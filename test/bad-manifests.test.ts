@@ -1,0 +1,95 @@
+// The corpus of broken manifests (test/fixtures/bad-manifests, plus two generated here because
+// of their size): each is answered by `pixelmill validate` with exit 1 and one clear line per
+// problem that names the file and, where the parser knows it, line and column. Never a crash,
+// never a stack trace, never a secret echoed back.
+import { execFile } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync, createWriteStream } from 'node:fs';
+import { once } from 'node:events';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI } from './support/cli.js';
+
+const CORPUS = fileURLToPath(new URL('./fixtures/bad-manifests/', import.meta.url));
+
+/** Manifest file -> what its problem line must say (after `<file>[:line:col] `). */
+const EXPECTED: Record<string, RegExp> = {
+  'alias.yaml': /^alias\.yaml: Unresolved alias/,
+  'alias-bomb.yaml': /^alias-bomb\.yaml: Excessive alias count/,
+  'bad-name.yaml': /^bad-name\.yaml:1:7 name: must be 1-80 characters/,
+  'crlf.yaml': /^crlf\.yaml:3:13 items\[0\]\.prompt: must not be empty$/,
+  'csv.yaml': /^items\.csv:2:1 CSV syntax: Quote Not Closed/,
+  'dup.yaml': /^dup\.yaml:4:5 id: duplicate id "a" \(first at dup\.yaml:3:5\)$/,
+  'empty.yaml': /^empty\.yaml:1:1 \(top level\): must be a mapping, not null$/,
+  'huge-prompt.yaml': /^huge-prompt\.yaml:3:13 items\[0\]\.prompt: must be at most 32000 characters$/,
+  'jsonl.yaml': /^items\.jsonl:2:1 JSON syntax: /,
+  'key-in-manifest.yaml':
+    /^key-in-manifest\.yaml:2:44 api\.api_key_env: must be the name of an environment variable/,
+  'latin1.yaml': /^latin1\.yaml:3:17 the file is not valid UTF-8 text$/,
+  'list.yaml': /^list\.yaml:1:1 \(top level\): must be a mapping, not a list$/,
+  'missing-items.yaml': /^missing\.csv: file not found$/,
+  'ranges.yaml': /^ranges\.yaml:\d+:\d+ items\[0\]\.(size|resolution|n): /,
+  'syntax.yaml': /^syntax\.yaml:4:1 Missing closing "quote$/,
+  'types.yaml': /^types\.yaml:2:32 limits\.requests_per_second: must be a number, not text$/,
+  'unknown.yaml': /^unknown\.yaml:\d+:\d+ (colour|items\[0\]\.sise): unknown field$/,
+  'huge-file.yaml': /^huge-file\.yaml: file is 10\d\.\d MiB, over the \d+ MiB limit$/,
+  // A million rows of one prompt: every later row repeats the first one's derived id.
+  'huge-items.yaml': /^huge-items\.csv:3:1 id: same prompt and parameters as an earlier item/,
+};
+
+let dir: string;
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'pixelmill-bad-'));
+  for (const name of readdirSync(CORPUS)) copyFileSync(join(CORPUS, name), join(dir, name));
+  // 100 MB files are generated, not committed: a manifest, and an items file behind a small manifest.
+  const big = async (file: string, head: string, line: string): Promise<void> => {
+    const out = createWriteStream(join(dir, file));
+    out.write(head);
+    const block = line.repeat(1000);
+    for (let written = 0; written < 105 * 1024 * 1024; written += block.length) {
+      if (!out.write(block)) await once(out, 'drain');
+    }
+    out.end();
+    await once(out, 'finish');
+  };
+  await big('huge-file.yaml', 'name: x\nitems:\n', `  - prompt: ${'x'.repeat(100)}\n`);
+  await big('huge-items.csv', 'prompt\n', `${'y'.repeat(100)}\n`);
+  writeFileSync(join(dir, 'huge-items.yaml'), 'name: x\nitems_file: huge-items.csv\n');
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function validate(file: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, 'validate', file], { cwd: dir }, (error, stdout, stderr) => {
+      resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+describe('a corpus of broken manifests', () => {
+  it('has an expectation for every file in the corpus', () => {
+    const manifests = readdirSync(CORPUS).filter((name) => name.endsWith('.yaml'));
+    expect(manifests.filter((name) => !(name in EXPECTED))).toEqual([]);
+  });
+
+  it.each(Object.entries(EXPECTED))(
+    '%s: exit 1 and a clear line that says where',
+    async (file, expected) => {
+      const { code, stdout, stderr } = await validate(file);
+      expect(code).toBe(1);
+      expect(stdout).toBe('');
+      const [summary, ...problems] = stderr.trimEnd().split('\n');
+      expect(summary).toMatch(new RegExp(`^pixelmill: ${file.replace('.', '\\.')}: \\d+ problems?$`));
+      expect(problems.length).toBeGreaterThan(0);
+      expect(
+        problems.map((line) => line.trim()).some((line) => expected.test(line)),
+        stderr,
+      ).toBe(true);
+      expect(stderr).not.toMatch(/^\s+at .+:\d+:\d+\)?$/m); // no stack trace
+    expect(problems.length).toBeLessThanOrEqual(201); // at most 200 problems, then "... and N more"
+      expect(stderr).not.toContain('"sk-live-123"'); // a key written by mistake is not quoted back
+    },
+    30_000,
+  );
+});
