@@ -1,10 +1,12 @@
 // writeReport: the run's public output contract (issue #3, section 5). `report.jsonl` has one
 // line per manifest item, in manifest order, with exactly the fields other tools read;
-// `summary.json` has the totals. Both are replaced atomically. Memory holds the plan and one
-// outcome per item, nothing more, so 100,000 items take a moment, not minutes.
+// `summary.json` has the totals; `index.html` is the gallery of both (activities/gallery.ts). All
+// are replaced atomically. Memory holds the plan and one outcome per item, nothing more, so
+// 100,000 items take a moment, not minutes.
 import { join } from 'node:path';
 import type { ItemCounts, ItemStatus, WriteReportInput, WriteReportOutput } from '../common/types.js';
 import { writeFileAtomic } from './files.js';
+import { GALLERY_FILE, writeGallery, type GalleryEntry } from './gallery.js';
 import { listOutcomeFiles, readOutcomeFile, type OutcomeLine } from './outcomes.js';
 import type { PlanCache } from './plan.js';
 
@@ -105,6 +107,10 @@ export function writeReportActivity(deps: { plans: PlanCache; now: () => number 
       emulated: input.emulated,
     };
     await writeFileAtomic(summaryFile, [`${JSON.stringify(summary, null, 2)}\n`]);
+    function* galleryEntries(): Generator<GalleryEntry> {
+      for (const [index, item] of items.entries()) yield { item, line: reportLine(item.id, outcomes[index]) };
+    }
+    await writeGallery(join(meta.outputDir, GALLERY_FILE), summary, galleryEntries());
 
     const counts: ItemCounts = {
       queued: 0,
