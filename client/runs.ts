@@ -5,8 +5,10 @@ import { existsSync } from 'node:fs';
 import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { UserError } from '../common/errors.js';
 import { RUN_WORKFLOW_PREFIX, runWorkflowId, WORKFLOW_TASK_QUEUE } from '../common/names.js';
+import { MANIFEST_ATTRIBUTE, PIXELMILL_SEARCH_ATTRIBUTES } from '../common/search-attributes.js';
 import type { RunInput, RunResult } from '../common/types.js';
 import { loadManifest } from '../manifest/load.js';
+import { ensureSearchAttributes } from '../temporal/server-admin.js';
 
 export type RunHandle = WorkflowHandle<(input: RunInput) => Promise<RunResult>>;
 
@@ -38,6 +40,23 @@ export interface StartOutcome {
   how: 'started' | 'running' | 'finished';
   /** The existing run was made from a different manifest version. */
   manifestChanged: boolean;
+  /** Why a run started here has no search attributes (the cluster lacks them and would not add them). */
+  unindexed?: string;
+}
+
+/**
+ * Registers pixelmill's search attributes if they are missing and this client may (a dev server,
+ * an admin on a self-hosted cluster). Where it may not, the run goes without: a workflow that
+ * upserts unregistered attributes fails its workflow tasks.
+ */
+async function indexable(client: Client): Promise<string | undefined> {
+  try {
+    await ensureSearchAttributes(client.connection, client.options.namespace, PIXELMILL_SEARCH_ATTRIBUTES);
+    return undefined;
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    return `search attributes are not registered and could not be (${reason}); the run will not be searchable by them`;
+  }
 }
 
 export async function startOrAttach(
@@ -59,6 +78,10 @@ export async function startOrAttach(
   }
   if (existing && !newRun)
     return { handle: client.workflow.getHandle(runId), how: 'finished', manifestChanged };
+  const unindexed = await indexable(client);
+  const manifestName = runId.startsWith(RUN_WORKFLOW_PREFIX)
+    ? runId.slice(RUN_WORKFLOW_PREFIX.length)
+    : runId;
   const handle = await client.workflow.start<(input: RunInput) => Promise<RunResult>>('runWorkflow', {
     workflowId: runId,
     taskQueue: WORKFLOW_TASK_QUEUE,
@@ -67,8 +90,15 @@ export async function startOrAttach(
     workflowIdConflictPolicy: 'USE_EXISTING',
     memo: { manifestHash: input.manifestHash, manifestFile: input.manifestFile, emulated: input.emulated },
     staticSummary: `pixelmill run of ${input.manifestFile}`,
+    staticDetails: [
+      `**Manifest** \`${input.manifestFile}\` (sha256 \`${input.manifestHash.slice(0, 12)}\`)`,
+      `**API** ${input.emulated ? 'the built-in emulator (an emulated run)' : 'the configured image API'}`,
+      "**Output** `report.jsonl` and `summary.json` in the manifest's output folder",
+    ].join('\n\n'),
+    // The run passes it on to its shards; it is their cue that the attributes exist.
+    ...(unindexed ? {} : { typedSearchAttributes: [{ key: MANIFEST_ATTRIBUTE, value: manifestName }] }),
   });
-  return { handle, how: 'started', manifestChanged: false };
+  return { handle, how: 'started', manifestChanged: false, ...(unindexed ? { unindexed } : {}) };
 }
 
 /** Exit codes of `run` and `watch`: 0 all completed, 3 finished with items not completed. */

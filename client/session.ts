@@ -9,13 +9,14 @@ import {
   resolveTemporalTarget,
   type TemporalEndpoint,
 } from '../temporal/connection.js';
+import { PIXELMILL_SEARCH_ATTRIBUTES } from '../common/search-attributes.js';
 import { ensureDevServer } from '../temporal/dev-server.js';
 
 export interface Session {
   mode: 'embedded' | 'external';
   client: Client;
   endpoint: TemporalEndpoint;
-  /** The Temporal Web UI, when known (the embedded server's). */
+  /** The Temporal Web UI, when known: the embedded server's, or PIXELMILL_TEMPORAL_UI_URL for a cluster. */
   uiUrl?: string;
   close(): Promise<void>;
 }
@@ -29,10 +30,12 @@ export async function openSession(options: { log?: (line: string) => void } = {}
   const target = await resolveTemporalTarget();
   if (target.mode === 'external') {
     const { client, close } = await connectClient(target);
-    return { mode: 'external', client, endpoint: target, close };
+    const uiUrl = process.env.PIXELMILL_TEMPORAL_UI_URL?.replace(/\/+$/, '') || undefined;
+    return { mode: 'external', client, endpoint: target, close, ...(uiUrl ? { uiUrl } : {}) };
   }
   const server = await ensureDevServer({
     stateDir: stateDirectory(),
+    searchAttributes: PIXELMILL_SEARCH_ATTRIBUTES,
     ...(options.log ? { log: options.log } : {}),
   });
   const endpoint = devServerEndpoint(server);

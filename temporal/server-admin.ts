@@ -36,8 +36,9 @@ function typeName(value: number): string {
   return Object.entries(INDEXED_VALUE_TYPES).find(([, code]) => code === value)?.[0] ?? `type ${value}`;
 }
 
+/** Also takes a Client's `connection`: only the operator service is used. */
 export async function ensureSearchAttributes(
-  connection: Connection,
+  connection: Pick<Connection, 'operatorService'>,
   namespace: string,
   wanted: readonly SearchAttributeSpec[],
 ): Promise<void> {

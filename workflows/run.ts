@@ -2,8 +2,10 @@
 import {
   condition,
   ParentClosePolicy,
+  setCurrentDetails,
   setHandler,
   startChild,
+  upsertSearchAttributes,
   workflowInfo,
   type ChildWorkflowHandle,
 } from '@temporalio/workflow';
@@ -26,6 +28,7 @@ import type {
   RunState,
   ShardResult,
 } from '../common/types.js';
+import { countAttributes, ITEMS_ATTRIBUTE, MANIFEST_ATTRIBUTE } from '../common/search-attributes.js';
 import { configureRateLimit, prepareRun, writeReport } from './activities.js';
 import { shardWorkflow } from './shard.js';
 import { zeroCounts } from './tracking.js';
@@ -104,10 +107,33 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
     };
   });
 
-  const plan = await prepareRun({ manifestFile: input.manifestFile, manifestHash: input.manifestHash });
+  const plan = await prepareRun.executeWithOptions({ summary: 'check the manifest and write the plan' }, [
+    { manifestFile: input.manifestFile, manifestHash: input.manifestHash },
+  ]);
   known.prepared = plan;
-  await configureRateLimit({ requestsPerSecond: plan.requestsPerSecond });
+  await configureRateLimit.executeWithOptions({ summary: `limit API calls to ${plan.requestsPerSecond}/s` }, [
+    { requestsPerSecond: plan.requestsPerSecond },
+  ]);
   const shardCount = Math.ceil(plan.itemCount / SHARD_SIZE);
+  // Search attributes only when the starter registered them (common/search-attributes.ts); one
+  // upsert per finished shard keeps the history at a handful of events per shard.
+  const manifestName = workflowInfo().typedSearchAttributes.get(MANIFEST_ATTRIBUTE);
+  let shardsNotStarted = shardCount;
+  const publish = (counts = finished.counts, credits = finished.creditsSpent): void => {
+    const done = shardCount - running.size - shardsNotStarted;
+    setCurrentDetails(
+      state === 'finished'
+        ? `Finished: ${counts.stored} of ${plan.itemCount} items completed, ${counts.failed} failed; ${credits} credits.`
+        : `${done} of ${shardCount} shards finished, ${running.size} running: ${counts.stored} of ` +
+            `${plan.itemCount} items completed, ${counts.failed} failed so far; ${credits} credits.`,
+    );
+    if (manifestName === undefined) return;
+    upsertSearchAttributes([
+      { key: ITEMS_ATTRIBUTE, value: plan.itemCount },
+      ...countAttributes(counts, credits),
+    ]);
+  };
+  publish();
   const parallel = concurrentShards(shardCount, plan.maxInFlight);
   const perShardInFlight = Math.max(1, Math.ceil(plan.maxInFlight / parallel));
   /** Budget not yet handed to a shard; a finished shard returns what it did not spend. */
@@ -123,6 +149,7 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
     finished.images += result.images;
     if (unallocated !== undefined && allowance !== undefined) unallocated += allowance - result.creditsSpent;
     if (result.stopReason && !reason) reason = result.stopReason;
+    publish();
   };
 
   const shardsDone: Promise<void>[] = [];
@@ -136,15 +163,27 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
       unallocated -= allowance;
     }
     const workflowId = shardWorkflowId(runId, index);
+    const count = Math.min(SHARD_SIZE, plan.itemCount - offset);
     const child = await startChild(shardWorkflow, {
       workflowId,
       taskQueue: WORKFLOW_TASK_QUEUE,
       parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+      staticSummary: `shard ${index + 1} of ${shardCount}: items[${offset}..${offset + count - 1}] of ${plan.name}`,
+      memo: { shard: index + 1, shards: shardCount, offset, count },
+      ...(manifestName !== undefined
+        ? {
+            typedSearchAttributes: [
+              { key: MANIFEST_ATTRIBUTE, value: manifestName },
+              { key: ITEMS_ATTRIBUTE, value: count },
+              ...countAttributes({ stored: 0, failed: 0 }, 0),
+            ],
+          }
+        : {}),
       args: [
         {
           plan: plan.plan,
           runId,
-          shard: { index, offset, count: Math.min(SHARD_SIZE, plan.itemCount - offset) },
+          shard: { index, offset, count },
           limits: {
             maxInFlight: perShardInFlight,
             ...(allowance !== undefined ? { allowance } : {}),
@@ -160,6 +199,7 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
       ],
     });
     running.set(workflowId, child);
+    shardsNotStarted--;
     shardsDone.push(
       child.result().then((result) => {
         running.delete(workflowId);
@@ -170,14 +210,17 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
   await Promise.all(shardsDone);
 
   state = 'reporting';
-  const report = await writeReport({
-    plan: plan.plan,
-    runId,
-    emulated: input.emulated,
-    startedAt: startTime.toISOString(),
-    apiCalls: finished.apiCalls,
-  });
+  const report = await writeReport.executeWithOptions({ summary: 'write report.jsonl and summary.json' }, [
+    {
+      plan: plan.plan,
+      runId,
+      emulated: input.emulated,
+      startedAt: startTime.toISOString(),
+      apiCalls: finished.apiCalls,
+    },
+  ]);
   state = 'finished';
+  publish(report.counts, report.creditsSpent);
   return {
     name: plan.name,
     counts: report.counts,
