@@ -7,6 +7,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { createActivityRuntime } from '../activities/index.js';
 import { parse as parseYaml } from 'yaml';
 import {
+  DEFAULT_EMULATOR_CONFIG,
   loadEmulatorConfig,
   startEmulator,
   type EmulatorConfigOverrides,
@@ -33,6 +34,8 @@ export function quietTemporalLogs(debug: boolean): void {
 export async function startEmbeddedEmulator(
   stateDir: string,
   env: NodeJS.ProcessEnv = process.env,
+  /** The secret this process's webhook receiver checks; every emulated account signs with it. */
+  webhookSecret?: string,
 ): Promise<RunningEmulator> {
   const configFile = env.PIXELMILL_EMULATOR_CONFIG;
   // Validated as a whole, but only the keys the file sets override the embedded defaults below.
@@ -47,6 +50,14 @@ export async function startEmbeddedEmulator(
     time_scale: EMBEDDED_TIME_SCALE,
     state_file: join(stateDir, 'emulator-tasks.jsonl'),
     ...fromFile,
+    ...(webhookSecret !== undefined
+      ? {
+          accounts: (fromFile.accounts ?? DEFAULT_EMULATOR_CONFIG.accounts).map((account) => ({
+            ...account,
+            webhook_secret: webhookSecret,
+          })),
+        }
+      : {}),
     host: '127.0.0.1',
   };
   let emulator: RunningEmulator;

@@ -4,7 +4,9 @@ import {
   continueAsNew,
   getExternalWorkflowHandle,
   log,
+  setCurrentDetails,
   setHandler,
+  upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
 import {
@@ -14,6 +16,7 @@ import {
   shardProgressQuery,
   taskFinishedSignal,
 } from '../common/names.js';
+import { countAttributes, MANIFEST_ATTRIBUTE } from '../common/search-attributes.js';
 import type {
   ErrorSummary,
   ItemStatus,
@@ -33,6 +36,7 @@ import {
   lostTaskError,
   nextPollDelay,
   Phase,
+  pollBounds,
   shouldResubmit,
 } from './tracking.js';
 
@@ -42,6 +46,10 @@ export const SHARD_HISTORY_LIMIT = 4_000;
 const MAX_PENDING_SUBMITS = 100;
 const COLLECT_BATCH = 50;
 const MAX_COLLECT_BATCHES = 3;
+/** Webhooks kept for tasks whose submit has not returned yet (fast tasks outrun the activity result). */
+const MAX_EARLY_WEBHOOKS = 1_000;
+/** Finished items between search-attribute upserts: about ten per shard, not one per item. */
+const PUBLISH_STEP = 50;
 
 interface KnownResult {
   status: string;
@@ -61,13 +69,16 @@ interface KnownResult {
  */
 export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
   const { plan, shard, limits } = input;
-  const s = input.carried ?? freshShardState(shard.count, input.paused, input.cancelled, limits.pollMinMs);
+  const poll = pollBounds(limits);
+  const s = input.carried ?? freshShardState(shard.count, input.paused, input.cancelled, poll.minMs);
   const indexByTask = new Map<string, number>();
   s.taskIds.forEach((taskId, index) => {
     if (taskId) indexByTask.set(taskId, index);
   });
   /** Results learned from webhooks: their items skip the GET. Not carried over continue-as-new. */
   const known = new Map<number, KnownResult>();
+  /** Webhooks for task ids not known yet: applied when their submit returns. Not carried over either. */
+  const early = new Map<string, TaskFinishedSignal>();
   const collectQueue: number[] = [];
   s.phase.forEach((phase, index) => {
     if (phase === Phase.collecting) collectQueue.push(index);
@@ -97,22 +108,45 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
     cancelled: s.cancelled,
   });
   setHandler(shardProgressQuery, progress);
+
+  /** Only if the run passed its search attributes on (common/search-attributes.ts). */
+  const indexed = workflowInfo().typedSearchAttributes.get(MANIFEST_ATTRIBUTE) !== undefined;
+  const finishedCount = (): number => s.phase.reduce((n, p) => n + (isFinal(p) ? 1 : 0), 0);
+  let publishedFinished = finishedCount();
+  /** The UI's current details on every call; the search attributes every PUBLISH_STEP items. */
+  function publish(force: boolean): void {
+    const counts = countItems(s.phase);
+    const done = finishedCount();
+    setCurrentDetails(
+      `${done} of ${shard.count} items finished: ${counts.stored} completed, ${counts.failed} failed; ` +
+        `${counts.submitted + counts.completed} at the API, ${counts.queued} queued.`,
+    );
+    if (!indexed || done === publishedFinished || (!force && done - publishedFinished < PUBLISH_STEP)) return;
+    publishedFinished = done;
+    upsertSearchAttributes(countAttributes(counts, creditsSpent()));
+  }
   setHandler(pauseSignal, () => void (s.paused = true));
   setHandler(resumeSignal, () => void (s.paused = false));
   setHandler(cancelSignal, () => void (s.cancelled = true));
-  setHandler(taskFinishedSignal, (task: TaskFinishedSignal) => {
+  function learnFinished(task: TaskFinishedSignal): void {
     const index = indexByTask.get(task.taskId);
+    if (index === undefined) {
+      if (early.size < MAX_EARLY_WEBHOOKS) early.set(task.taskId, task);
+      return;
+    }
     // Duplicates, tasks already collected, and tasks of an earlier attempt of a resubmitted item.
-    if (index === undefined || s.phase[index] !== Phase.submitted || s.taskIds[index] !== task.taskId) return;
+    if (s.phase[index] !== Phase.submitted || s.taskIds[index] !== task.taskId) return;
     known.set(index, task);
     s.phase[index] = Phase.collecting;
     collectQueue.push(index);
-  });
+  }
+  setHandler(taskFinishedSignal, learnFinished);
 
   /** Runs an activity chain without awaiting it; continue-as-new waits for all of them. */
   function spawn(work: Promise<void>): void {
     const tracked = work.finally(() => {
       inFlight.delete(tracked);
+      publish(false);
       const info = workflowInfo();
       if (info.historyLength > (limits.historyLimit ?? SHARD_HISTORY_LIMIT) || info.continueAsNewSuggested)
         draining = true;
@@ -153,16 +187,20 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
       const webhook = limits.webhookBaseUrl
         ? `${limits.webhookBaseUrl}/${encodeURIComponent(workflowInfo().workflowId)}`
         : undefined;
-      const { taskId } = await submitItem({
-        plan,
-        index: shard.offset + index,
-        attempt: s.attempts[index] ?? 1,
-        ...(webhook ? { webhook } : {}),
-      });
+      const attempt = s.attempts[index] ?? 1;
+      const summary = `submit items[${shard.offset + index}]${attempt > 1 ? `, attempt ${attempt}` : ''}`;
+      const { taskId } = await submitItem.executeWithOptions({ summary }, [
+        { plan, index: shard.offset + index, attempt, ...(webhook ? { webhook } : {}) },
+      ]);
       s.apiCalls.submit++;
       s.taskIds[index] = taskId;
       indexByTask.set(taskId, index);
       s.phase[index] = Phase.submitted;
+      const webhookFirst = early.get(taskId);
+      if (webhookFirst) {
+        early.delete(taskId);
+        learnFinished(webhookFirst);
+      }
     } catch (error) {
       const failure = failureSummary(error);
       if (failure.type === 'InsufficientCreditsError') {
@@ -208,8 +246,9 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
     for (;;) {
       await condition(() => draining || !workLeft() || count(Phase.submitted) > 0);
       if (draining || !workLeft()) return;
-      // An interruptible sleep: continue-as-new must not wait for a whole poll interval.
-      if (await condition(() => draining, s.pollMs)) return;
+      // An interruptible sleep: continue-as-new must not wait for a whole poll interval, nor a shard
+      // whose tasks webhooks have all reported (without webhooks only this lane empties `submitted`).
+      if ((await condition(() => draining || count(Phase.submitted) === 0, s.pollMs)) && draining) return;
       const ids: string[] = [];
       const indices: number[] = [];
       s.phase.forEach((phase, index) => {
@@ -219,7 +258,9 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
         }
       });
       if (ids.length === 0) continue;
-      const { statuses } = await lookupTasks({ plan, taskIds: ids });
+      const { statuses } = await lookupTasks.executeWithOptions({ summary: `look up ${ids.length} tasks` }, [
+        { plan, taskIds: ids },
+      ]);
       s.apiCalls.lookup++;
       let finished = 0;
       statuses.forEach((status, k) => {
@@ -239,7 +280,7 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
           log.warn('unknown task status; treating it as not finished yet', { taskId: ids[k], status });
         }
       });
-      s.pollMs = nextPollDelay(s.pollMs, finished, limits.pollMinMs, limits.pollMaxMs);
+      s.pollMs = nextPollDelay(s.pollMs, finished, poll.minMs, poll.maxMs);
     }
   }
 
@@ -249,7 +290,10 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
   async function resultOf(index: number): Promise<KnownResult> {
     const fromWebhook = known.get(index);
     if (fromWebhook) return fromWebhook;
-    const fetched = await fetchTask({ plan, taskId: s.taskIds[index] ?? '' });
+    const taskId = s.taskIds[index] ?? '';
+    const fetched = await fetchTask.executeWithOptions({ summary: `fetch task ${taskId}` }, [
+      { plan, taskId },
+    ]);
     s.apiCalls.get++;
     return fetched;
   }
@@ -300,7 +344,10 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
     );
     if (toStore.length === 0) return;
     try {
-      const { items } = await storeResults({ plan, shard: shard.index, items: toStore });
+      const { items } = await storeResults.executeWithOptions(
+        { summary: `store ${toStore.length} results` },
+        [{ plan, shard: shard.index, items: toStore }],
+      );
       for (const item of items) {
         const index = item.index - shard.offset;
         if (item.status === 'completed') {
@@ -333,6 +380,7 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
 
   if (draining && (atApi() > 0 || (count(Phase.queued) > 0 && !s.cancelled && !s.budgetStopped))) {
     if (s.outcomes.length) await recordOutcomes({ plan, shard: shard.index, outcomes: s.outcomes.splice(0) });
+    publish(true);
     return continueAsNew<typeof shardWorkflow>({
       ...input,
       paused: s.paused,
@@ -358,6 +406,7 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
       });
   });
   if (s.outcomes.length) await recordOutcomes({ plan, shard: shard.index, outcomes: s.outcomes.splice(0) });
+  publish(true);
   const { counts, creditsSpent: spent, apiCalls, images } = progress();
   return {
     shard: shard.index,

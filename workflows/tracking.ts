@@ -96,6 +96,18 @@ export function nextPollDelay(previousMs: number, finished: number, minMs: numbe
   return Math.min(maxMs, Math.max(minMs, Math.round(previousMs * 1.5)));
 }
 
+/** With webhooks on, lookups only catch lost deliveries: the same pacing, this many times slower. */
+export const WEBHOOK_POLL_FACTOR = 10;
+
+/** The batch-lookup interval bounds of a shard: the run's, slowed down when webhooks are on. */
+export function pollBounds(limits: { pollMinMs: number; pollMaxMs: number; webhookBaseUrl?: string }): {
+  minMs: number;
+  maxMs: number;
+} {
+  const factor = limits.webhookBaseUrl ? WEBHOOK_POLL_FACTOR : 1;
+  return { minMs: limits.pollMinMs * factor, maxMs: limits.pollMaxMs * factor };
+}
+
 /** Batch-lookup outcomes that mean the task will never be collected. */
 export function lostTaskError(status: string): ErrorSummary | undefined {
   if (status === 'expired') {

@@ -114,12 +114,14 @@ export async function startRun(
   client: Client,
   catalog: Catalog,
   tuning?: RunInput['tuning'],
+  options: { webhookBaseUrl?: string } = {},
 ): Promise<RunHandle> {
   const input: RunInput = {
     manifestFile: catalog.file,
     manifestHash: catalog.hash,
     emulated: false,
     ...(tuning ? { tuning } : {}),
+    ...(options.webhookBaseUrl ? { webhookBaseUrl: options.webhookBaseUrl } : {}),
   };
   return client.workflow.start<(input: RunInput) => Promise<RunResult>>('runWorkflow', {
     workflowId: catalog.runId,

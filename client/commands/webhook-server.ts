@@ -1,0 +1,82 @@
+// `pixelmill webhook-server [--host H] [--port N] [--secret-env NAME]`: the webhook receiver as its
+// own process, for runs on a Temporal cluster (TEMPORAL_ADDRESS, ...). It turns each signed
+// `{webhook}/callback` into a signal to the shard that owns the task, until SIGINT or SIGTERM.
+// Runs started with webhooks enabled give the API PIXELMILL_WEBHOOK_URL, this server's public address.
+import { InvalidArgumentError, type Command } from 'commander';
+import { UserError } from '../../common/errors.js';
+import { connectClient, resolveTemporalTarget } from '../../temporal/connection.js';
+import { DEFAULT_WEBHOOK_SECRET_ENV, webhookSecret } from '../../webhook/config.js';
+import { startWebhookServer } from '../../webhook/server.js';
+import { temporalSignaller } from '../../webhook/signal.js';
+
+interface WebhookServerCommandOptions {
+  host: string;
+  port: number;
+  secretEnv: string;
+}
+
+const DEFAULT_PORT = 8788;
+
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port > 65535)
+    throw new InvalidArgumentError('expected a port number from 0 to 65535');
+  return port;
+}
+
+export function registerWebhookServerCommand(program: Command): void {
+  program
+    .command('webhook-server')
+    .description(
+      "receive the API's signed task webhooks and signal the runs on the Temporal cluster set by TEMPORAL_ADDRESS",
+    )
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--port <port>', 'port to listen on, 0 for any free port', parsePort, DEFAULT_PORT)
+    .option(
+      '--secret-env <name>',
+      "environment variable that holds the account's webhook secret",
+      DEFAULT_WEBHOOK_SECRET_ENV,
+    )
+    .action(async (options: WebhookServerCommandOptions) => serveWebhooks(options));
+}
+
+async function serveWebhooks(options: WebhookServerCommandOptions): Promise<void> {
+  const target = await resolveTemporalTarget();
+  if (target.mode === 'embedded') {
+    throw new UserError(
+      'webhook_server_needs_cluster',
+      'no Temporal cluster configured: `pixelmill run` receives webhooks itself unless TEMPORAL_ADDRESS ' +
+        '(or a TEMPORAL_PROFILE / temporal.toml profile) names one',
+    );
+  }
+  const secret = webhookSecret(options.secretEnv);
+  const { client, close } = await connectClient(target);
+  try {
+    const server = await startWebhookServer({
+      signal: temporalSignaller(client),
+      secret,
+      host: options.host,
+      port: options.port,
+      log: (line) => void process.stderr.write(`${line}\n`),
+    });
+    process.stdout.write(
+      `pixelmill webhook-server listening on ${server.url}, signalling runs on ${target.display}\n`,
+    );
+    await new Promise<void>((resolve) => {
+      const stop = (): void => {
+        process.off('SIGINT', stop);
+        process.off('SIGTERM', stop);
+        resolve();
+      };
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
+    await server.close();
+    const { signalled, duplicate, unauthorized } = server.counts;
+    process.stdout.write(
+      `pixelmill webhook-server stopped (${signalled} signalled, ${duplicate} duplicates, ${unauthorized} unauthorized)\n`,
+    );
+  } finally {
+    await close();
+  }
+}
