@@ -1,0 +1,107 @@
+// A catalog of 100,000 items: how long `pixelmill validate` takes on it, and how long `pixelmill
+// run` takes from being typed to "started run" (target: 10 s). The dev server is started first,
+// as it is on any machine that has run pixelmill before; its own start-up is reported apart.
+// The run is interrupted once it has started: what it costs to finish is the comparison's job.
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { ensureDevServer } from '../temporal/dev-server.js';
+import { writeItemsFile, writeManifest } from './catalog-files.js';
+import { BENCH_API_KEY, type EmulatorProcess } from './emulator-process.js';
+import { round } from './figures.js';
+import {
+  CLI,
+  exited,
+  freePort,
+  registerDevServer,
+  spawnNode,
+  stopChild,
+  stopRegisteredDevServer,
+} from './processes.js';
+
+export interface BigManifestFigures {
+  items: number;
+  items_file_mb: number;
+  /** `pixelmill validate` process, spawn to exit. */
+  validate_s: number;
+  /** `pixelmill run` spawned until it printed "started run" (validation, workers, workflow start). */
+  run_start_s: number;
+  dev_server_start_s: number;
+}
+
+async function timeValidate(dir: string, manifest: string, items: number): Promise<number> {
+  const started = performance.now();
+  const child = spawnNode([CLI, 'validate', manifest], { cwd: dir });
+  let out = '';
+  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  const code = await exited(child);
+  const seconds = (performance.now() - started) / 1000;
+  if (code !== 0 || !out.includes(`${items} items`))
+    throw new Error(
+      `pixelmill validate failed (code ${code}): ${out.trim().split('\n').slice(0, 3).join(' | ')}`,
+    );
+  return seconds;
+}
+
+export async function bigManifest(
+  dir: string,
+  items: number,
+  emulator: EmulatorProcess,
+): Promise<BigManifestFigures> {
+  const itemsFile = await writeItemsFile(dir, items);
+  const manifest = writeManifest(dir, {
+    name: 'bench-big',
+    itemsFile,
+    requestsPerSecond: 50,
+    maxInFlight: 500,
+  });
+  const validateS = await timeValidate(dir, manifest, items);
+
+  const stateDir = join(dir, '.pixelmill');
+  const port = await freePort();
+  const uiPort = await freePort();
+  registerDevServer(stateDir);
+  try {
+    const serverStarted = performance.now();
+    await ensureDevServer({ stateDir, port, uiPort });
+    const devServerS = (performance.now() - serverStarted) / 1000;
+
+    const started = performance.now();
+    const cli = spawnNode([CLI, 'run', manifest, '--no-progress'], {
+      cwd: dir,
+      env: {
+        ...process.env,
+        PIXELMILL_STATE_DIR: stateDir,
+        PIXELMILL_TEMPORAL_PORT: String(port),
+        PIXELMILL_TEMPORAL_UI_PORT: String(uiPort),
+        PIXELMILL_API_BASE_URL: emulator.url,
+        PIXELMILL_API_KEY: BENCH_API_KEY,
+        TEMPORAL_ADDRESS: '',
+      },
+    });
+    cli.stdout!.resume();
+    let runStartS: number | undefined;
+    const seen: string[] = [];
+    for await (const line of createInterface({ input: cli.stderr! })) {
+      seen.push(line);
+      if (/started run /.test(line)) {
+        runStartS = (performance.now() - started) / 1000;
+        break;
+      }
+    }
+    cli.stderr!.resume();
+    await stopChild(cli, 10_000, 'SIGINT');
+    if (runStartS === undefined)
+      throw new Error(`pixelmill run never printed "started run": ${seen.slice(-3).join(' | ')}`);
+    return {
+      items,
+      items_file_mb: round(statSync(join(dir, itemsFile)).size / 1e6, 2),
+      validate_s: round(validateS, 2),
+      run_start_s: round(runStartS, 2),
+      dev_server_start_s: round(devServerS, 2),
+    };
+  } finally {
+    await stopRegisteredDevServer(stateDir);
+  }
+}

@@ -1,0 +1,52 @@
+// The inputs a benchmark feeds pixelmill, written the way a catalog team would: an items file
+// (JSONL, streamed so 100,000 rows cost no memory to speak of) and a manifest pointing at it.
+import { createWriteStream, writeFileSync } from 'node:fs';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { finished } from 'node:stream/promises';
+import { stringify } from 'yaml';
+
+export function benchItemId(index: number): string {
+  return `item-${String(index).padStart(6, '0')}`;
+}
+
+export function benchPrompt(index: number): string {
+  return `bench product ${index}: a ceramic mug on a white background, studio light`;
+}
+
+/** Writes `items.jsonl` with `count` rows into `dir`; resolves with its file name. */
+export async function writeItemsFile(dir: string, count: number): Promise<string> {
+  const name = 'items.jsonl';
+  const out = createWriteStream(join(dir, name));
+  for (let i = 1; i <= count; i++) {
+    const line = `${JSON.stringify({ id: benchItemId(i), prompt: benchPrompt(i) })}\n`;
+    if (!out.write(line)) await once(out, 'drain');
+  }
+  out.end();
+  await finished(out);
+  return name;
+}
+
+export interface ManifestSpec {
+  name: string;
+  itemsFile: string;
+  requestsPerSecond: number;
+  maxInFlight: number;
+  /** Extra top-level blocks (e.g. `webhooks`), written as given. */
+  extra?: Record<string, unknown>;
+}
+
+/** Writes `manifest.yaml` into `dir` (output under `dir/out`); returns its path. */
+export function writeManifest(dir: string, spec: ManifestSpec): string {
+  const file = join(dir, 'manifest.yaml');
+  const manifest = {
+    name: spec.name,
+    description: 'written by the pixelmill benchmark',
+    limits: { requests_per_second: spec.requestsPerSecond, max_in_flight: spec.maxInFlight },
+    output: './out',
+    items_file: spec.itemsFile,
+    ...spec.extra,
+  };
+  writeFileSync(file, stringify(manifest));
+  return file;
+}

@@ -1,0 +1,248 @@
+// `npm run bench`: pixelmill against a naive client on identical emulators, plus the capacity
+// figures of issue #6 (section 1). Every phase runs real processes: the emulator, the Temporal dev
+// server, the `pixelmill` CLI with its in-process workers, the baseline; all are stopped at the end.
+//
+//   npm run bench -- --items 10000 --rps 50 [--webhooks] [--json out.json]
+//
+// Phases (--phases, comma separated, default all, in this order):
+//   pixelmill  `pixelmill run` on N items at R requests/s (the emulator's rate limit is R too)
+//   naive      the baseline (bench/naive.ts) on a fresh emulator with the same config
+//   capacity   pixelmill's images/s when neither the rate limit nor generation time binds
+//   emulator   the emulator's requests/s on one core (bench/emulator-throughput.ts)
+//   big        a 100,000-item manifest: validate time, and time until its run has started
+// The naive baseline polls in real seconds and is slow by design: it stops after --naive-limit
+// seconds and its wall time is projected from the items it finished.
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { ManifestSchema } from '../manifest/schema.js';
+import { bigManifest } from './big-manifest.js';
+import { compareNaive, comparePixelmill } from './compare.js';
+import { meanGenerationSeconds, startEmulatorProcess } from './emulator-process.js';
+import { round } from './figures.js';
+import { cleanUpAll, cleanUpOnSignals, exited, spawnNode } from './processes.js';
+import { formatTable, targetsOf, type BenchResult } from './report.js';
+
+const PHASES = ['pixelmill', 'naive', 'capacity', 'emulator', 'big'] as const;
+type Phase = (typeof PHASES)[number];
+
+/** The highest `requests_per_second` a manifest accepts: "the rate limit is not the bottleneck". */
+const UNBOUND_RPS = 10_000;
+const CAPACITY_TIME_SCALE = 0.001;
+
+interface Options {
+  items: number;
+  rps: number;
+  webhooks: boolean;
+  timeScale: number;
+  maxInFlight: number;
+  naiveConcurrency: number;
+  naiveLimitS: number;
+  capacityItems: number;
+  emulatorSeconds: number;
+  emulatorTasks: number;
+  bigItems: number;
+  deadlineS: number;
+  phases: Phase[];
+  json?: string;
+  dir?: string;
+  keep: boolean;
+}
+
+function positive(name: string, value: string | undefined, integer = true): number {
+  const number = Number(value);
+  if (!Number.isFinite(number) || number <= 0 || (integer && !Number.isInteger(number)))
+    throw new Error(`--${name} must be a positive ${integer ? 'integer' : 'number'}, not "${value}"`);
+  return number;
+}
+
+function parseOptions(argv: string[]): Options {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      items: { type: 'string', default: '10000' },
+      rps: { type: 'string', default: '50' },
+      webhooks: { type: 'boolean', default: false },
+      'time-scale': { type: 'string', default: '0.1' },
+      'max-in-flight': { type: 'string' },
+      'naive-concurrency': { type: 'string', default: '8' },
+      'naive-limit': { type: 'string', default: '900' },
+      'capacity-items': { type: 'string' },
+      'emulator-seconds': { type: 'string', default: '10' },
+      'emulator-tasks': { type: 'string', default: '100000' },
+      'big-items': { type: 'string', default: '100000' },
+      deadline: { type: 'string', default: '7200' },
+      phases: { type: 'string', default: PHASES.join(',') },
+      json: { type: 'string' },
+      dir: { type: 'string' },
+      keep: { type: 'boolean', default: false },
+    },
+  });
+  const items = positive('items', values.items);
+  const rps = positive('rps', values.rps, false);
+  const timeScale = positive('time-scale', values['time-scale'], false);
+  const phases = values.phases.split(',').map((phase) => phase.trim());
+  const unknown = phases.filter((phase) => !(PHASES as readonly string[]).includes(phase));
+  if (unknown.length)
+    throw new Error(`--phases: unknown ${unknown.join(', ')} (known: ${PHASES.join(', ')})`);
+  return {
+    items,
+    rps,
+    webhooks: values.webhooks,
+    timeScale,
+    // In flight at once ~ rate x time a task spends at the API; 5 s of margin covers polling lag.
+    maxInFlight: values['max-in-flight']
+      ? positive('max-in-flight', values['max-in-flight'])
+      : Math.max(100, Math.ceil(rps * (meanGenerationSeconds(timeScale) + 5))),
+    naiveConcurrency: positive('naive-concurrency', values['naive-concurrency']),
+    naiveLimitS: positive('naive-limit', values['naive-limit'], false),
+    capacityItems: values['capacity-items'] ? positive('capacity-items', values['capacity-items']) : items,
+    emulatorSeconds: positive('emulator-seconds', values['emulator-seconds'], false),
+    emulatorTasks: positive('emulator-tasks', values['emulator-tasks']),
+    bigItems: positive('big-items', values['big-items']),
+    deadlineS: positive('deadline', values.deadline, false),
+    phases: phases as Phase[],
+    ...(values.json ? { json: values.json } : {}),
+    ...(values.dir ? { dir: values.dir } : {}),
+    keep: values.keep,
+  };
+}
+
+/**
+ * The manifest's `webhooks` block for --webhooks: the embedded receiver of `pixelmill run`, which
+ * checks signatures with PIXELMILL_WEBHOOK_SECRET (set to the emulator account's secret).
+ */
+function webhooksBlock(): Record<string, unknown> {
+  if (!('webhooks' in ManifestSchema.shape))
+    throw new Error('--webhooks: webhooks not available yet (the manifest schema has no `webhooks` block)');
+  return { enabled: true };
+}
+
+async function emulatorThroughput(dir: string, options: Options): Promise<Record<string, unknown>> {
+  const script = fileURLToPath(new URL('./emulator-throughput.js', import.meta.url));
+  const out = join(dir, 'emulator-throughput.json');
+  const args = [
+    script,
+    '--seconds',
+    String(options.emulatorSeconds),
+    '--tasks',
+    String(options.emulatorTasks),
+  ];
+  const child = spawnNode([...args, '--json', out], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const code = await exited(child);
+  if (code !== 0) throw new Error(`bench/emulator-throughput exited with code ${code}`);
+  return JSON.parse(readFileSync(out, 'utf8')) as Record<string, unknown>;
+}
+
+async function runPhases(options: Options, root: string, result: BenchResult): Promise<void> {
+  const deadline = Date.now() + options.deadlineS * 1000;
+  const webhooks = options.webhooks ? webhooksBlock() : undefined;
+  const say = (line: string): void => void process.stderr.write(`bench: ${line}\n`);
+  const dirOf = (phase: string): string => {
+    const dir = join(root, phase);
+    mkdirSync(dir, { recursive: true });
+    return dir;
+  };
+  const common = { items: options.items, rps: options.rps, timeScale: options.timeScale, deadline };
+  for (const phase of PHASES.filter((p) => options.phases.includes(p))) {
+    if (Date.now() >= deadline) {
+      say(`deadline reached; ${phase} not run`);
+      continue;
+    }
+    say(`${phase}...`);
+    if (phase === 'pixelmill') {
+      result.pixelmill = await comparePixelmill({
+        ...common,
+        dir: dirOf(phase),
+        maxInFlight: options.maxInFlight,
+        ...(webhooks ? { webhooks } : {}),
+      });
+    } else if (phase === 'naive') {
+      result.naive = await compareNaive({
+        ...common,
+        dir: dirOf(phase),
+        concurrency: options.naiveConcurrency,
+        deadline: Math.min(deadline, Date.now() + options.naiveLimitS * 1000),
+      });
+    } else if (phase === 'capacity') {
+      const side = await comparePixelmill({
+        dir: dirOf(phase),
+        items: options.capacityItems,
+        rps: UNBOUND_RPS,
+        timeScale: CAPACITY_TIME_SCALE,
+        maxInFlight: 2_000,
+        deadline,
+      });
+      result.capacity = {
+        items: options.capacityItems,
+        rps: UNBOUND_RPS,
+        time_scale: CAPACITY_TIME_SCALE,
+        images_per_s: side.wall_s > 0 ? round(side.images / side.wall_s, 1) : 0,
+        side,
+      };
+    } else if (phase === 'emulator') {
+      result.emulator_throughput = await emulatorThroughput(dirOf(phase), options);
+    } else {
+      const dir = dirOf(phase);
+      const emulator = await startEmulatorProcess(dir, {
+        timeScale: options.timeScale,
+        requestsPerSecond: options.rps,
+      });
+      try {
+        result.big_manifest = await bigManifest(dir, options.bigItems, emulator);
+      } finally {
+        await emulator.stop();
+      }
+    }
+  }
+}
+
+async function main(): Promise<number> {
+  cleanUpOnSignals();
+  const options = parseOptions(process.argv.slice(2));
+  const root = options.dir ?? mkdtempSync(join(tmpdir(), 'pixelmill-bench-'));
+  mkdirSync(root, { recursive: true });
+  const result: BenchResult = {
+    benchmark: 'pixelmill',
+    date: new Date().toISOString(),
+    machine: { cpus: availableParallelism(), node: process.version },
+    options: { ...options, dir: root },
+    emulator: {
+      time_scale: options.timeScale,
+      rate_limit_per_s: options.rps,
+      mean_generation_s: round(meanGenerationSeconds(options.timeScale), 2),
+      note:
+        `generation compressed ${round(1 / options.timeScale, 1)}x; rate limits real-time. ` +
+        'Re-hosting MB/s = image bytes stored (report.jsonl / downloaded) / wall time.',
+    },
+    pixelmill: null,
+    naive: null,
+    capacity: null,
+    emulator_throughput: null,
+    big_manifest: null,
+    targets: [],
+  };
+  let completed = false;
+  try {
+    await runPhases(options, root, result);
+    completed = true;
+  } finally {
+    await cleanUpAll();
+    result.targets = targetsOf(result, options.webhooks);
+    process.stdout.write(formatTable(result));
+    if (options.json) writeFileSync(options.json, `${JSON.stringify(result, null, 2)}\n`);
+    // A failed bench keeps its folder: the CLI logs and reports are the way to find out why.
+    if (completed && !options.keep && !options.dir) rmSync(root, { recursive: true, force: true });
+    else process.stderr.write(`bench: files kept in ${root}\n`);
+  }
+  return 0;
+}
+
+try {
+  process.exitCode = await main();
+} catch (error) {
+  process.stderr.write(`bench: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exitCode = 1;
+}

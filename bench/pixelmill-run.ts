@@ -1,0 +1,179 @@
+// One pixelmill run as a user makes it: `pixelmill run manifest.yaml` in embedded mode (the CLI
+// process hosts the workers), against an emulator process. Measured from outside: the run
+// workflow's start-to-close time from Temporal, the CLI's peak RSS from /proc, the histories left
+// in Temporal, the bytes in report.jsonl and the calls the emulator counted.
+import { createReadStream, existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { Client, Connection } from '@temporalio/client';
+import { runWorkflowId } from '../common/names.js';
+import { ensureDevServer } from '../temporal/dev-server.js';
+import { writeItemsFile, writeManifest } from './catalog-files.js';
+import { BENCH_API_KEY, BENCH_WEBHOOK_SECRET, type EmulatorProcess } from './emulator-process.js';
+import { runHistoryFigures, type HistoryFigures } from './histories.js';
+import {
+  CLI,
+  exited,
+  freePort,
+  PeakRssSampler,
+  registerDevServer,
+  spawnNode,
+  stopRegisteredDevServer,
+} from './processes.js';
+
+export interface PixelmillRunSpec {
+  /** An empty folder for the manifest, items, output and Temporal state. */
+  dir: string;
+  name: string;
+  emulator: EmulatorProcess;
+  items: number;
+  requestsPerSecond: number;
+  maxInFlight: number;
+  /** The manifest's `webhooks` block, when the run uses webhooks. */
+  webhooks?: Record<string, unknown>;
+  /** Epoch ms after which the CLI is interrupted and the run reported as unfinished. */
+  deadline: number;
+}
+
+export interface PixelmillRunFigures {
+  finished: boolean;
+  exit_code: number | null;
+  /** Run workflow start to close, from Temporal (workers were already polling). */
+  wall_s: number;
+  /** `pixelmill run` spawned to exited: adds CLI start, workflow bundling, report printing. */
+  process_s: number;
+  items_completed: number;
+  images: number;
+  bytes_stored: number;
+  peak_rss_mb: number;
+  /** The Temporal dev server's own peak RSS (a separate process). */
+  temporal_server_peak_rss_mb: number;
+  histories: HistoryFigures;
+  cli_log: string;
+}
+
+interface ReportTotals {
+  completed: number;
+  images: number;
+  bytes: number;
+}
+
+async function reportTotals(file: string): Promise<ReportTotals> {
+  const totals: ReportTotals = { completed: 0, images: 0, bytes: 0 };
+  for await (const line of createInterface({ input: createReadStream(file) })) {
+    if (!line.trim()) continue;
+    const entry = JSON.parse(line) as { status: string; images: { bytes: number }[] };
+    if (entry.status === 'completed') totals.completed++;
+    totals.images += entry.images.length;
+    totals.bytes += entry.images.reduce((sum, image) => sum + image.bytes, 0);
+  }
+  return totals;
+}
+
+/** For a run stopped before its report: the images already in the output folder (one per item). */
+function storedSoFar(outputDir: string): ReportTotals {
+  const totals: ReportTotals = { completed: 0, images: 0, bytes: 0 };
+  if (!existsSync(outputDir)) return totals;
+  for (const entry of readdirSync(outputDir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile() || !entry.name.endsWith('.png')) continue;
+    totals.images++;
+    totals.bytes += statSync(join(entry.parentPath, entry.name)).size;
+  }
+  totals.completed = totals.images;
+  return totals;
+}
+
+async function runTimes(address: string, workflowId: string): Promise<{ wallS: number; closed: boolean }> {
+  const connection = await Connection.connect({ address });
+  try {
+    const description = await new Client({ connection }).workflow.getHandle(workflowId).describe();
+    const end = description.closeTime ?? new Date();
+    return {
+      wallS: (end.getTime() - description.startTime.getTime()) / 1000,
+      closed: description.closeTime !== undefined,
+    };
+  } finally {
+    await connection.close();
+  }
+}
+
+export async function runPixelmill(spec: PixelmillRunSpec): Promise<PixelmillRunFigures> {
+  const itemsFile = await writeItemsFile(spec.dir, spec.items);
+  const manifest = writeManifest(spec.dir, {
+    name: spec.name,
+    itemsFile,
+    requestsPerSecond: spec.requestsPerSecond,
+    maxInFlight: spec.maxInFlight,
+    ...(spec.webhooks ? { extra: { webhooks: spec.webhooks } } : {}),
+  });
+  const stateDir = join(spec.dir, '.pixelmill');
+  const port = await freePort();
+  const uiPort = await freePort();
+  registerDevServer(stateDir);
+  try {
+    // Started here rather than by the CLI so its start-up is not part of the measured run.
+    const server = await ensureDevServer({ stateDir, port, uiPort });
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      PIXELMILL_STATE_DIR: stateDir,
+      PIXELMILL_TEMPORAL_PORT: String(port),
+      PIXELMILL_TEMPORAL_UI_PORT: String(uiPort),
+      PIXELMILL_API_BASE_URL: spec.emulator.url,
+      PIXELMILL_API_KEY: BENCH_API_KEY,
+      PIXELMILL_WEBHOOK_SECRET: BENCH_WEBHOOK_SECRET,
+      // The embedded receiver on a free local port, called at its own address.
+      PIXELMILL_WEBHOOK_URL: '',
+      PIXELMILL_WEBHOOK_PORT: '',
+      TEMPORAL_ADDRESS: '',
+    };
+    const started = performance.now();
+    const cli = spawnNode([CLI, 'run', manifest, '--no-progress'], { cwd: spec.dir, env });
+    const sampler = new PeakRssSampler(cli.pid!);
+    const serverSampler = new PeakRssSampler(server.pid, 1_000);
+    let log = '';
+    cli.stdout!.on('data', (chunk: Buffer) => (log += chunk.toString()));
+    cli.stderr!.on('data', (chunk: Buffer) => (log += chunk.toString()));
+    let interrupted = false;
+    // SIGINT makes the CLI stop watching and shut its workers down cleanly; the run stays durable.
+    const timer = setTimeout(
+      () => {
+        interrupted = true;
+        cli.kill('SIGINT');
+      },
+      Math.max(0, spec.deadline - Date.now()),
+    );
+    const code = await exited(cli);
+    clearTimeout(timer);
+    const processS = (performance.now() - started) / 1000;
+    const peakRssMb = sampler.stop();
+    const serverRssMb = serverSampler.stop();
+    const logFile = join(spec.dir, 'cli.log');
+    writeFileSync(logFile, log);
+    if (code !== 0 && code !== 3 && !interrupted)
+      throw new Error(
+        `pixelmill run exited with code ${code}; see ${logFile}: ${log.trim().split('\n').at(-1)}`,
+      );
+
+    const workflowId = runWorkflowId(spec.name);
+    const { wallS, closed } = await runTimes(server.address, workflowId);
+    const histories = await runHistoryFigures(server.address, workflowId, spec.items);
+    const totals = closed
+      ? await reportTotals(join(spec.dir, 'out', 'report.jsonl'))
+      : storedSoFar(join(spec.dir, 'out'));
+    return {
+      finished: closed && !interrupted,
+      exit_code: code,
+      wall_s: Math.round(wallS * 100) / 100,
+      process_s: Math.round(processS * 100) / 100,
+      items_completed: totals.completed,
+      images: totals.images,
+      bytes_stored: totals.bytes,
+      peak_rss_mb: peakRssMb,
+      temporal_server_peak_rss_mb: serverRssMb,
+      histories,
+      cli_log: logFile,
+    };
+  } finally {
+    await stopRegisteredDevServer(stateDir);
+  }
+}

@@ -1,0 +1,111 @@
+// The child processes a benchmark starts, and the guarantee that none outlives it: every child and
+// every embedded Temporal dev server is registered here and torn down on exit, on SIGINT/SIGTERM
+// and on an uncaught failure. Also the /proc reader for a child's peak memory.
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { stopDevServer } from '../temporal/dev-server.js';
+
+/** The built CLI entry (dist/client/main.js). */
+export const CLI = fileURLToPath(new URL('../client/main.js', import.meta.url));
+
+const children = new Set<ChildProcess>();
+const devServerDirs = new Set<string>();
+
+/** Spawns `node <args>` and registers it for cleanup. */
+export function spawnNode(args: string[], options: SpawnOptions = {}): ChildProcess {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], ...options });
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  return child;
+}
+
+/** Resolves with the exit code once `child` has exited (at once if it already has). */
+export async function exited(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return code;
+}
+
+/** SIGTERM, then SIGKILL if it is still alive after `graceMs`. */
+export async function stopChild(child: ChildProcess, graceMs = 5_000, signal: NodeJS.Signals = 'SIGTERM') {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill(signal);
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited(child);
+  clearTimeout(timer);
+}
+
+/** Remembers a state folder whose embedded dev server must be stopped at the end. */
+export function registerDevServer(stateDir: string): void {
+  devServerDirs.add(stateDir);
+}
+
+export async function stopRegisteredDevServer(stateDir: string): Promise<void> {
+  devServerDirs.delete(stateDir);
+  await stopDevServer(stateDir).catch(() => false);
+}
+
+/** Stops everything still registered. Safe to call more than once. */
+export async function cleanUpAll(): Promise<void> {
+  await Promise.all([...children].map((child) => stopChild(child, 3_000)));
+  await Promise.all([...devServerDirs].map((dir) => stopRegisteredDevServer(dir)));
+}
+
+let installed = false;
+/** On SIGINT/SIGTERM: clean up, then exit 130. */
+export function cleanUpOnSignals(): void {
+  if (installed) return;
+  installed = true;
+  const onSignal = (): void => {
+    process.stderr.write('bench: interrupted; stopping child processes\n');
+    void cleanUpAll().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/**
+ * Tracks a process's peak resident memory from /proc: VmHWM is the kernel's own high-water mark,
+ * so sampling only has to catch the last reading before the process exits.
+ */
+export class PeakRssSampler {
+  private peakKb = 0;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly pid: number,
+    intervalMs = 200,
+  ) {
+    this.sample();
+    this.timer = setInterval(() => this.sample(), intervalMs);
+  }
+
+  private sample(): void {
+    try {
+      const status = readFileSync(`/proc/${this.pid}/status`, 'utf8');
+      const hwm = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+      const rss = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+      this.peakKb = Math.max(this.peakKb, hwm, rss);
+    } catch {
+      // The process has exited; the last sample stands.
+    }
+  }
+
+  /** Stops sampling; the peak in MB. */
+  stop(): number {
+    this.sample();
+    clearInterval(this.timer);
+    return Math.round(this.peakKb / 1024);
+  }
+}

@@ -1,0 +1,157 @@
+// Keeps `npm run bench` from rotting: a tiny run of every phase must finish and report every
+// figure with a sane value. Nothing here is about speed (no timing assertions).
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { expect, it } from 'vitest';
+
+const bench = fileURLToPath(new URL('../dist/bench/main.js', import.meta.url));
+const ITEMS = 30;
+
+interface Side {
+  system: string;
+  finished: boolean;
+  items: number;
+  items_completed: number;
+  images: number;
+  wall_s: number;
+  bound: { seconds: number; formula: string };
+  ratio_to_bound: number;
+  api_calls: {
+    total: number;
+    per_image: number;
+    by_endpoint: Record<string, { calls: number; per_image: number }>;
+    http_429: number;
+    downloads: number;
+  };
+  api_calls_per_s: number;
+  peak_rss_mb: number;
+  histories: {
+    workflows: number;
+    executions: number;
+    events_total: number;
+    events_per_item: number;
+    largest: { events: number; workflow_id: string };
+  } | null;
+  bytes_stored: number;
+  rehost_mb_per_s: number;
+  webhook_deliveries: Record<string, number> | null;
+}
+
+async function runBench(args: string[]): Promise<{ stdout: string; result: Record<string, unknown> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'pixelmill-bench-smoke-'));
+  const out = join(dir, 'result.json');
+  try {
+    const { stdout } = await promisify(execFile)(process.execPath, [bench, ...args, '--json', out], {
+      timeout: 540_000,
+    });
+    return { stdout, result: JSON.parse(readFileSync(out, 'utf8')) as Record<string, unknown> };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function expectCompleteSide(side: Side, system: string, items: number): void {
+  expect(side.system).toBe(system);
+  expect(side.finished).toBe(true);
+  expect(side.items_completed).toBe(items);
+  expect(side.images).toBe(items);
+  expect(side.wall_s).toBeGreaterThan(0);
+  expect(side.bound.seconds).toBeGreaterThan(0);
+  expect(side.ratio_to_bound).toBeCloseTo(side.wall_s / side.bound.seconds, 2);
+  // Every image needs a submit and a way to learn its result; no call is invented.
+  expect(side.api_calls.by_endpoint['POST /v1/images/generations']?.calls).toBeGreaterThanOrEqual(items);
+  expect(side.api_calls.per_image).toBeGreaterThanOrEqual(1);
+  expect(side.api_calls.total).toBe(
+    Object.values(side.api_calls.by_endpoint).reduce((sum, endpoint) => sum + endpoint.calls, 0),
+  );
+  expect(side.api_calls.http_429).toBeGreaterThanOrEqual(0);
+  expect(side.api_calls.downloads).toBeGreaterThanOrEqual(items);
+  expect(side.api_calls_per_s).toBeGreaterThan(0);
+  expect(side.peak_rss_mb).toBeGreaterThan(20);
+  expect(side.bytes_stored).toBeGreaterThan(items * 1000);
+  expect(side.rehost_mb_per_s).toBeGreaterThan(0);
+}
+
+it('a tiny `npm run bench` runs every phase and reports every figure', { timeout: 600_000 }, async () => {
+  const run = await runBench([
+    ...['--items', String(ITEMS), '--rps', '50', '--time-scale', '0.01'],
+    ...[
+      '--capacity-items',
+      '20',
+      '--emulator-seconds',
+      '1',
+      '--emulator-tasks',
+      '500',
+      '--big-items',
+      '2000',
+    ],
+  ]);
+  const { stdout } = run;
+  const result = run.result as {
+    emulator: { time_scale: number; rate_limit_per_s: number; mean_generation_s: number };
+    pixelmill: Side;
+    naive: Side;
+    capacity: { items: number; images_per_s: number; side: Side };
+    emulator_throughput: { requests_per_second: number };
+    big_manifest: { items: number; validate_s: number; run_start_s: number };
+    targets: { name: string; value: number | null; met: boolean | null }[];
+  };
+
+  expect(result.emulator).toMatchObject({ time_scale: 0.01, rate_limit_per_s: 50 });
+  expect(result.emulator.mean_generation_s).toBeGreaterThan(0);
+
+  expectCompleteSide(result.pixelmill, 'pixelmill', ITEMS);
+  const histories = result.pixelmill.histories!;
+  expect(histories.workflows).toBe(2); // the run and its one shard
+  expect(histories.executions).toBeGreaterThanOrEqual(2);
+  expect(histories.largest.events).toBeGreaterThan(10);
+  expect(histories.events_total).toBeGreaterThanOrEqual(histories.largest.events);
+  expect(histories.events_per_item).toBeCloseTo(histories.events_total / ITEMS, 1);
+
+  expectCompleteSide(result.naive, 'naive', ITEMS);
+  expect(result.naive.histories).toBeNull();
+  // The baseline polls each task with GET: at least one per image.
+  expect(result.naive.api_calls.by_endpoint['GET /v1/tasks/{id}']?.calls).toBeGreaterThanOrEqual(ITEMS);
+
+  expectCompleteSide(result.capacity.side, 'pixelmill', 20);
+  expect(result.capacity.images_per_s).toBeGreaterThan(0);
+  expect(result.emulator_throughput.requests_per_second).toBeGreaterThan(0);
+  expect(result.big_manifest.items).toBe(2000);
+  expect(result.big_manifest.validate_s).toBeGreaterThan(0);
+  expect(result.big_manifest.run_start_s).toBeGreaterThan(0);
+
+  expect(result.targets.map((t) => t.name)).toHaveLength(5);
+  for (const t of result.targets) expect(t.value, t.name).not.toBeNull();
+  expect(stdout).toMatch(/wall \/ bound/);
+  expect(stdout).toMatch(/API calls per image/);
+  expect(stdout).toMatch(/largest workflow history/);
+});
+
+it(
+  '--webhooks runs pixelmill with webhooks: every task announced, judged against 1 call per image',
+  { timeout: 300_000 },
+  async () => {
+    const { result } = await runBench([
+      '--items',
+      '20',
+      '--rps',
+      '50',
+      '--time-scale',
+      '0.01',
+      '--webhooks',
+      '--phases',
+      'pixelmill',
+    ]);
+    const side = result.pixelmill as Side;
+    expectCompleteSide(side, 'pixelmill', 20);
+    expect(side.webhook_deliveries?.delivered).toBe(20);
+    expect(side.bound.formula).toMatch(/^1 calls\/image/);
+    expect(result.naive).toBeNull();
+    const targets = result.targets as { name: string; limit: string }[];
+    expect(targets.find((t) => t.name === 'pixelmill API calls per image')?.limit).toBe('<= 1.05');
+  },
+);
