@@ -41,6 +41,19 @@ export function defaultWorkflowsPath(): string {
   throw new Error('pixelmill: cannot find workflows/index (.js when built, .ts from source)');
 }
 
+/**
+ * The prebuilt bundle (`npm run build` writes dist/workflow-bundle.js beside dist/worker/) when
+ * running the build, else the workflow sources for the SDK to bundle at start-up (tests from .ts).
+ */
+function workflowCode(
+  workflowsPath: string | undefined,
+): Pick<WorkerOptions, 'workflowsPath' | 'workflowBundle'> {
+  if (workflowsPath !== undefined) return { workflowsPath };
+  const bundle = fileURLToPath(new URL('../workflow-bundle.js', import.meta.url));
+  if (import.meta.url.endsWith('.js') && existsSync(bundle)) return { workflowBundle: { codePath: bundle } };
+  return { workflowsPath: defaultWorkflowsPath() };
+}
+
 export async function createPixelmillWorkers(options: PixelmillWorkersOptions): Promise<PixelmillWorkers> {
   const common = {
     connection: options.connection,
@@ -57,7 +70,7 @@ export async function createPixelmillWorkers(options: PixelmillWorkersOptions): 
     await Worker.create({
       ...common,
       taskQueue: WORKFLOW_TASK_QUEUE,
-      workflowsPath: options.workflowsPath ?? defaultWorkflowsPath(),
+      ...workflowCode(options.workflowsPath),
     }),
   );
   workers.push(
