@@ -1,8 +1,9 @@
 // What the activities get from the worker that builds them (STYLE habit 3): the API's address and
 // key when the worker overrides the manifest, the environment the key is read from, a clock, and
 // storage. Secrets come only from here, never from activity inputs (which land in history).
-import { LocalResultStore } from '../storage/local.js';
+import { ResultStores } from '../storage/open-store.js';
 import type { ResultStore } from '../storage/result-store.js';
+import type { S3Location } from '../storage/s3-location.js';
 
 export interface ActivityDeps {
   /** Overrides the manifest's `api.base_url` (e.g. the built-in emulator, PIXELMILL_API_BASE_URL). */
@@ -13,8 +14,12 @@ export interface ActivityDeps {
   env?: NodeJS.ProcessEnv;
   /** Epoch milliseconds; default `Date.now`. */
   now?: () => number;
-  /** Storage for a run's output directory; default a LocalResultStore rooted there. */
-  resultStore?: (outputDir: string) => ResultStore;
+  /**
+   * Storage for a run's output: its local directory, or its S3 location when the plan has one.
+   * Default: a LocalResultStore rooted at the directory, or an S3ResultStore (credentials from
+   * the standard AWS chain, read from `env`).
+   */
+  resultStore?: (outputDir: string, objectStore?: S3Location) => ResultStore;
 }
 
 export interface ResolvedDeps {
@@ -22,14 +27,21 @@ export interface ResolvedDeps {
   apiKey?: string;
   env: NodeJS.ProcessEnv;
   now: () => number;
-  resultStore: (outputDir: string) => ResultStore;
+  resultStore: (outputDir: string, objectStore?: S3Location) => ResultStore;
+  /** Releases the default stores' connections (S3 clients); call on worker shutdown. */
+  closeStores: () => void;
 }
 
 export function resolveDeps(deps: ActivityDeps): ResolvedDeps {
+  const env = deps.env ?? process.env;
+  const stores = new ResultStores(env);
   const resolved: ResolvedDeps = {
-    env: deps.env ?? process.env,
+    env,
     now: deps.now ?? Date.now,
-    resultStore: deps.resultStore ?? ((outputDir) => new LocalResultStore(outputDir)),
+    resultStore:
+      deps.resultStore ??
+      ((outputDir, objectStore) => stores.open(objectStore ? { outputDir, objectStore } : { outputDir })),
+    closeStores: () => stores.close(),
   };
   if (deps.apiBaseUrl !== undefined) resolved.apiBaseUrl = deps.apiBaseUrl;
   if (deps.apiKey !== undefined) resolved.apiKey = deps.apiKey;

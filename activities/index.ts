@@ -9,10 +9,12 @@ import { CallPacer, systemPacerClock } from './call-pacer.js';
 import { resolveDeps, type ActivityDeps, type ResolvedDeps } from './deps.js';
 import { recordOutcomesActivity } from './outcomes.js';
 import { PlanCache } from './plan.js';
+import type { PrepareRunInput, PreparedRun } from '../common/types.js';
+import { checkResultStore } from '../storage/open-store.js';
 import { planShardActivity, prepareRun } from './prepare.js';
 import { configureRateLimit } from './rate-limit.js';
 import { writeReportActivity } from './report.js';
-import { storeResultsActivity } from './store-results.js';
+import { storageFailure, storeResultsActivity } from './store-results.js';
 
 export type { ActivityDeps } from './deps.js';
 export { toActivityFailure } from './failures.js';
@@ -33,14 +35,26 @@ function buildActivities(resolved: ResolvedDeps, clients: ApiClients) {
     pacer.acquire(requestsPerSecond, await fleet.size(), cancellationSignal());
   const { submitItem, lookupTasks, fetchTask } = apiCallActivities({ plans, clients, pace });
   return {
-    prepareRun,
+    /** Also checks an object store's bucket and credentials, so a run fails at once, not at its first image. */
+    async prepareRun(input: PrepareRunInput): Promise<PreparedRun> {
+      const prepared = await prepareRun(input);
+      const { meta } = await plans.get(prepared.plan);
+      if (meta.objectStore) {
+        await checkResultStore(resolved.resultStore(meta.outputDir, meta.objectStore)).catch(
+          (error: unknown) => {
+            throw storageFailure(error);
+          },
+        );
+      }
+      return prepared;
+    },
     planShard: planShardActivity(plans),
     submitItem,
     lookupTasks,
     fetchTask,
     storeResults: storeResultsActivity({ plans, clients, resolved }),
     recordOutcomes: recordOutcomesActivity(plans),
-    writeReport: writeReportActivity({ plans, now: resolved.now }),
+    writeReport: writeReportActivity({ plans, now: resolved.now, resultStore: resolved.resultStore }),
     configureRateLimit,
   };
 }
@@ -58,7 +72,13 @@ function cancellationSignal(): AbortSignal | undefined {
 export function createActivityRuntime(deps: ActivityDeps = {}): ActivityRuntime {
   const resolved = resolveDeps(deps);
   const clients = new ApiClients(resolved);
-  return { activities: buildActivities(resolved, clients), close: () => clients.close() };
+  return {
+    activities: buildActivities(resolved, clients),
+    close: async () => {
+      await clients.close();
+      resolved.closeStores();
+    },
+  };
 }
 
 /** Every activity of a run, keyed by its registered name. */

@@ -5,6 +5,8 @@
 // 100,000 items take a moment, not minutes.
 import { join } from 'node:path';
 import type { ItemCounts, ItemStatus, WriteReportInput, WriteReportOutput } from '../common/types.js';
+import { publishReportFiles } from '../storage/publish.js';
+import type { ResolvedDeps } from './deps.js';
 import { writeFileAtomic } from './files.js';
 import { GALLERY_FILE, writeGallery, type GalleryEntry } from './gallery.js';
 import { listOutcomeFiles, readOutcomeFile, type OutcomeLine } from './outcomes.js';
@@ -61,7 +63,14 @@ function reportLine(id: string, outcome: OutcomeLine | undefined): ReportLine {
   };
 }
 
-export function writeReportActivity(deps: { plans: PlanCache; now: () => number }) {
+export interface WriteReportDeps {
+  plans: PlanCache;
+  now: () => number;
+  /** The run's store: report files built locally are published there too (S3; a no-op locally). */
+  resultStore?: ResolvedDeps['resultStore'];
+}
+
+export function writeReportActivity(deps: WriteReportDeps) {
   return async function writeReport(input: WriteReportInput): Promise<WriteReportOutput> {
     const { meta, items } = await deps.plans.get(input.plan);
     const outcomes = new Array<OutcomeLine | undefined>(items.length);
@@ -111,6 +120,15 @@ export function writeReportActivity(deps: { plans: PlanCache; now: () => number 
       for (const [index, item] of items.entries()) yield { item, line: reportLine(item.id, outcomes[index]) };
     }
     await writeGallery(join(meta.outputDir, GALLERY_FILE), summary, galleryEntries());
+    const published = deps.resultStore
+      ? await publishReportFiles(deps.resultStore(meta.outputDir, meta.objectStore), meta.outputDir, [
+          REPORT_FILE,
+          SUMMARY_FILE,
+          GALLERY_FILE,
+        ])
+      : [];
+    const locationOf = (name: string, local: string): string =>
+      published.find((file) => file.name === name)?.location ?? local;
 
     const counts: ItemCounts = {
       queued: 0,
@@ -122,6 +140,12 @@ export function writeReportActivity(deps: { plans: PlanCache; now: () => number 
       expired: byStatus.expired,
       skipped: byStatus.skipped,
     };
-    return { counts, images, creditsSpent: credits, reportFile, summaryFile };
+    return {
+      counts,
+      images,
+      creditsSpent: credits,
+      reportFile: locationOf(REPORT_FILE, reportFile),
+      summaryFile: locationOf(SUMMARY_FILE, summaryFile),
+    };
   };
 }

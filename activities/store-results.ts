@@ -7,7 +7,8 @@
 // - the heartbeat after each item carries the items already finished, so a retry skips them;
 // - an image whose source URL is already recorded for this shard, and whose file still has the
 //   recorded size and sha256, is not downloaded again.
-import { Context } from '@temporalio/activity';
+import { setMaxListeners } from 'node:events';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import { isImageApiError, ResultExpiredError, type ImageApiClient } from '../api/index.js';
 import type {
   ErrorSummary,
@@ -17,6 +18,7 @@ import type {
   StoreResultsOutput,
 } from '../common/types.js';
 import type { PlannedItem } from '../manifest/normalize.js';
+import { isStorageError } from '../storage/errors.js';
 import { UnsafeStoragePathError, type ResultStore } from '../storage/result-store.js';
 import type { ApiClients } from './api-clients.js';
 import type { ResolvedDeps } from './deps.js';
@@ -102,7 +104,11 @@ async function storeItem(ctx: StoreContext, request: StoreRequest, item: Planned
         index,
         ext,
       });
-      const stored = await ctx.store.put(path, download.body);
+      const stored = await ctx.store.put(path, download.body, {
+        'pixelmill-manifest': ctx.plan.meta.name,
+        'pixelmill-item-id': item.id,
+        'pixelmill-image-index': String(index),
+      });
       const image: ImageRecord = { path, sha256: stored.sha256, bytes: stored.bytes, source_url: url };
       images.push(image);
       ctx.known.set(url, image);
@@ -121,6 +127,17 @@ async function storeItem(ctx: StoreContext, request: StoreRequest, item: Planned
   return { status: 'completed', images, error: null };
 }
 
+/** A StorageError as the failure Temporal sees: its name as type, retryable only when it may help. */
+export function storageFailure(error: unknown): unknown {
+  if (!isStorageError(error)) return error;
+  return ApplicationFailure.create({
+    type: error.name,
+    message: error.message,
+    nonRetryable: !error.retryable,
+    details: [{ type: error.name, code: error.code, message: error.message }],
+  });
+}
+
 export function storeResultsActivity(deps: {
   plans: PlanCache;
   clients: ApiClients;
@@ -128,11 +145,13 @@ export function storeResultsActivity(deps: {
 }) {
   return async function storeResults(input: StoreResultsInput): Promise<StoreResultsOutput> {
     const context = activityContext();
+    // Every download of the batch listens on the one cancellation signal: not a leak.
+    if (context) setMaxListeners(0, context.cancellationSignal);
     const plan = await deps.plans.get(input.plan);
     const ctx: StoreContext & { plans: PlanCache } = {
       plan,
       client: deps.clients.forPlan(plan.meta),
-      store: deps.resolved.resultStore(plan.meta.outputDir),
+      store: deps.resolved.resultStore(plan.meta.outputDir, plan.meta.objectStore),
       known: await storedImages(input),
       signal: context?.cancellationSignal,
       plans: deps.plans,
@@ -145,6 +164,8 @@ export function storeResultsActivity(deps: {
     const pulse = context ? setInterval(beat, LIVENESS_HEARTBEAT_MS) : undefined;
     try {
       return await storeAll(input, ctx, done, beat);
+    } catch (error) {
+      throw storageFailure(error);
     } finally {
       clearInterval(pulse);
     }

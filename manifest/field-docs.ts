@@ -30,12 +30,25 @@ export const FIELD_DOCS: Record<string, string> = {
   'limits.max_in_flight': `Most items submitted and not yet finished at any moment. Default: ${DEFAULTS.maxInFlight}.`,
   'limits.budget_credits':
     'Stop submitting once the credits charged plus the cost of the next submit would exceed this; the rest is reported `skipped` with the reason. Default: no budget.',
-  output: `Where images, \`report.jsonl\`, \`summary.json\` and \`index.html\` go: a directory (relative to the manifest) as a string, or an object. Default: \`out/<name>\`.`,
-  'output.dir': 'The output directory, relative to the manifest file unless absolute.',
+  output: `Where images, \`report.jsonl\`, \`summary.json\` and \`index.html\` go: a directory (relative to the manifest) or an \`s3://bucket/prefix\` URL as a string, or an object. Default: \`out/<name>\`.`,
+  'output.dir':
+    'The output directory, relative to the manifest file unless absolute; or `s3://bucket/prefix` for an S3-compatible object store (docs/storage.md), whose credentials come from the standard AWS environment or profile, never from the manifest.',
+  'output.endpoint':
+    'S3 output only: the endpoint of an S3-compatible store, e.g. `http://127.0.0.1:9000`. Default: AWS, or `AWS_ENDPOINT_URL_S3` / `AWS_ENDPOINT_URL`.',
+  'output.region':
+    "S3 output only: the bucket's region. Default: `AWS_REGION`, the AWS profile's, or `us-east-1` with a custom endpoint.",
+  'output.force_path_style':
+    'S3 output only: address the bucket in the path (`http://host/bucket/key`) rather than the host name; most S3-compatible servers need it. Default: false.',
   'output.path_template': `Path of each image inside the output directory, with the placeholders ${placeholders}; must contain {id} and {index}. Default: \`${DEFAULT_PATH_TEMPLATE}\`.`,
   retry: 'Which failed generations are submitted again.',
   'retry.max_attempts': `Most submissions of one item, the first included. Default: ${DEFAULTS.retryMaxAttempts}.`,
   'retry.on': `Error types or codes of failed tasks (from the API's task \`error\`) worth another attempt. Default: ${DEFAULTS.retryOn.map((type) => `\`${type}\``).join(', ')}.`,
+  webhooks:
+    'Terminal-state webhooks: the API tells the run when a task finishes, so the run skips most lookups and GETs and polls only as a safety net (10x slower). `pixelmill run` receives them itself in embedded mode; with a Temporal cluster run `pixelmill webhook-server`.',
+  'webhooks.enabled': 'Set `false` to keep the block but turn webhooks off. Default: `true`.',
+  'webhooks.public_url':
+    'Address at which the API reaches the receiver (`PIXELMILL_WEBHOOK_URL` takes precedence); the API posts to `<public_url>/hooks/<shard>/callback`. Required with a Temporal cluster; in embedded mode the default is the local receiver.',
+  'webhooks.secret_env': `The *name* of the environment variable that holds the account's webhook secret (never the secret itself). Default: \`${DEFAULTS.webhookSecretEnv}\`.`,
   items: 'The prompts, inline. Use `items_file` instead for large catalogs.',
   'items[].id':
     'Stable item id: used in file names and the report. Default: derived from the prompt and parameters, so it stays the same across runs. Ids must be unique.',

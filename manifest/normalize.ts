@@ -3,6 +3,7 @@
 import { createHash } from 'node:crypto';
 import { isAbsolute, resolve } from 'node:path';
 import { DEFAULT_MODEL, type Language, type Resolution } from '../api/schemas.js';
+import { isS3Url, parseS3Url, type S3Location } from '../storage/s3-location.js';
 import { DEFAULT_PATH_TEMPLATE, type ItemParams, type Manifest, type ManifestItem } from './schema.js';
 
 export const DEFAULTS = {
@@ -10,6 +11,7 @@ export const DEFAULTS = {
   resolution: '1K' as Resolution,
   n: 1,
   apiKeyEnv: 'PIXELMILL_API_KEY',
+  webhookSecretEnv: 'PIXELMILL_WEBHOOK_SECRET',
   requestsPerSecond: 5,
   maxInFlight: 500,
   retryMaxAttempts: 3,
@@ -39,10 +41,18 @@ export interface RunSettings {
   requestsPerSecond: number;
   maxInFlight: number;
   budgetCredits?: number;
-  /** Absolute output directory. */
+  /**
+   * Absolute output directory. For an S3 output, the local directory that keeps the run's state
+   * (`.pixelmill/`) and its report files before they are published: `.pixelmill/s3/<bucket>/<prefix>`
+   * beside the manifest.
+   */
   outputDir: string;
+  /** Set when images and reports go to an S3-compatible store (no credentials: see docs/storage.md). */
+  objectStore?: S3Location;
   pathTemplate: string;
   retry: { maxAttempts: number; on: string[] };
+  /** Present when the manifest enables webhooks; the secret itself is only ever in the environment. */
+  webhooks?: { publicUrl?: string; secretEnv: string };
 }
 
 /** A stable id for an item without one: the same prompt and parameters give the same id. */
@@ -74,16 +84,32 @@ export function planItem(item: ManifestItem, defaults: ItemParams | undefined): 
   return { id: item.id ?? derivedItemId(planned), ...planned };
 }
 
+/** The S3 location of a validated `s3://` output (the schema has already checked the URL). */
+function s3Location(url: string, output: Exclude<Manifest['output'], string>): S3Location {
+  const parsed = parseS3Url(url);
+  if ('problems' in parsed) throw new Error(`invalid S3 output ${url}: ${parsed.problems.join('; ')}`);
+  const location: S3Location = { bucket: parsed.bucket, prefix: parsed.prefix };
+  if (output?.endpoint !== undefined) location.endpoint = output.endpoint;
+  if (output?.region !== undefined) location.region = output.region;
+  if (output?.force_path_style !== undefined) location.forcePathStyle = output.force_path_style;
+  return location;
+}
+
 export function runSettings(manifest: Manifest, manifestFile: string, manifestDir: string): RunSettings {
   const output = typeof manifest.output === 'string' ? { dir: manifest.output } : manifest.output;
   const dir = output?.dir ?? `out/${manifest.name}`;
+  const objectStore = isS3Url(dir) ? s3Location(dir, output) : undefined;
   const settings: RunSettings = {
     name: manifest.name,
     manifestFile,
     apiKeyEnv: manifest.api?.api_key_env ?? DEFAULTS.apiKeyEnv,
     requestsPerSecond: manifest.limits?.requests_per_second ?? DEFAULTS.requestsPerSecond,
     maxInFlight: manifest.limits?.max_in_flight ?? DEFAULTS.maxInFlight,
-    outputDir: isAbsolute(dir) ? dir : resolve(manifestDir, dir),
+    outputDir: objectStore
+      ? resolve(manifestDir, '.pixelmill', 's3', objectStore.bucket, ...objectStore.prefix.split('/'))
+      : isAbsolute(dir)
+        ? dir
+        : resolve(manifestDir, dir),
     pathTemplate:
       output && 'path_template' in output && output.path_template
         ? output.path_template
@@ -93,7 +119,14 @@ export function runSettings(manifest: Manifest, manifestFile: string, manifestDi
       on: manifest.retry?.on ?? DEFAULTS.retryOn,
     },
   };
+  if (objectStore) settings.objectStore = objectStore;
   if (manifest.api?.base_url) settings.apiBaseUrl = manifest.api.base_url;
   if (manifest.limits?.budget_credits !== undefined) settings.budgetCredits = manifest.limits.budget_credits;
+  if (manifest.webhooks && manifest.webhooks.enabled !== false) {
+    settings.webhooks = {
+      ...(manifest.webhooks.public_url ? { publicUrl: manifest.webhooks.public_url } : {}),
+      secretEnv: manifest.webhooks.secret_env ?? DEFAULTS.webhookSecretEnv,
+    };
+  }
   return settings;
 }

@@ -3,6 +3,7 @@
 // (generated from it for editors).
 import { z } from 'zod';
 import { LANGUAGES, MAX_IMAGE_URLS, RESOLUTIONS } from '../api/schemas.js';
+import { isS3Url, parseS3Url } from '../storage/s3-location.js';
 
 /** Item ids end up in file names and workflow ids: keep them to a portable character set. */
 export const ITEM_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -61,10 +62,59 @@ const pathTemplate = z
     }
   });
 
+/** A local directory, or `s3://bucket/prefix` for an S3-compatible object store. */
+const outputDir = z
+  .string()
+  .min(1)
+  .superRefine((dir, ctx) => {
+    if (!isS3Url(dir)) return;
+    const parsed = parseS3Url(dir);
+    if ('problems' in parsed)
+      for (const message of parsed.problems) ctx.addIssue({ code: 'custom', message });
+  });
+
+/** Connection settings of an S3 output. Never credentials: those come from the AWS environment. */
+const S3_OUTPUT_OPTIONS = ['endpoint', 'region', 'force_path_style'] as const;
+
 export const OutputSchema = z.union([
-  z.string().min(1),
-  z.strictObject({ dir: z.string().min(1), path_template: pathTemplate.optional() }),
+  outputDir,
+  z
+    .strictObject({
+      dir: outputDir,
+      path_template: pathTemplate.optional(),
+      endpoint: httpUrl
+        .refine(
+          (url) => new URL(url).username === '' && new URL(url).password === '',
+          'must not contain credentials (they come from the AWS environment or profile)',
+        )
+        .optional(),
+      region: z
+        .string()
+        .regex(/^[a-z0-9-]{1,40}$/, 'must be a region name like "eu-west-1"')
+        .optional(),
+      force_path_style: z.boolean().optional(),
+    })
+    .superRefine((output, ctx) => {
+      if (isS3Url(output.dir)) return;
+      for (const key of S3_OUTPUT_OPTIONS) {
+        if (output[key] !== undefined) {
+          ctx.addIssue({ code: 'custom', path: [key], message: 'only applies to an s3:// output' });
+        }
+      }
+    }),
 ]);
+
+/** Terminal-state webhooks (the fast path): the receiver's public address and its secret's env var. */
+export const WebhooksSchema = z.strictObject({
+  enabled: z.boolean().optional(),
+  public_url: httpUrl
+    .refine((url) => !/[?#]/.test(url), 'must have no query or fragment (the callback path is appended)')
+    .optional(),
+  secret_env: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be the name of an environment variable (not the secret itself)')
+    .optional(),
+});
 
 export const ManifestSchema = z
   .strictObject({
@@ -99,6 +149,7 @@ export const ManifestSchema = z
         on: z.array(z.string().min(1)).optional(),
       })
       .optional(),
+    webhooks: WebhooksSchema.optional(),
     items: z.array(ItemSchema).optional(),
     items_file: z.string().min(1).optional(),
   })

@@ -56,6 +56,15 @@ export class LocalResultStore implements ResultStore {
     }
   }
 
+  async putFile(path: string, file: string): Promise<StoredImage> {
+    const target = this.resolvePath(path);
+    if (target === resolve(file)) {
+      const info = await stat(target);
+      return { sha256: await sha256OfFile(target), bytes: info.size };
+    }
+    return this.put(path, createReadStream(file));
+  }
+
   async #write(file: string, body: Readable): Promise<StoredImage> {
     await mkdir(dirname(file), { recursive: true });
     const temp = join(dirname(file), `.${basename(file)}.${randomBytes(6).toString('hex')}.tmp`);

@@ -8,6 +8,13 @@ export interface StoredImage {
   bytes: number;
 }
 
+/**
+ * Descriptive attributes of a stored object (item id, image index, ...): an object store keeps
+ * them as object metadata; a local directory has nowhere to put them and ignores them. Short
+ * ASCII values only (S3 sends them as HTTP headers, 2 KB in all).
+ */
+export type StoredAttributes = Readonly<Record<string, string>>;
+
 export interface ResultStore {
   /** A human-readable description of the location, e.g. the directory path. */
   readonly location: string;
@@ -21,7 +28,13 @@ export interface ResultStore {
    * at `path` only once it is complete: a failed or cancelled stream leaves the previous content
    * (if any) in place and no partial file behind.
    */
-  put(path: string, body: Readable): Promise<StoredImage>;
+  put(path: string, body: Readable, attributes?: StoredAttributes): Promise<StoredImage>;
+  /**
+   * Stores the local file `file` at `path`, with the same guarantees as `put`. When the store
+   * already holds exactly these bytes there (a local store writing its own file, an object with
+   * the same sha256), nothing is copied.
+   */
+  putFile(path: string, file: string, attributes?: StoredAttributes): Promise<StoredImage>;
 }
 
 /** A path that would leave the store's root (absolute, `..`, empty segments). */

@@ -87,7 +87,7 @@ describe('a corpus of broken manifests', () => {
         stderr,
       ).toBe(true);
       expect(stderr).not.toMatch(/^\s+at .+:\d+:\d+\)?$/m); // no stack trace
-    expect(problems.length).toBeLessThanOrEqual(201); // at most 200 problems, then "... and N more"
+      expect(problems.length).toBeLessThanOrEqual(201); // at most 200 problems, then "... and N more"
       expect(stderr).not.toContain('"sk-live-123"'); // a key written by mistake is not quoted back
     },
     30_000,

@@ -1,0 +1,204 @@
+// A run whose manifest says `output: s3://...`, through the real activities: the plan and outcome
+// files stay in a local state directory beside the manifest, the images go to a real
+// S3-compatible server (rclone serve s3) with their sha256, a second storeResults downloads
+// nothing, the report files are published beside the images, and a missing bucket fails the
+// activity at once (non-retryable) with one clear line.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { GetObjectCommand, HeadObjectCommand } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createActivities, REPORT_FILE, SUMMARY_FILE } from '../activities/index.js';
+import type { StoreRequest } from '../common/types.js';
+import type { RunningEmulator } from '../emulator/index.js';
+import { UserError } from '../common/errors.js';
+import { loadManifest } from '../manifest/load.js';
+import { ResultStores } from '../storage/open-store.js';
+import { publishReportFiles } from '../storage/publish.js';
+import { applicationFailure, inActivity, servedImage, writeManifest } from './activities-fixture.js';
+import { expectNoSecrets } from './support/assertions.js';
+import { ManualClock, startTestEmulator } from './support/emulator.js';
+import { startS3Server, type S3TestServer } from './support/s3-server.js';
+
+const KEY = 'sk-live-s3-key';
+const accounts = [{ id: 'acct_s3', keys: [{ key: KEY }] }];
+const RESULT_ROUTE = 'GET /results/{task_id}/{index}.png';
+const BUCKET = 'catalog';
+let server: S3TestServer;
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+beforeAll(async () => {
+  server = await startS3Server();
+  await server.createBucket(BUCKET);
+});
+
+function downloads(emulator: RunningEmulator): number {
+  return Object.values(emulator.stats().requests[RESULT_ROUTE] ?? {}).reduce((sum, count) => sum + count, 0);
+}
+
+/** A prepared run writing to `s3://<bucket>/runs/chairs` whose two tasks have completed. */
+async function completedS3Run(bucket = BUCKET, env: NodeJS.ProcessEnv = server.env) {
+  const clock = new ManualClock();
+  const emulator = await startTestEmulator({ accounts }, { clock });
+  const fixture = writeManifest([
+    'name: chairs',
+    'output:',
+    `  dir: s3://${bucket}/runs/chairs`,
+    `  endpoint: ${server.endpoint}`,
+    '  force_path_style: true',
+    '  path_template: "{name}/{id}-{index}.{ext}"',
+    'items:',
+    '  - { id: oak, prompt: an oak chair, n: 2 }',
+    '  - { id: pine, prompt: a pine chair }',
+  ]);
+  // Credentials reach the store only through the worker's environment (the standard AWS chain).
+  const activities = createActivities({ apiBaseUrl: emulator.url, apiKey: KEY, env });
+  const { plan } = await activities.prepareRun({ manifestFile: fixture.file, manifestHash: fixture.hash });
+  const requests: StoreRequest[] = [];
+  for (const index of [0, 1]) {
+    const { taskId } = await activities.submitItem({ plan, index, attempt: 1 });
+    requests.push({ index, taskId, urls: [], attempts: 1, creditsCost: 0 });
+  }
+  clock.advance(10 * 60_000);
+  for (const request of requests) {
+    const task = await activities.fetchTask({ plan, taskId: request.taskId });
+    request.urls = task.urls ?? [];
+    request.creditsCost = task.creditsCost ?? 0;
+  }
+  return { emulator, fixture, activities, plan, input: { plan, shard: 0, items: requests } };
+}
+
+describe('a run with an S3 output', () => {
+  it('keeps its state locally, stores images in the bucket with their sha256, and publishes the report', async () => {
+    const { emulator, fixture, activities, plan, input } = await completedS3Run();
+    const localDir = join(fixture.dir, '.pixelmill', 's3', BUCKET, 'runs', 'chairs');
+    expect(plan.stateDir).toBe(join(localDir, '.pixelmill'));
+
+    expect(await inActivity(activities.storeResults, input).result).toEqual({
+      items: [
+        { index: 0, status: 'completed', images: 2 },
+        { index: 1, status: 'completed', images: 1 },
+      ],
+    });
+    for (const [item, id, index] of [
+      [0, 'oak', 0],
+      [0, 'oak', 1],
+      [1, 'pine', 0],
+    ] as const) {
+      const key = `runs/chairs/chairs/${id}-${index}.png`;
+      const served = await servedImage(input.items[item]!.urls[index]!);
+      const object = await server.client.send(new HeadObjectCommand({ Bucket: BUCKET, Key: key }));
+      expect(object.ContentType).toBe('image/png');
+      expect(object.ContentLength).toBe(served.bytes);
+      expect(object.Metadata).toEqual({
+        sha256: served.sha256,
+        'pixelmill-manifest': 'chairs',
+        'pixelmill-item-id': id,
+        'pixelmill-image-index': String(index),
+      });
+    }
+    expect(existsSync(join(localDir, 'chairs'))).toBe(false); // no image on local disk
+
+    // A new activity (no heartbeat): every image is already in the bucket, nothing is downloaded.
+    const before = downloads(emulator);
+    await inActivity(activities.storeResults, input).result;
+    expect(downloads(emulator)).toBe(before);
+
+    await activities.writeReport({
+      plan,
+      runId: 'pixelmill/chairs',
+      emulated: true,
+      startedAt: '2026-05-01T11:00:00.000Z',
+      apiCalls: { submit: 2, lookup: 0, get: 2 },
+    });
+    const meta = loadManifest(fixture.file).settings;
+    const stores = new ResultStores(server.env);
+    try {
+      const store = stores.open({ outputDir: meta.outputDir, objectStore: meta.objectStore! });
+      await publishReportFiles(store, meta.outputDir, [REPORT_FILE, SUMMARY_FILE]);
+    } finally {
+      stores.close();
+    }
+    const report = await server.client.send(
+      new GetObjectCommand({ Bucket: BUCKET, Key: `runs/chairs/${REPORT_FILE}` }),
+    );
+    const lines = (await report.Body!.transformToString()).trimEnd().split('\n');
+    expect(lines.map((line) => (JSON.parse(line) as { id: string; status: string }).status)).toEqual([
+      'completed',
+      'completed',
+    ]);
+  });
+
+  it('fails the run at prepareRun, non-retryable, when the bucket does not exist', async () => {
+    const failure = await applicationFailure(completedS3Run('missing-bucket'));
+    expect(failure.type).toBe('StorageBucketMissingError');
+    expect(failure.nonRetryable).toBe(true);
+    expect(failure.message).toBe(
+      `s3://missing-bucket/runs/chairs: bucket "missing-bucket" does not exist at ${server.endpoint}`,
+    );
+    expect(failure.details?.[0]).toMatchObject({ code: 'storage_bucket_missing' });
+  });
+
+  it('fails prepareRun and storeResults, non-retryable, when the credentials are refused', async () => {
+    const wrong = { ...server.env, AWS_SECRET_ACCESS_KEY: 'wrong-secret-for-this-key' };
+    const expected =
+      `s3://${BUCKET}/runs/chairs: the secret access key does not match the access key id at ` +
+      `${server.endpoint} (check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or AWS_PROFILE)`;
+    const atStart = await applicationFailure(completedS3Run(BUCKET, wrong));
+    expect(atStart.type).toBe('StorageAccessDeniedError');
+    expect(atStart.message).toBe(expected);
+    // Credentials revoked mid-run: a worker with the wrong secret stores the planned results.
+    const { input, emulator } = await completedS3Run(BUCKET);
+    const worker = createActivities({ apiBaseUrl: emulator.url, apiKey: KEY, env: wrong });
+    const failure = await applicationFailure(inActivity(worker.storeResults, input).result);
+    expect(failure.type).toBe('StorageAccessDeniedError');
+    expect(failure.nonRetryable).toBe(true);
+    expect(failure.message).toBe(expected);
+    expectNoSecrets(
+      [atStart, failure, failure.details],
+      ['wrong-secret-for-this-key', server.secretAccessKey],
+    );
+  });
+});
+
+describe('manifest output: s3://', () => {
+  function problems(output: string[]): readonly string[] {
+    try {
+      // writeManifest loads the manifest (for its hash): that is where it is refused.
+      writeManifest(['name: m', ...output, 'items:', '  - { id: a, prompt: p }']);
+    } catch (error) {
+      expect(error).toBeInstanceOf(UserError);
+      return (error as UserError).problems;
+    }
+    throw new Error('expected the manifest to be refused');
+  }
+
+  it('accepts a bare s3:// URL: bucket and prefix, state beside the manifest', () => {
+    const fixture = writeManifest([
+      'name: m',
+      'output: s3://my-bucket/a/b/',
+      'items:',
+      '  - { id: a, prompt: p }',
+    ]);
+    const { settings } = loadManifest(fixture.file);
+    expect(settings.objectStore).toEqual({ bucket: 'my-bucket', prefix: 'a/b' });
+    expect(settings.outputDir).toBe(join(fixture.dir, '.pixelmill', 's3', 'my-bucket', 'a', 'b'));
+  });
+
+  it('refuses bad buckets and prefixes, S3 options on a local output, and credentials in the endpoint', () => {
+    expect(problems(['output: s3://No_Such/x'])).toEqual([
+      expect.stringMatching(/output: bucket "No_Such" is not a valid S3 bucket name/),
+    ]);
+    expect(problems(['output: s3://bucket/a/../b'])).toEqual([
+      expect.stringMatching(/output: the key prefix "a\/..\/b" must not contain "." or ".." segments/),
+    ]);
+    expect(problems(['output: { dir: ./out, region: eu-west-1 }'])).toEqual([
+      expect.stringMatching(/output.region: only applies to an s3:\/\/ output/),
+    ]);
+    expect(
+      problems(['output: { dir: "s3://bucket", endpoint: "http://key:secret@127.0.0.1:9000" }']),
+    ).toEqual([expect.stringMatching(/output.endpoint: must not contain credentials/)]);
+  });
+});
