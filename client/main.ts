@@ -5,6 +5,7 @@ import { registerEmulatorCommand } from './commands/emulator.js';
 import { registerValidateCommand } from './commands/validate.js';
 import { registerRunCommand } from './commands/run.js';
 import { registerControlCommands } from './commands/control.js';
+import { exitCodesHelp } from './exit-codes.js';
 import { registerWorkerCommand } from './commands/worker.js';
 import { registerWebhookServerCommand } from './commands/webhook-server.js';
 
@@ -14,10 +15,14 @@ export function buildProgram(): Command {
   const program = new Command('pixelmill')
     .description('Durable catalog image generation on Temporal')
     .option('--debug', 'print stack traces for errors')
-    .showHelpAfterError()
+    .showHelpAfterError('(pixelmill --help lists the commands and options)')
     .exitOverride();
   registerRunCommand(program);
   registerControlCommands(program);
+  program.addHelpText(
+    'after',
+    `\nExamples:\n  $ pixelmill run manifests/demo.yaml\n  $ pixelmill list\n  $ pixelmill <command> --help\n\n${exitCodesHelp()}\nErrors are one line on stderr; --debug adds the stack trace.`,
+  );
   registerValidateCommand(program);
   registerWorkerCommand(program);
   registerEmulatorCommand(program);
@@ -31,17 +36,19 @@ async function main(argv: string[]): Promise<number> {
     await program.parseAsync(argv);
     return Number(process.exitCode ?? 0);
   } catch (error) {
-    if (error instanceof CommanderError) return error.exitCode;
+    // Commander has printed the usage problem (or the help, exit code 0).
+    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
     if (isUserError(error)) {
       process.stderr.write(`pixelmill: ${error.message}\n`);
       // Every problem at once, but not a million lines: a broken catalog repeats itself.
-      for (const problem of error.problems.slice(0, MAX_PROBLEMS_SHOWN)) process.stderr.write(`  ${problem}\n`);
+      for (const problem of error.problems.slice(0, MAX_PROBLEMS_SHOWN))
+        process.stderr.write(`  ${problem}\n`);
       const more = error.problems.length - MAX_PROBLEMS_SHOWN;
       if (more > 0) process.stderr.write(`  ... and ${more} more problems\n`);
       return 1;
     }
     const debug = program.opts<{ debug?: boolean }>().debug;
-    const message = error instanceof Error ? error.message : String(error);
+    const message = (error instanceof Error ? error.message : String(error)).split('\n')[0];
     process.stderr.write(`pixelmill: ${debug && error instanceof Error ? error.stack : message}\n`);
     return 1;
   }

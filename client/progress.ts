@@ -16,7 +16,19 @@ function add<T extends object>(into: T, from: T): void {
   for (const key of Object.keys(from) as (keyof T)[]) (into[key] as number) += from[key] as number;
 }
 
-export async function liveProgress(client: Client, runId: string): Promise<LiveProgress> {
+/**
+ * The run's totals. Queries need a worker to answer; with none polling (an embedded run whose CLI
+ * is gone) they wait, so callers that must not hang pass `deadlineMs`.
+ */
+export async function liveProgress(
+  client: Client,
+  runId: string,
+  options: { deadlineMs?: number } = {},
+): Promise<LiveProgress> {
+  if (options.deadlineMs !== undefined) {
+    const deadline = Date.now() + options.deadlineMs;
+    return client.withDeadline(deadline, () => liveProgress(client, runId));
+  }
   const run = await client.workflow.getHandle(runId).query(runProgressQuery);
   const counts = { ...run.finished.counts };
   const apiCalls = { ...run.finished.apiCalls };
@@ -41,26 +53,4 @@ export async function liveProgress(client: Client, runId: string): Promise<LiveP
   const known = Object.values(counts).reduce((sum, n) => sum + n, 0);
   counts.queued += Math.max(0, run.itemCount - known);
   return { run, counts, creditsSpent, images, apiCalls };
-}
-
-/** One line for logs and non-TTY output. */
-export function progressLine(progress: LiveProgress): string {
-  const { run, counts } = progress;
-  const total = run.itemCount;
-  const finalCount = counts.stored + counts.failed + counts.cancelled + counts.expired + counts.skipped;
-  const budget = run.budgetCredits !== undefined ? `/${run.budgetCredits}` : '';
-  const parts = [
-    `${run.name || run.runId}${run.emulated ? ' (emulated)' : ''}: ${run.state}`,
-    `${finalCount}/${total} done`,
-    `${counts.stored} stored`,
-    `${counts.queued} queued`,
-    `${counts.submitted} at the API`,
-    `${counts.completed} storing`,
-    `${counts.failed} failed`,
-    ...(counts.expired ? [`${counts.expired} expired`] : []),
-    ...(counts.cancelled ? [`${counts.cancelled} cancelled`] : []),
-    ...(counts.skipped ? [`${counts.skipped} skipped`] : []),
-    `credits ${progress.creditsSpent}${budget}`,
-  ];
-  return parts.join(' · ') + (run.reason ? ` (${run.reason})` : '');
 }

@@ -1,16 +1,26 @@
-// Following a run until it ends: progress while it runs, a summary and an exit code at the end.
-import { WorkflowFailedError, type Client } from '@temporalio/client';
+// Following a run until it ends: the progress display while it runs (client/display), a summary
+// and an exit code at the end.
+import {
+  isGrpcDeadlineError,
+  isGrpcServiceError,
+  WorkflowFailedError,
+  type Client,
+} from '@temporalio/client';
 import { UserError } from '../common/errors.js';
 import type { RunResult } from '../common/types.js';
-import { liveProgress, progressLine } from './progress.js';
+import { createProgressDisplay, type DisplayStream } from './display/display.js';
+import { liveProgress, type LiveProgress } from './progress.js';
 import { exitCodeOf, type RunHandle } from './runs.js';
 
 export interface WatchOptions {
-  /** Redraw one line in place (a terminal) rather than print a line per change. */
+  /** Redraw in place when the stream is a terminal; false (--no-progress) prints plain lines. */
   tty: boolean;
   /** Resolves when this process's workers stop (Ctrl-C): stop watching, the run lives on. */
   stopped?: Promise<void> | undefined;
+  /** Time between two progress samples; rates are measured across them. */
   intervalMs?: number;
+  /** Where the display goes; default stderr (stdout stays for results). */
+  stream?: DisplayStream;
 }
 
 /** The root cause's message: activity failures wrap the interesting one. */
@@ -36,18 +46,64 @@ export function describeResult(result: RunResult): string {
   ].join('\n');
 }
 
+/** gRPC's FAILED_PRECONDITION: the server's "no poller seen for task queue recently". */
+const FAILED_PRECONDITION = 9;
+
+/** A query failed because no worker polls the run's task queue (or none answered in time). */
+function noWorkerAnswers(error: unknown): boolean {
+  const cause = error instanceof Error ? error.cause : undefined;
+  return (
+    isGrpcDeadlineError(error) ||
+    isGrpcDeadlineError(cause) ||
+    (isGrpcServiceError(cause) && cause.code === FAILED_PRECONDITION)
+  );
+}
+
+/** The last frame shows the run's result, not the sample taken a moment before it ended. */
+function finalProgress(last: LiveProgress, result: RunResult): LiveProgress {
+  return {
+    run: { ...last.run, state: 'finished', runningShards: [] },
+    counts: result.counts,
+    creditsSpent: result.creditsSpent,
+    images: result.images,
+    apiCalls: result.apiCalls,
+  };
+}
+
 export async function watchRun(client: Client, handle: RunHandle, options: WatchOptions): Promise<number> {
-  const out = process.stderr;
-  const interval = options.intervalMs ?? (options.tty ? 1000 : 5000);
-  let last = '';
+  const out = options.stream ?? process.stderr;
+  const interval = options.intervalMs ?? 1000;
+  const startedAt = await handle.describe().then(
+    (description) => description.startTime.getTime(),
+    () => undefined,
+  );
+  const display = createProgressDisplay({
+    stream: out,
+    live: options.tty,
+    ...(startedAt !== undefined ? { startedAt } : {}),
+  });
   let stop = false;
+  let last: LiveProgress | undefined;
+  let warned = false;
   let wake = (): void => undefined;
   const ticker = (async () => {
     while (!stop) {
-      const line = await liveProgress(client, handle.workflowId).then(progressLine, () => '');
-      if (line && line !== last) {
-        out.write(options.tty ? `\r\x1b[2K${line}` : `${line}\n`);
-        last = line;
+      // A query that cannot be answered right now (no worker yet) only skips this sample.
+      let unanswered = false;
+      const progress = await liveProgress(client, handle.workflowId, { deadlineMs: 10_000 }).catch(
+        (error: unknown) => {
+          unanswered = noWorkerAnswers(error);
+          return undefined;
+        },
+      );
+      if (progress && !stop) {
+        display.update(progress, Date.now());
+        last = progress;
+      } else if (unanswered && !stop && !last && !warned) {
+        warned = true;
+        out.write(
+          `pixelmill: no worker answers for ${handle.workflowId} yet (an embedded run moves on only while \`pixelmill run\` runs it)\n`,
+        );
       }
       await new Promise<void>((resolve) => {
         wake = resolve;
@@ -64,7 +120,8 @@ export async function watchRun(client: Client, handle: RunHandle, options: Watch
   try {
     const outcome = await Promise.race([handle.result(), ...(interrupted ? [interrupted] : [])]);
     await stopTicker();
-    if (options.tty && last) out.write('\n');
+    if (last && outcome !== 'interrupted') display.update(finalProgress(last, outcome), Date.now());
+    display.finish();
     if (outcome === 'interrupted') {
       out.write(
         `pixelmill: stopped watching; ${handle.workflowId} is durable: run the same command again to resume it\n`,
@@ -80,5 +137,6 @@ export async function watchRun(client: Client, handle: RunHandle, options: Watch
     throw error;
   } finally {
     await stopTicker();
+    display.finish();
   }
 }

@@ -3,7 +3,8 @@
 // wait leaves its slot unused.
 import { ApplicationFailure } from '@temporalio/activity';
 import { describe, expect, it } from 'vitest';
-import { CallPacer, MAX_PACER_WAIT_MS, type PacerClock } from '../activities/call-pacer.js';
+import { getEventListeners } from 'node:events';
+import { CallPacer, MAX_PACER_WAIT_MS, systemPacerClock, type PacerClock } from '../activities/call-pacer.js';
 import { rejection } from './support/assertions.js';
 
 /** A clock whose sleeps complete at once, advancing time by the amount slept. */
@@ -98,5 +99,16 @@ describe('CallPacer', () => {
     const waiting = pacer.acquire(1, 1, controller.signal);
     controller.abort(new Error('activity cancelled'));
     await expect(waiting).rejects.toThrow('activity cancelled');
+  });
+});
+
+describe('systemPacerClock', () => {
+  it('leaves no abort listener behind once a sleep ends', async () => {
+    const controller = new AbortController();
+    for (let i = 0; i < 20; i += 1) await systemPacerClock.sleep(1, controller.signal);
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+    const sleeping = systemPacerClock.sleep(60_000, controller.signal);
+    controller.abort(new Error('cancelled'));
+    await expect(sleeping).rejects.toThrow('cancelled');
   });
 });

@@ -1,75 +1,45 @@
-// Commands on an existing run: status, watch, pause, resume, cancel; and stopping the embedded
-// Temporal dev server. RUN is the manifest file, the run id (`pixelmill/<name>`) or the name.
+// Commands on runs that exist: status, list, watch, pause, resume, cancel, retry-failed, report;
+// and stopping the embedded Temporal dev server. RUN is the manifest file, the run id (`pixelmill/<name>`) or the name.
 import type { Command } from 'commander';
 import { cancelSignal, pauseSignal, resumeSignal } from '../../common/names.js';
 import { stopDevServer } from '../../temporal/dev-server.js';
-import { quietTemporalLogs } from '../embedded.js';
-import { liveProgress, progressLine } from '../progress.js';
-import { requireRun, resolveRunId, type RunHandle } from '../runs.js';
-import { openSession, stateDirectory, workflowUrl, type Session } from '../session.js';
+import type { RunHandle } from '../runs.js';
+import { stateDirectory } from '../session.js';
 import { watchRun } from '../watch.js';
-
-async function withRun<T>(run: string, body: (session: Session, runId: string) => Promise<T>): Promise<T> {
-  quietTemporalLogs(false);
-  const runId = resolveRunId(run);
-  const session = await openSession();
-  try {
-    await requireRun(session.client, runId);
-    return await body(session, runId);
-  } finally {
-    await session.close();
-  }
-}
-
-const RUN_ARGUMENT = [
-  '<run>',
-  'the manifest file, the run id (pixelmill/<name>) or the manifest name',
-] as const;
+import { registerListCommand } from './list.js';
+import { registerReportCommand } from './report.js';
+import { registerRetryFailedCommand } from './retry-failed.js';
+import { registerStatusCommand } from './status.js';
+import { examples, isDebug, RUN_ARGUMENT, withRun } from './with-run.js';
 
 export function registerControlCommands(program: Command): void {
-  program
-    .command('status')
-    .description("show a run's state, counts, credits and its Temporal Web UI link")
-    .argument(...RUN_ARGUMENT)
-    .option('--json', 'print the progress as JSON')
-    .addHelpText(
-      'after',
-      '\nExamples:\n  $ pixelmill status manifests/demo.yaml\n  $ pixelmill status pixelmill/demo --json',
-    )
-    .action((run: string, options: { json?: boolean }) =>
-      withRun(run, async (session, runId) => {
-        const description = await session.client.workflow.getHandle(runId).describe();
-        const running = description.status.name === 'RUNNING';
-        const progress = running ? await liveProgress(session.client, runId) : undefined;
-        const link = workflowUrl(session, runId);
-        if (options.json) {
-          process.stdout.write(
-            `${JSON.stringify({ runId, status: description.status.name, progress, ui: link ?? null }, null, 2)}\n`,
-          );
-          return;
-        }
-        process.stdout.write(`${runId}: ${description.status.name.toLowerCase()}\n`);
-        if (progress) process.stdout.write(`${progressLine(progress)}\n`);
-        else if (description.status.name === 'COMPLETED') {
-          const result = await session.client.workflow.getHandle(runId).result();
-          process.stdout.write(`${JSON.stringify(result.counts)}; report ${result.reportFile}\n`);
-        }
-        if (link) process.stdout.write(`Temporal Web UI: ${link}\n`);
-      }),
-    );
+  registerStatusCommand(program);
+  registerListCommand(program);
 
   program
     .command('watch')
-    .description('follow a run until it ends (exit code as for run)')
+    .description('follow a run until it ends: live progress, then its summary')
     .argument(...RUN_ARGUMENT)
     .option('--no-progress', 'print plain progress lines instead of redrawing')
-    .action((run: string, options: { progress: boolean }) =>
-      withRun(run, async (session, runId) => {
-        const handle: RunHandle = session.client.workflow.getHandle(runId);
-        process.exitCode = await watchRun(session.client, handle, {
-          tty: options.progress && process.stderr.isTTY,
-        });
-      }),
+    .addHelpText(
+      'after',
+      examples(
+        'pixelmill watch manifests/demo.yaml',
+        'pixelmill watch pixelmill/demo --no-progress > watch.log',
+      ) +
+        '\n\nThe display redraws in place on a terminal; piped, or with --no-progress, it prints a line' +
+        '\nwhen the counts change (at most every 5 s). NO_COLOR=1 turns colours off.' +
+        '\nExit codes: 0 every item completed, 3 the run ended with items not completed, 1 error.',
+    )
+    .action((run: string, options: { progress: boolean }, command: Command) =>
+      withRun(
+        run,
+        async (session, runId) => {
+          const handle: RunHandle = session.client.workflow.getHandle(runId);
+          process.exitCode = await watchRun(session.client, handle, { tty: options.progress });
+        },
+        { debug: isDebug(command) },
+      ),
     );
 
   const signals = [
@@ -82,17 +52,29 @@ export function registerControlCommands(program: Command): void {
       .command(name)
       .description(description)
       .argument(...RUN_ARGUMENT)
-      .action((run: string) =>
-        withRun(run, async (session, runId) => {
-          await session.client.workflow.getHandle(runId).signal(signal);
-          process.stdout.write(`${runId}: ${name} requested\n`);
-        }),
+      .addHelpText(
+        'after',
+        examples(`pixelmill ${name} manifests/demo.yaml`, `pixelmill ${name} pixelmill/demo`),
+      )
+      .action((run: string, _options: unknown, command: Command) =>
+        withRun(
+          run,
+          async (session, runId) => {
+            await session.client.workflow.getHandle(runId).signal(signal);
+            process.stdout.write(`${runId}: ${name} requested\n`);
+          },
+          { debug: isDebug(command) },
+        ),
       );
   }
+
+  registerRetryFailedCommand(program);
+  registerReportCommand(program);
 
   program
     .command('server-stop')
     .description('stop the embedded Temporal dev server (its data stays in .pixelmill/)')
+    .addHelpText('after', examples('pixelmill server-stop'))
     .action(async () => {
       const stopped = await stopDevServer(stateDirectory());
       process.stdout.write(

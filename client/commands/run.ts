@@ -16,6 +16,9 @@ import {
 import { openSession, stateDirectory, workflowUrl } from '../session.js';
 import { startOrAttach } from '../runs.js';
 import { watchRun } from '../watch.js';
+import { webhookPublicUrl } from '../../webhook/config.js';
+import { embeddedWebhookSecret, startEmbeddedReceiver } from '../../webhook/embedded.js';
+import { webhookBaseUrl } from '../../webhook/route.js';
 
 interface RunOptions {
   newRun?: boolean;
@@ -66,6 +69,8 @@ async function runManifest(file: string, options: RunOptions, debug: boolean): P
   const apiBaseUrl = process.env.PIXELMILL_API_BASE_URL || settings.apiBaseUrl;
   const emulated = !apiBaseUrl;
   const say = (line: string): void => void process.stderr.write(`${line}\n`);
+  const { webhooks } = settings;
+  let webhookBase: string | undefined;
 
   quietTemporalLogs(debug);
   const session = await openSession({ log: say });
@@ -74,13 +79,26 @@ async function runManifest(file: string, options: RunOptions, debug: boolean): P
     let workers: InProcessWorkers | undefined;
     if (session.mode === 'embedded') {
       let api: { baseUrl?: string; apiKey?: string } = { ...(apiBaseUrl ? { baseUrl: apiBaseUrl } : {}) };
+      const webhookSecret = webhooks ? embeddedWebhookSecret(webhooks.secretEnv, emulated) : undefined;
       if (emulated) {
-        const emulator = await startEmbeddedEmulator(stateDirectory());
+        const emulator = await startEmbeddedEmulator(stateDirectory(), process.env, webhookSecret);
         cleanups.push(() => emulator.close());
         api = { baseUrl: emulator.url, apiKey: DEMO_API_KEY };
         say(
           `pixelmill: no API configured: using the built-in emulator at ${emulator.url} (this run is emulated)`,
         );
+      }
+      if (webhooks && webhookSecret) {
+        const receiver = await startEmbeddedReceiver({
+          client: session.client,
+          stateDir: stateDirectory(),
+          secret: webhookSecret,
+          publicUrl: webhookPublicUrl(webhooks.publicUrl),
+          log: say,
+        });
+        cleanups.push(() => receiver.server.close());
+        webhookBase = receiver.baseUrl;
+        say(`pixelmill: webhooks on: receiver at ${receiver.server.url}, called at ${receiver.baseUrl}/...`);
       }
       workers = await startInProcessWorkers(session.endpoint, api);
       cleanups.push(() => workers!.stop());
@@ -91,8 +109,24 @@ async function runManifest(file: string, options: RunOptions, debug: boolean): P
       );
     }
 
+    if (webhooks && !webhookBase) {
+      const publicUrl = webhookPublicUrl(webhooks.publicUrl);
+      if (!publicUrl) {
+        throw new UserError(
+          'webhook_url_missing',
+          'webhooks are enabled: set PIXELMILL_WEBHOOK_URL (or webhooks.public_url) to the address where `pixelmill webhook-server` is reached',
+        );
+      }
+      webhookBase = webhookBaseUrl(publicUrl);
+    }
+
     const runId = runWorkflowId(settings.name);
-    const input: RunInput = { manifestFile: settings.manifestFile, manifestHash: loaded.hash, emulated };
+    const input: RunInput = {
+      manifestFile: settings.manifestFile,
+      manifestHash: loaded.hash,
+      emulated,
+      ...(webhookBase ? { webhookBaseUrl: webhookBase } : {}),
+    };
     const { handle, how, manifestChanged } = await startOrAttach(
       session.client,
       runId,

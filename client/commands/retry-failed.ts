@@ -1,0 +1,171 @@
+// `pixelmill retry-failed RUN`: a new attempt for the failed items of a finished run, into the
+// same output directory, then the run's report rewritten with their new outcomes. How a retry is
+// made and folded back is in client/retries.ts. A retry that is already running is attached to,
+// not started twice.
+import { InvalidArgumentError, type Command } from 'commander';
+import { UserError } from '../../common/errors.js';
+import type { LoadedPlan } from '../../activities/plan.js';
+import type { OutcomeLine } from '../../activities/outcomes.js';
+import { writeFileAtomic } from '../../activities/files.js';
+import { loadManifest } from '../../manifest/load.js';
+import { startLocalWorkers } from '../local-workers.js';
+import {
+  nextRetryNumber,
+  originalRunId,
+  retryFiles,
+  retryManifestText,
+  retryRunId,
+  saveRetryRecord,
+  type RetryRecord,
+} from '../retries.js';
+import { foldEndedRetries, rewriteReport } from '../rewrite-report.js';
+import { latestOutcomes, locateRun, readPlan, type RunLocation } from '../run-files.js';
+import { resolveRunId, startOrAttach } from '../runs.js';
+import { workflowUrl, type Session } from '../session.js';
+import { watchRun } from '../watch.js';
+import { describeReport } from './report.js';
+import { examples, isDebug, RUN_ARGUMENT, withRun } from './with-run.js';
+
+interface RetryOptions {
+  budget?: number;
+  progress: boolean;
+}
+
+function parseBudget(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < 1)
+    throw new InvalidArgumentError('expected a whole number of credits from 1');
+  return n;
+}
+
+const say = (line: string): void => void process.stderr.write(`${line}\n`);
+
+/** The retry's budget: --budget, else what the run's budget has left. */
+function retryBudget(
+  loaded: LoadedPlan,
+  latest: (OutcomeLine | undefined)[],
+  options: RetryOptions,
+): number | undefined {
+  if (options.budget !== undefined) return options.budget;
+  const budget = loaded.meta.budgetCredits;
+  if (budget === undefined) return undefined;
+  const spent = latest.reduce((sum, line) => sum + (line?.credits_cost ?? 0), 0);
+  const left = Math.floor(budget - spent);
+  if (left < 1) {
+    throw new UserError(
+      'budget_exhausted',
+      `the run's budget of ${budget} credits is spent (${spent}); give the retry its own with --budget N`,
+    );
+  }
+  return left;
+}
+
+/** Writes retry-N.yaml and retry-N.json for the failed items; undefined when none failed. */
+async function prepareRetry(location: RunLocation, options: RetryOptions): Promise<RetryRecord | undefined> {
+  const loaded = await readPlan(location.plan);
+  const latest = await latestOutcomes(location.plan, loaded);
+  const failed = loaded.items.filter((_, index) => latest[index]?.status === 'failed');
+  if (failed.length === 0) return undefined;
+  const budgetCredits = retryBudget(loaded, latest, options);
+  const { stateDir } = location.plan;
+  const number = nextRetryNumber(stateDir);
+  const files = retryFiles(stateDir, number);
+  const text = retryManifestText(loaded.meta, failed, {
+    of: location.runId,
+    number,
+    ...(budgetCredits !== undefined ? { budgetCredits } : {}),
+  });
+  await writeFileAtomic(files.manifest, [text]);
+  const record: RetryRecord = {
+    number,
+    runId: retryRunId(location.runId, number),
+    of: location.runId,
+    ofExecution: location.execution,
+    manifestFile: files.manifest,
+    manifestHash: loadManifest(files.manifest).hash,
+    items: failed.length,
+    folded: false,
+  };
+  await saveRetryRecord(stateDir, record);
+  return record;
+}
+
+async function retryFailed(session: Session, runId: string, options: RetryOptions): Promise<number> {
+  const location = await locateRun(session.client, runId);
+  if (location.status === 'RUNNING') {
+    throw new UserError(
+      'run_in_progress',
+      `${runId} is still running: let it finish (\`pixelmill run\` on its manifest resumes it) or cancel it, then retry its failed items`,
+    );
+  }
+  const { running } = await foldEndedRetries(session.client, location);
+  const record = running ?? (await prepareRetry(location, options));
+  if (!record) {
+    say(`pixelmill: ${runId} has no failed items: nothing to retry`);
+    return 0;
+  }
+  const apiBaseUrl =
+    process.env.PIXELMILL_API_BASE_URL || loadManifest(record.manifestFile).settings.apiBaseUrl;
+  const workers = await startLocalWorkers(session, apiBaseUrl, say);
+  try {
+    const { handle, how } = await startOrAttach(
+      session.client,
+      record.runId,
+      { manifestFile: record.manifestFile, manifestHash: record.manifestHash, emulated: workers.emulated },
+      false,
+    );
+    say(
+      `pixelmill: ${how === 'started' ? 'started' : 'attached to'} ${record.runId}: ${record.items} failed items of ${runId} again, into ${location.outputDir}`,
+    );
+    const link = workflowUrl(session, record.runId);
+    if (link) say(`pixelmill: Temporal Web UI: ${link}`);
+    const code = await watchRun(session.client, handle, { tty: options.progress, stopped: workers.stopped });
+    if (code === 130) {
+      say(
+        `pixelmill: when ${record.runId} has ended, \`pixelmill report ${runId}\` adds its outcomes to the report`,
+      );
+      return code;
+    }
+  } finally {
+    await workers.close();
+  }
+  const report = await rewriteReport(session.client, location);
+  say(describeReport(runId, report));
+  const { counts } = report;
+  return counts.failed + counts.cancelled + counts.expired + counts.skipped === 0 ? 0 : 3;
+}
+
+export function registerRetryFailedCommand(program: Command): void {
+  program
+    .command('retry-failed')
+    .description("run a finished run's failed items again, into the same output directory")
+    .argument(...RUN_ARGUMENT)
+    .option(
+      '--budget <credits>',
+      "the retry's credit budget (default: what the run's budget has left)",
+      parseBudget,
+    )
+    .option('--no-progress', 'print plain progress lines instead of redrawing')
+    .addHelpText(
+      'after',
+      examples(
+        'pixelmill retry-failed manifests/demo.yaml',
+        'pixelmill retry-failed pixelmill/demo --budget 200',
+      ) +
+        '\n\nThe failed items (same ids, same settings, so the same image paths) are written to' +
+        '\n<output>/.pixelmill/retry-N.yaml and run as <run>/retry-N; it waits for the retry, then' +
+        "\nrewrites the run's report with each item's newest outcome (attempts and credits add up)." +
+        '\nIf interrupted, `pixelmill report RUN` does that last step once the retry has ended.' +
+        '\nExit codes: 0 every item of the run now completed (or nothing failed), 3 some items still' +
+        '\nnot completed, 1 error (no such run, run still running, budget spent).',
+    )
+    .action((run: string, options: RetryOptions, command: Command) =>
+      withRun(
+        originalRunId(resolveRunId(run)),
+        async (session, runId) => {
+          process.exitCode = await retryFailed(session, runId, options);
+        },
+        { debug: isDebug(command), log: say, workers: true },
+      ),
+    );
+}

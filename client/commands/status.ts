@@ -1,0 +1,217 @@
+// `pixelmill status RUN [--json]`: where a run is. A running run answers its progress query; a
+// closed one is read from its report's summary.json (which includes folded retries), else from
+// its workflow result. `--json` prints one object with the same fields whatever the run's state.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Client } from '@temporalio/client';
+import type { Command } from 'commander';
+import picocolors from 'picocolors';
+import { planFiles, type PlanMeta } from '../../activities/plan.js';
+import { REPORT_FILE, SUMMARY_FILE } from '../../activities/report.js';
+import type { ApiCallCounts, ItemCounts, PlanRef, RunState } from '../../common/types.js';
+import { colorEnabled } from '../display/display.js';
+import { finishedItems } from '../display/frame.js';
+import { liveProgress } from '../progress.js';
+import { listRetries } from '../retries.js';
+import { locateRun } from '../run-files.js';
+import { describeRun } from '../runs.js';
+import { workflowUrl } from '../session.js';
+import { examples, isDebug, localTime, RUN_ARGUMENT, withRun } from './with-run.js';
+
+export interface RunStatus {
+  runId: string;
+  /** Temporal's status: RUNNING, COMPLETED, FAILED, CANCELLED, TERMINATED, TIMED_OUT, ... */
+  status: string;
+  /** The run's own state while it runs (preparing, running, paused, ...); null once closed. */
+  state: RunState | null;
+  reason: string | null;
+  startTime: string;
+  closeTime: string | null;
+  items: number | null;
+  counts: ItemCounts | null;
+  images: number | null;
+  creditsSpent: number | null;
+  budgetCredits: number | null;
+  apiCalls: ApiCallCounts | null;
+  /** Where the counts come from: `live` (queries), `report` (summary.json), `result`, or `none`. */
+  source: 'live' | 'report' | 'result' | 'none';
+  outputDir: string | null;
+  report: string | null;
+  retries: { runId: string; items: number; inReport: boolean }[];
+  ui: string | null;
+}
+
+interface Summary {
+  run_id: string;
+  items: number;
+  counts: { completed: number; failed: number; cancelled: number; expired: number; skipped: number };
+  images: number;
+  credits_charged: number;
+  api_calls: ApiCallCounts;
+}
+
+function readSummary(outputDir: string, runId: string): Summary | undefined {
+  try {
+    const summary = JSON.parse(readFileSync(join(outputDir, SUMMARY_FILE), 'utf8')) as Summary;
+    return summary.run_id === runId ? summary : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The budget from the plan's meta file (small; the items file is not read). */
+function planBudget(plan: PlanRef): number | null {
+  try {
+    const meta = JSON.parse(readFileSync(planFiles(plan).meta, 'utf8')) as Pick<PlanMeta, 'budgetCredits'>;
+    return meta.budgetCredits ?? null;
+  } catch {
+    return null;
+  }
+}
+
+function countsOfSummary(summary: Summary): ItemCounts {
+  const { completed, ...rest } = summary.counts;
+  return { queued: 0, submitted: 0, completed: 0, stored: completed, ...rest };
+}
+
+export async function runStatus(client: Client, runId: string, ui: string | undefined): Promise<RunStatus> {
+  const description = (await describeRun(client, runId))!;
+  const status: RunStatus = {
+    runId,
+    status: description.status.name,
+    state: null,
+    reason: null,
+    startTime: description.startTime.toISOString(),
+    closeTime: description.closeTime?.toISOString() ?? null,
+    items: null,
+    counts: null,
+    images: null,
+    creditsSpent: null,
+    budgetCredits: null,
+    apiCalls: null,
+    source: 'none',
+    outputDir: null,
+    report: null,
+    retries: [],
+    ui: ui ?? null,
+  };
+  if (description.status.name === 'RUNNING') {
+    // No answer in time means no worker is polling (an embedded run whose CLI is not running).
+    const live = await liveProgress(client, runId, { deadlineMs: 5_000 }).catch(() => undefined);
+    if (live) {
+      Object.assign(status, {
+        state: live.run.state,
+        reason: live.run.reason ?? null,
+        items: live.run.itemCount,
+        counts: live.counts,
+        images: live.images,
+        creditsSpent: live.creditsSpent,
+        budgetCredits: live.run.budgetCredits ?? null,
+        apiCalls: live.apiCalls,
+        source: 'live',
+      });
+    }
+    return status;
+  }
+  const location = await locateRun(client, runId).catch(() => undefined);
+  if (!location) return status;
+  status.outputDir = location.outputDir;
+  status.budgetCredits = planBudget(location.plan);
+  status.retries = listRetries(location.plan.stateDir, runId, location.execution).map((record) => ({
+    runId: record.runId,
+    items: record.items,
+    inReport: record.folded,
+  }));
+  const summary = readSummary(location.outputDir, runId);
+  if (summary) {
+    Object.assign(status, {
+      items: summary.items,
+      counts: countsOfSummary(summary),
+      images: summary.images,
+      creditsSpent: summary.credits_charged,
+      apiCalls: summary.api_calls,
+      source: 'report',
+      report: join(location.outputDir, REPORT_FILE),
+    });
+  } else if (location.result) {
+    const { result } = location;
+    Object.assign(status, {
+      items: finishedItems(result.counts),
+      counts: result.counts,
+      images: result.images,
+      creditsSpent: result.creditsSpent,
+      apiCalls: result.apiCalls,
+      source: 'result',
+      report: result.reportFile,
+    });
+  }
+  return status;
+}
+
+function statusText(status: RunStatus, color: boolean): string {
+  const c = picocolors.createColors(color);
+  const closed = status.closeTime ? `, ended ${localTime(new Date(status.closeTime))}` : '';
+  const lines = [
+    `${c.bold(status.runId)}: ${status.status.toLowerCase()}${status.state ? ` (${status.state})` : ''}` +
+      ` — started ${localTime(new Date(status.startTime))}${closed}`,
+  ];
+  const { counts } = status;
+  if (counts && status.items !== null) {
+    const extra = (['expired', 'cancelled', 'skipped'] as const)
+      .filter((key) => counts[key] > 0)
+      .map((key) => `${key} ${counts[key]}`);
+    const inFlight =
+      status.source === 'live'
+        ? [`queued ${counts.queued}`, `submitted ${counts.submitted}`, `completed ${counts.completed}`]
+        : [];
+    lines.push(
+      [
+        `${finishedItems(counts)}/${status.items} items final`,
+        ...inFlight,
+        c.green(`stored ${counts.stored}`),
+        (counts.failed > 0 ? c.red : (text: string) => text)(`failed ${counts.failed}`),
+        ...extra,
+      ].join(' · '),
+    );
+    const budget = status.budgetCredits !== null ? ` of ${status.budgetCredits}` : '';
+    lines.push(`images ${status.images ?? 0} · credits ${status.creditsSpent ?? 0}${budget}`);
+  } else if (status.status === 'RUNNING') {
+    lines.push('no progress: no worker answered (an embedded run progresses while `pixelmill run` runs)');
+  }
+  if (status.reason) lines.push(c.yellow(status.reason));
+  for (const retry of status.retries) {
+    lines.push(`retry ${retry.runId}: ${retry.items} items${retry.inReport ? ', in the report' : ''}`);
+  }
+  if (status.report) lines.push(`report: ${status.report}`);
+  if (status.ui) lines.push(`Temporal Web UI: ${status.ui}`);
+  return lines.join('\n');
+}
+
+export function registerStatusCommand(program: Command): void {
+  program
+    .command('status')
+    .description("show a run's state, counts per state, credits, report and Temporal Web UI link")
+    .argument(...RUN_ARGUMENT)
+    .option('--json', 'print one JSON object (fields documented in docs/cli.md)')
+    .addHelpText(
+      'after',
+      examples(
+        'pixelmill status manifests/demo.yaml',
+        'pixelmill status pixelmill/demo --json | jq .counts',
+      ) + '\n\nExit codes: 0 the status was shown (whatever the run state), 1 error (e.g. no such run).',
+    )
+    .action((run: string, options: { json?: boolean }, command: Command) =>
+      withRun(
+        run,
+        async (session, runId) => {
+          const status = await runStatus(session.client, runId, workflowUrl(session, runId));
+          process.stdout.write(
+            options.json
+              ? `${JSON.stringify(status, null, 2)}\n`
+              : `${statusText(status, colorEnabled(process.stdout))}\n`,
+          );
+        },
+        { debug: isDebug(command) },
+      ),
+    );
+}

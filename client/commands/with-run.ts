@@ -1,0 +1,50 @@
+// What the commands on an existing run share: the RUN argument, a session around the action, the
+// shape of their help text.
+import type { Command } from 'commander';
+import { quietTemporalLogs } from '../embedded.js';
+import { requireRun, resolveRunId } from '../runs.js';
+import { openSession, type Session } from '../session.js';
+
+export const RUN_ARGUMENT = [
+  '<run>',
+  'the manifest file, the run id (pixelmill/<name>) or the manifest name',
+] as const;
+
+/**
+ * Opens a session, checks the run exists, runs `body`, closes the session. Only a command that
+ * runs workers (`workers`) sets up the worker runtime: it takes over SIGINT to drain them, which
+ * would leave a command without workers deaf to Ctrl-C.
+ */
+export async function withRun<T>(
+  run: string,
+  body: (session: Session, runId: string) => Promise<T>,
+  options: { debug?: boolean; log?: (line: string) => void; workers?: boolean } = {},
+): Promise<T> {
+  if (options.workers) quietTemporalLogs(Boolean(options.debug));
+  const runId = resolveRunId(run);
+  const session = await openSession(options.log ? { log: options.log } : {});
+  try {
+    await requireRun(session.client, runId);
+    return await body(session, runId);
+  } finally {
+    await session.close();
+  }
+}
+
+/** Local time as `YYYY-MM-DD HH:MM:SS`. */
+export function localTime(date: Date): string {
+  const pad = (n: number): string => String(n).padStart(2, '0');
+  return (
+    `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ` +
+    `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`
+  );
+}
+
+/** The "Examples:" block of a command's --help. */
+export function examples(...lines: string[]): string {
+  return ['', 'Examples:', ...lines.map((line) => `  $ ${line}`)].join('\n');
+}
+
+export function isDebug(command: Command): boolean {
+  return Boolean(command.optsWithGlobals<{ debug?: boolean }>().debug);
+}

@@ -1,0 +1,134 @@
+// What the progress display says, as text: a few lines redrawn in place on a terminal, or one
+// plain line for logs and pipes. Pure functions of a progress snapshot and its rates; colours
+// come in as a picocolors instance, so "no colour" is the same code with identity formatters.
+import picocolors from 'picocolors';
+import type { ItemCounts, RunState } from '../../common/types.js';
+import type { LiveProgress } from '../progress.js';
+import type { Rates } from './rates.js';
+
+export type Colors = ReturnType<typeof picocolors.createColors>;
+
+export interface ProgressView {
+  progress: LiveProgress;
+  rates: Rates;
+  /** Since the run started, when known. */
+  elapsedMs?: number;
+}
+
+const BAR_WIDTH = 30;
+
+/** Items in a final state. */
+export function finishedItems(counts: ItemCounts): number {
+  return counts.stored + counts.failed + counts.cancelled + counts.expired + counts.skipped;
+}
+
+/** `1:05`, `1:02:03`. */
+export function formatDuration(seconds: number): string {
+  const total = Math.max(0, Math.round(seconds));
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = String(total % 60).padStart(2, '0');
+  return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${s}` : `${m}:${s}`;
+}
+
+/** A rate with a sensible number of digits, or `--` while unknown. */
+export function formatRate(value: number | undefined): string {
+  if (value === undefined) return '--';
+  if (value >= 100) return String(Math.round(value));
+  return value.toFixed(1);
+}
+
+function formatEta(view: ProgressView): string {
+  const { state, itemCount } = view.progress.run;
+  if (state === 'paused') return 'paused';
+  if (state === 'finished') return 'done';
+  if (state === 'preparing' || itemCount === 0) return '--';
+  const eta = view.rates.etaSeconds;
+  return eta === undefined ? '--' : formatDuration(eta);
+}
+
+function paintState(state: RunState, c: Colors): string {
+  if (state === 'finished') return c.green(state);
+  if (state === 'paused' || state === 'cancelling') return c.yellow(state);
+  return c.cyan(state);
+}
+
+function bar(done: number, total: number, c: Colors): string {
+  const filled = total > 0 ? Math.round((done / total) * BAR_WIDTH) : 0;
+  return c.green('█'.repeat(filled)) + c.dim('░'.repeat(BAR_WIDTH - filled));
+}
+
+function credits(progress: LiveProgress): string {
+  const spent = Math.round(progress.creditsSpent * 100) / 100;
+  const budget = progress.run.budgetCredits;
+  return budget === undefined ? `${spent}` : `${spent} of ${budget} budget`;
+}
+
+/** The measured request rate, against the run's limit once the run has read it. */
+function requests(view: ProgressView): string {
+  const limit = view.progress.run.requestsPerSecond;
+  return `requests ${formatRate(view.rates.requestsPerSecond)}/s${limit > 0 ? ` of ${limit}/s` : ''}`;
+}
+
+/** Counts other than the five every run has, when there are any. */
+function rareCounts(counts: ItemCounts): string[] {
+  return (['expired', 'cancelled', 'skipped'] as const)
+    .filter((key) => counts[key] > 0)
+    .map((key) => `${key} ${counts[key]}`);
+}
+
+/** The live display: a header, a bar, the counts per state, rates and credits. */
+export function renderFrame(view: ProgressView, c: Colors): string {
+  const { run, counts } = view.progress;
+  const total = run.itemCount;
+  const done = finishedItems(counts);
+  const percent = total > 0 ? Math.floor((done / total) * 100) : 0;
+  const header = [
+    c.bold(run.runId),
+    ...(run.emulated ? [c.magenta('emulated')] : []),
+    paintState(run.state, c),
+    ...(view.elapsedMs !== undefined ? [c.dim(`elapsed ${formatDuration(view.elapsedMs / 1000)}`)] : []),
+  ].join('  ');
+  const states = [
+    `queued ${counts.queued}`,
+    `submitted ${counts.submitted}`,
+    `completed ${counts.completed}`,
+    c.green(`stored ${counts.stored}`),
+    (counts.failed > 0 ? c.red : c.dim)(`failed ${counts.failed}`),
+    ...rareCounts(counts).map((text) => c.yellow(text)),
+  ].join(c.dim(' · '));
+  const rates = [
+    requests(view),
+    `images ${formatRate(view.rates.imagesPerMinute)}/min`,
+    `ETA ${formatEta(view)}`,
+  ].join(c.dim(' · '));
+  const lines = [
+    header,
+    `${bar(done, total, c)} ${String(percent).padStart(3)}%  ${done}/${total} items final`,
+    states,
+    rates,
+    `credits ${credits(view.progress)}`,
+    ...(run.reason ? [c.yellow(run.reason)] : []),
+  ];
+  return lines.join('\n');
+}
+
+/** The plain display: one line, no escapes, stable field order (greppable in CI logs). */
+export function renderLine(view: ProgressView): string {
+  const { run, counts } = view.progress;
+  const parts = [
+    `${run.runId}${run.emulated ? ' (emulated)' : ''}: ${run.state}`,
+    `${finishedItems(counts)}/${run.itemCount} final`,
+    `queued ${counts.queued}`,
+    `submitted ${counts.submitted}`,
+    `completed ${counts.completed}`,
+    `stored ${counts.stored}`,
+    `failed ${counts.failed}`,
+    ...rareCounts(counts),
+    requests(view),
+    `images ${formatRate(view.rates.imagesPerMinute)}/min`,
+    `ETA ${formatEta(view)}`,
+    `credits ${credits(view.progress)}`,
+  ];
+  return parts.join(' · ') + (run.reason ? ` (${run.reason})` : '');
+}

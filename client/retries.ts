@@ -1,0 +1,157 @@
+// `retry-failed`'s bookkeeping. A retry is an ordinary run of a derived manifest: the same settings
+// and output directory, only the failed items, ids kept (so image paths are the same), written to
+// `<output>/.pixelmill/retry-N.yaml` and run as workflow `<run id>/retry-N`. Workflows stay as
+// they are; the retry has its own plan and outcome files.
+//
+// Its outcomes are then folded into the original run's outcome files (appended: for an item, the
+// last line wins), so the original's report, built by the same writeReport as always, shows each
+// item's latest result. `retry-N.json` records the retry and whether it has been folded.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { stringify as toYaml } from 'yaml';
+import {
+  appendOutcomes,
+  listOutcomeFiles,
+  readOutcomeFile,
+  type OutcomeLine,
+} from '../activities/outcomes.js';
+import { writeFileAtomic } from '../activities/files.js';
+import type { LoadedPlan, PlanMeta } from '../activities/plan.js';
+import { SHARD_SIZE } from '../common/names.js';
+import type { ApiCallCounts, PlanRef } from '../common/types.js';
+import type { PlannedItem } from '../manifest/normalize.js';
+
+const RETRY_ID = /^(.*)\/retry-(\d+)$/;
+const RETRY_RECORD = /^retry-(\d+)\.json$/;
+
+export interface RetryRecord {
+  number: number;
+  /** The retry's workflow id, `<of>/retry-N`. */
+  runId: string;
+  /** The original run's workflow id and the execution the retry belongs to. */
+  of: string;
+  ofExecution: string;
+  manifestFile: string;
+  manifestHash: string;
+  items: number;
+  folded: boolean;
+  /** The retry's API calls, recorded when it is folded (for the summary's totals). */
+  apiCalls?: ApiCallCounts;
+}
+
+export function retryRunId(of: string, number: number): string {
+  return `${of}/retry-${number}`;
+}
+
+/** The original run of a retry's id; any other id is its own. */
+export function originalRunId(runId: string): string {
+  return RETRY_ID.exec(runId)?.[1] ?? runId;
+}
+
+export function retryFiles(stateDir: string, number: number): { manifest: string; record: string } {
+  return { manifest: join(stateDir, `retry-${number}.yaml`), record: join(stateDir, `retry-${number}.json`) };
+}
+
+function recordNumbers(stateDir: string): number[] {
+  if (!existsSync(stateDir)) return [];
+  return readdirSync(stateDir)
+    .map((name) => RETRY_RECORD.exec(name)?.[1])
+    .filter((number): number is string => number !== undefined)
+    .map(Number)
+    .sort((a, b) => a - b);
+}
+
+export function nextRetryNumber(stateDir: string): number {
+  return (recordNumbers(stateDir).at(-1) ?? 0) + 1;
+}
+
+/** The retries of one execution of a run, oldest first. */
+export function listRetries(stateDir: string, of: string, ofExecution: string): RetryRecord[] {
+  return recordNumbers(stateDir)
+    .map((number) => JSON.parse(readFileSync(retryFiles(stateDir, number).record, 'utf8')) as RetryRecord)
+    .filter((record) => record.of === of && record.ofExecution === ofExecution);
+}
+
+export async function saveRetryRecord(stateDir: string, record: RetryRecord): Promise<void> {
+  await writeFileAtomic(retryFiles(stateDir, record.number).record, [`${JSON.stringify(record, null, 2)}\n`]);
+}
+
+/** A manifest item that plans back to exactly `item` (every parameter spelled out). */
+function manifestItem(item: PlannedItem): Record<string, unknown> {
+  const { id, prompt, model, size, resolution, n, image_urls, language } = item;
+  return {
+    id,
+    prompt,
+    model,
+    size,
+    resolution,
+    n,
+    ...(image_urls ? { image_urls } : {}),
+    ...(language ? { language } : {}),
+  };
+}
+
+/** The derived manifest: the original's settings, with an absolute output, and only `items`. */
+export function retryManifestText(
+  meta: PlanMeta,
+  items: readonly PlannedItem[],
+  options: { of: string; number: number; budgetCredits?: number },
+): string {
+  const manifest = {
+    name: meta.name,
+    description: `retry ${options.number} of the failed items of ${options.of} (written by pixelmill retry-failed)`,
+    api: { ...(meta.apiBaseUrl ? { base_url: meta.apiBaseUrl } : {}), api_key_env: meta.apiKeyEnv },
+    limits: {
+      requests_per_second: meta.requestsPerSecond,
+      max_in_flight: meta.maxInFlight,
+      ...(options.budgetCredits !== undefined ? { budget_credits: options.budgetCredits } : {}),
+    },
+    output: { dir: meta.outputDir, path_template: meta.pathTemplate },
+    retry: { max_attempts: meta.retry.maxAttempts, on: meta.retry.on },
+    items: items.map(manifestItem),
+  };
+  return toYaml(manifest, { lineWidth: 0 });
+}
+
+/**
+ * Appends the retry's outcomes to the original's outcome files, under the original's indices.
+ * An item's folded line adds its earlier attempts and credits, so the report still counts every
+ * submission. Items the retry never submitted keep their earlier outcome (failed: retryable again).
+ * `latest` (the original's newest outcome per index) is updated in place.
+ */
+export async function foldRetryOutcomes(
+  original: { plan: PlanRef; loaded: LoadedPlan; latest: (OutcomeLine | undefined)[] },
+  retryPlan: PlanRef,
+): Promise<number> {
+  const indexById = new Map(original.loaded.items.map((item, index) => [item.id, index]));
+  const retried = new Map<string, OutcomeLine>();
+  for (const file of await listOutcomeFiles(retryPlan)) {
+    for (const line of await readOutcomeFile(file)) retried.set(line.id, line);
+  }
+  const byShard = new Map<number, OutcomeLine[]>();
+  for (const line of retried.values()) {
+    const index = indexById.get(line.id);
+    // Never submitted by the retry (cancelled, or over its budget): the earlier outcome stands.
+    if (index === undefined || (line.attempts === 0 && line.task_id === null)) continue;
+    const earlier = original.latest[index];
+    // Already folded (an earlier fold stopped before its record was saved).
+    if (earlier && line.task_id !== null && earlier.task_id === line.task_id) continue;
+    const folded: OutcomeLine = {
+      ...line,
+      index,
+      attempts: (earlier?.attempts ?? 0) + line.attempts,
+      credits_cost: (earlier?.credits_cost ?? 0) + line.credits_cost,
+    };
+    original.latest[index] = folded;
+    const shard = Math.floor(index / SHARD_SIZE);
+    const lines = byShard.get(shard) ?? [];
+    lines.push(folded);
+    byShard.set(shard, lines);
+  }
+  let count = 0;
+  for (const [shard, lines] of byShard) {
+    await appendOutcomes(original.plan, shard, lines);
+    count += lines.length;
+  }
+  return count;
+}

@@ -1,0 +1,93 @@
+// From a run's workflow to its files: the plan under `<output>/.pixelmill/` and the per-item
+// outcomes. `report`, `retry-failed` and `status` read a finished run from here, without a
+// worker: the workflow's memo names the manifest and its hash, the result (or the manifest) the
+// output directory.
+import { dirname } from 'node:path';
+import type { Client, WorkflowExecutionStatusName } from '@temporalio/client';
+import { readOutcomeFile, listOutcomeFiles, type OutcomeLine } from '../activities/outcomes.js';
+import { PlanCache, stateDirOf, type LoadedPlan } from '../activities/plan.js';
+import { isUserError, UserError } from '../common/errors.js';
+import type { PlanRef, RunResult } from '../common/types.js';
+import { loadManifest } from '../manifest/load.js';
+import { requireRun } from './runs.js';
+
+export interface RunLocation {
+  runId: string;
+  /** Temporal's id of the execution (a `--new-run` makes another under the same runId). */
+  execution: string;
+  status: WorkflowExecutionStatusName;
+  startTime: Date;
+  closeTime?: Date;
+  manifestFile: string;
+  emulated: boolean;
+  plan: PlanRef;
+  outputDir: string;
+  /** The workflow's result, when it completed. */
+  result?: RunResult;
+}
+
+interface RunMemo {
+  manifestHash?: string;
+  manifestFile?: string;
+  emulated?: boolean;
+}
+
+export async function locateRun(client: Client, runId: string): Promise<RunLocation> {
+  const description = await requireRun(client, runId);
+  const memo = (description.memo ?? {}) as RunMemo;
+  if (!memo.manifestHash || !memo.manifestFile) {
+    throw new UserError('run_unknown', `${runId} was not started by pixelmill (its memo names no manifest)`);
+  }
+  const status = description.status.name;
+  const result =
+    status === 'COMPLETED'
+      ? await client.workflow.getHandle<() => Promise<RunResult>>(runId, description.runId).result()
+      : undefined;
+  const outputDir = result ? dirname(result.reportFile) : outputDirFromManifest(runId, memo.manifestFile);
+  return {
+    runId,
+    execution: description.runId,
+    status,
+    startTime: description.startTime,
+    ...(description.closeTime ? { closeTime: description.closeTime } : {}),
+    manifestFile: memo.manifestFile,
+    emulated: Boolean(memo.emulated),
+    plan: { stateDir: stateDirOf(outputDir), planHash: memo.manifestHash },
+    outputDir,
+    ...(result ? { result } : {}),
+  };
+}
+
+/** A run that did not complete has no result naming its output: its manifest does. */
+function outputDirFromManifest(runId: string, manifestFile: string): string {
+  try {
+    return loadManifest(manifestFile).settings.outputDir;
+  } catch (error) {
+    const why = isUserError(error) ? error.message : String(error);
+    throw new UserError('run_files_unknown', `cannot find the output of ${runId}: ${why}`);
+  }
+}
+
+/** The run's frozen plan; a missing or foreign plan is the user's problem, in one line. */
+export async function readPlan(plan: PlanRef): Promise<LoadedPlan> {
+  try {
+    return await new PlanCache(1).get(plan);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new UserError('plan_missing', message);
+  }
+}
+
+/** The newest outcome of each item (by plan index), read as writeReport reads them. */
+export async function latestOutcomes(
+  plan: PlanRef,
+  loaded: LoadedPlan,
+): Promise<(OutcomeLine | undefined)[]> {
+  const latest = new Array<OutcomeLine | undefined>(loaded.items.length);
+  for (const file of await listOutcomeFiles(plan)) {
+    for (const line of await readOutcomeFile(file)) {
+      if (loaded.items[line.index]?.id === line.id) latest[line.index] = line;
+    }
+  }
+  return latest;
+}

@@ -1,0 +1,222 @@
+// The operator commands end to end, through the built CLI in a sandbox (embedded dev server,
+// in-process workers, the built-in emulator): one small run with content-blocked items, then
+// list, status --json, retry-failed (with the block lifted) and report against it.
+import { readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EXIT_CODES } from '../client/exit-codes.js';
+import { cliSandbox, sha256File, type CliResult, type CliSandbox } from './support/cli.js';
+
+const ITEMS = 12;
+/** Items whose prompt holds the emulator's default blocked word: they fail (content policy). */
+const BLOCKED = new Set([2, 7, 11]);
+const RUN_ID = 'pixelmill/cli-test';
+
+interface ReportLine {
+  id: string;
+  status: string;
+  attempts: number;
+  task_id: string | null;
+  images: { path: string; sha256: string }[];
+}
+
+let sandbox: CliSandbox;
+let first: CliResult;
+const out = (...parts: string[]): string => join(sandbox.dir, 'out', ...parts);
+const readReport = (): ReportLine[] =>
+  readFileSync(out('report.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as ReportLine);
+
+function emulatorConfig(file: string, blockedWords: string[]): string {
+  const path = join(sandbox.dir, file);
+  writeFileSync(
+    path,
+    [
+      'time_scale: 0.01',
+      'rate_limits:',
+      '  submit: { per_second: 1000, burst: 1000 }',
+      '  query: { per_second: 1000, burst: 1000 }',
+      'generation:',
+      `  blocked_words: [${blockedWords.join(', ')}]`,
+    ].join('\n'),
+  );
+  return path;
+}
+
+beforeAll(async () => {
+  sandbox = await cliSandbox();
+  sandbox.env.PIXELMILL_EMULATOR_CONFIG = emulatorConfig('emulator.yaml', ['forbidden']);
+  const items = Array.from(
+    { length: ITEMS },
+    (_, i) =>
+      `  - { id: c${i}, prompt: "${BLOCKED.has(i) ? 'forbidden ' : ''}chair ${i}", n: ${(i % 2) + 1} }`,
+  );
+  writeFileSync(
+    join(sandbox.dir, 'catalog.yaml'),
+    ['name: cli-test', 'limits: { requests_per_second: 100 }', 'output: ./out', 'items:', ...items].join(
+      '\n',
+    ),
+  );
+  first = await sandbox.run(['run', 'catalog.yaml', '--no-progress']);
+}, 180_000);
+afterAll(async () => {
+  await sandbox?.stop();
+});
+
+describe('the run the other commands look at', () => {
+  it('ends with exit code 3 (items failed) and plain progress lines on a pipe', () => {
+    expect(first.code, first.stderr).toBe(3);
+    expect(first.stderr).toMatch(/pixelmill\/cli-test \(emulated\): \w+ · \d+\/12 final · queued \d+ /);
+    expect(first.stderr).toMatch(/ · requests (--|[\d.]+)\/s of 100\/s · images (--|[\d.]+)\/min · ETA /);
+    expect(first.stderr).toMatch(/: finished · 12\/12 final .* stored 9 · failed 3 .* ETA done/);
+    expect(first.stderr).not.toContain('\x1b'); // no escape codes in a log
+  });
+});
+
+describe('pixelmill list', () => {
+  it('shows the run with its status and counts', async () => {
+    const listed = await sandbox.run(['list']);
+    expect(listed.code, listed.stderr).toBe(0);
+    const [header, ...rows] = listed.stdout.trim().split('\n');
+    expect(header).toMatch(/^RUN\s+STATUS\s+STARTED\s+ITEMS\s+STORED\s+FAILED\s+CREDITS$/);
+    const row = rows.find((line) => line.startsWith(`${RUN_ID} `));
+    expect(row).toMatch(
+      /^pixelmill\/cli-test \(emulated\)\s+completed\s+\d{4}-\d\d-\d\d [\d:]{8}\s+12\s+9\s+3\s+\d+$/,
+    );
+  });
+
+  it('--json gives the same as data', async () => {
+    const listed = await sandbox.run(['list', '--json']);
+    expect(listed.code, listed.stderr).toBe(0);
+    const runs = JSON.parse(listed.stdout) as Record<string, unknown>[];
+    expect(runs.find((run) => run.runId === RUN_ID)).toMatchObject({
+      status: 'COMPLETED',
+      emulated: true,
+      items: ITEMS,
+      stored: 9,
+      failed: 3,
+    });
+  });
+});
+
+describe('pixelmill status --json', () => {
+  it('reads a finished run from its report', async () => {
+    const status = await sandbox.run(['status', 'catalog.yaml', '--json']);
+    expect(status.code, status.stderr).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({
+      runId: RUN_ID,
+      status: 'COMPLETED',
+      state: null,
+      items: ITEMS,
+      counts: { stored: 9, failed: 3, queued: 0, submitted: 0, completed: 0 },
+      source: 'report',
+      report: out('report.jsonl'),
+      retries: [],
+    });
+  });
+});
+
+describe('pixelmill retry-failed', () => {
+  it('runs only the failed items again, into the same folder, and rewrites the report', async () => {
+    const before = readReport();
+    const failedIds = before.filter((line) => line.status === 'failed').map((line) => line.id);
+    expect(failedIds).toEqual([...BLOCKED].map((i) => `c${i}`));
+
+    const retry = await sandbox.run(['retry-failed', 'cli-test', '--no-progress'], {
+      env: { PIXELMILL_EMULATOR_CONFIG: emulatorConfig('unblocked.yaml', []) },
+    });
+    expect(retry.code, retry.stderr).toBe(0);
+    expect(retry.stderr).toMatch(
+      /started pixelmill\/cli-test\/retry-1: 3 failed items of pixelmill\/cli-test/,
+    );
+    expect(retry.stderr).toMatch(/report written: 12 completed, 0 failed/);
+
+    const derived = readFileSync(out('.pixelmill', 'retry-1.yaml'), 'utf8');
+    expect(derived.match(/^ {2}- id: /gm)).toHaveLength(3);
+
+    const after = readReport();
+    expect(after.map((line) => line.id)).toEqual(before.map((line) => line.id));
+    for (const [index, line] of after.entries()) {
+      expect(line.status).toBe('completed');
+      if (BLOCKED.has(index)) {
+        // One submission that was blocked, one that worked.
+        expect(line.attempts).toBe(2);
+        expect(line.task_id).not.toBe(before[index]!.task_id);
+      } else {
+        expect(line).toEqual(before[index]); // untouched
+      }
+      for (const image of line.images) expect(sha256File(out(image.path))).toBe(image.sha256);
+    }
+    const summary = JSON.parse(readFileSync(out('summary.json'), 'utf8')) as Record<string, unknown>;
+    expect(summary).toMatchObject({
+      run_id: RUN_ID,
+      items: ITEMS,
+      counts: { completed: ITEMS, failed: 0 },
+    });
+
+    const status = await sandbox.run(['status', RUN_ID, '--json']);
+    expect(JSON.parse(status.stdout)).toMatchObject({
+      counts: { stored: ITEMS, failed: 0 },
+      retries: [{ runId: `${RUN_ID}/retry-1`, items: 3, inReport: true }],
+    });
+    const listed = JSON.parse((await sandbox.run(['list', '--json'])).stdout) as { runId: string }[];
+    expect(listed.map((run) => run.runId)).toContain(`${RUN_ID}/retry-1`);
+  }, 180_000);
+
+  it('says there is nothing to retry once nothing has failed', async () => {
+    const again = await sandbox.run(['retry-failed', 'catalog.yaml']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toMatch(/has no failed items: nothing to retry/);
+    expect(existsSync(out('.pixelmill', 'retry-2.yaml'))).toBe(false);
+  });
+});
+
+describe('pixelmill report', () => {
+  it('rewrites report.jsonl, summary.json and the gallery from what is stored, retries included', async () => {
+    const report = readFileSync(out('report.jsonl'), 'utf8');
+    const summary = JSON.parse(readFileSync(out('summary.json'), 'utf8')) as Record<string, unknown>;
+    rmSync(out('report.jsonl'));
+    rmSync(out('summary.json'));
+
+    const rewritten = await sandbox.run(['report', 'catalog.yaml']);
+    expect(rewritten.code, rewritten.stderr).toBe(0);
+    expect(rewritten.stdout).toMatch(/report written: 12 completed, 0 failed/);
+    expect(rewritten.stdout).toMatch(/includes pixelmill\/cli-test\/retry-1/);
+    expect(readFileSync(out('report.jsonl'), 'utf8')).toBe(report);
+    const again = JSON.parse(readFileSync(out('summary.json'), 'utf8')) as Record<string, unknown>;
+    expect({ ...again, finished_at: null }).toEqual({ ...summary, finished_at: null });
+  });
+});
+
+describe('errors, help and exit codes', () => {
+  it('an unknown run is one line on stderr and exit code 1, no stack trace', async () => {
+    const result = await sandbox.run(['status', 'no-such-run']);
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim().split('\n')).toEqual([
+      'pixelmill: no run pixelmill/no-such-run on this Temporal (see `pixelmill list`)',
+    ]);
+  });
+
+  it('a usage error exits 2', async () => {
+    const result = await sandbox.run(['list', '--limit', 'many']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/--limit.*expected a whole number/);
+  });
+
+  it('every operator command documents examples and exit codes', async () => {
+    for (const command of ['status', 'list', 'watch', 'retry-failed', 'report', 'pause']) {
+      const help = await sandbox.run([command, '--help']);
+      expect(help.code).toBe(0);
+      expect(help.stdout, command).toMatch(/\nExamples:\n {2}\$ pixelmill /);
+    }
+    const main = await sandbox.run(['--help']);
+    const docs = readFileSync(new URL('../docs/cli.md', import.meta.url), 'utf8');
+    for (const [code, meaning] of EXIT_CODES) {
+      expect(main.stdout).toContain(`${String(code).padEnd(4)}${meaning}`);
+      const escaped = meaning.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      expect(docs).toMatch(new RegExp(`\\|\\s*${code}\\s*\\|\\s*${escaped}\\s*\\|`));
+    }
+  });
+});
