@@ -15,6 +15,11 @@ export interface ActivityDeps {
   /** Epoch milliseconds; default `Date.now`. */
   now?: () => number;
   /**
+   * How many worker processes share the API rate, when the caller knows (the embedded run is the
+   * only one); default: counted from the server's pollers of the API queue (api-fleet.ts).
+   */
+  apiWorkers?: number;
+  /**
    * Storage for a run's output: its local directory, or its S3 location when the plan has one.
    * Default: a LocalResultStore rooted at the directory, or an S3ResultStore (credentials from
    * the standard AWS chain, read from `env`).
@@ -23,6 +28,7 @@ export interface ActivityDeps {
 }
 
 export interface ResolvedDeps {
+  apiWorkers?: number;
   apiBaseUrl?: string;
   apiKey?: string;
   env: NodeJS.ProcessEnv;
@@ -44,6 +50,7 @@ export function resolveDeps(deps: ActivityDeps): ResolvedDeps {
     closeStores: () => stores.close(),
   };
   if (deps.apiBaseUrl !== undefined) resolved.apiBaseUrl = deps.apiBaseUrl;
+  if (deps.apiWorkers !== undefined) resolved.apiWorkers = deps.apiWorkers;
   if (deps.apiKey !== undefined) resolved.apiKey = deps.apiKey;
   return resolved;
 }

@@ -32,7 +32,7 @@ function buildActivities(resolved: ResolvedDeps, clients: ApiClients) {
   const pacer = new CallPacer(systemPacerClock);
   const fleet = new ApiWorkerFleet();
   const pace = async (requestsPerSecond: number): Promise<void> =>
-    pacer.acquire(requestsPerSecond, await fleet.size(), cancellationSignal());
+    pacer.acquire(requestsPerSecond, resolved.apiWorkers ?? (await fleet.size()), cancellationSignal());
   const { submitItem, lookupTasks, fetchTask } = apiCallActivities({ plans, clients, pace });
   return {
     /** Also checks an object store's bucket and credentials, so a run fails at once, not at its first image. */

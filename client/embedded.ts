@@ -85,6 +85,9 @@ export async function startInProcessWorkers(
     ...(api.baseUrl ? { apiBaseUrl: api.baseUrl } : {}),
     ...(api.apiKey ? { apiKey: api.apiKey } : {}),
     env: process.env,
+    // This process is the run's only worker: earlier CLI processes that still look alive to the
+    // server (for up to 90 s) must not halve its share of the rate.
+    apiWorkers: 1,
   });
   const workers = await createPixelmillWorkers({
     connection,

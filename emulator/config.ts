@@ -77,6 +77,7 @@ export const EmulatorConfigSchema = z.strictObject({
     truncate_download_rate: rate,
     slow_download_kbps: z.number().min(0),
     webhook_duplicate_rate: rate,
+    malformed_response_rate: rate,
   }),
 });
 
@@ -122,6 +123,7 @@ export const DEFAULT_EMULATOR_CONFIG: EmulatorConfig = deepFreeze({
     truncate_download_rate: 0,
     slow_download_kbps: 0,
     webhook_duplicate_rate: 0,
+    malformed_response_rate: 0,
   },
 } satisfies EmulatorConfig);
 

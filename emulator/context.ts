@@ -30,6 +30,7 @@ export interface EmulatorContext {
   readonly notifier: TerminalNotifier;
   readonly faultRandom: Random;
   readonly downloadRandom: Random;
+  readonly malformedRandom: Random;
   /** Known once the server listens (port 0 is resolved then). */
   resultBaseUrl: string;
 }
@@ -74,10 +75,14 @@ export function createContext(config: EmulatorConfig, clock: Clock): EmulatorCon
       store,
       random: stream(2),
       resultBaseUrl: () => context.resultBaseUrl,
-      onOutcome: (outcome) => stats.recordWebhook(outcome),
+      onOutcome: (outcome, duplicate) => {
+        stats.recordWebhook(outcome);
+        if (duplicate) stats.recordFault('webhook_duplicate');
+      },
     }),
     faultRandom: stream(3),
     downloadRandom: stream(4),
+    malformedRandom: stream(5),
     resultBaseUrl: '',
   };
   if (journal) {

@@ -9,7 +9,16 @@ export function sendJson(
   body: unknown,
   headers?: Record<string, string>,
 ): void {
-  const json = JSON.stringify(body);
+  sendJsonText(res, status, JSON.stringify(body), headers);
+}
+
+/** Sends `json` as it is, valid JSON or not, with a content-length that matches it. */
+export function sendJsonText(
+  res: ServerResponse,
+  status: number,
+  json: string,
+  headers?: Record<string, string>,
+): void {
   res.writeHead(status, {
     ...headers,
     'content-type': 'application/json; charset=utf-8',

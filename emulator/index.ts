@@ -8,12 +8,13 @@ import { parseEmulatorConfig, type EmulatorConfig, type EmulatorConfigOverrides 
 import { createContext } from './context.js';
 import { collectStats, type EmulatorStats } from './routes/admin.js';
 import { createEmulatorServer } from './server.js';
+import type { InjectedFault } from './stats.js';
 
 export { loadEmulatorConfig, parseEmulatorConfigText } from './config-file.js';
 export { DEFAULT_EMULATOR_CONFIG, DEMO_API_KEY, parseEmulatorConfig } from './config.js';
 export type { EmulatorConfig, EmulatorConfigOverrides } from './config.js';
 export type { EmulatorStats, GroundTruthTask } from './routes/admin.js';
-export type { RequestLogEntry } from './stats.js';
+export type { InjectedFault, RequestLogEntry } from './stats.js';
 export type { Clock, Timer } from './clock.js';
 
 export interface StartEmulatorOptions {
@@ -32,6 +33,8 @@ export interface RunningEmulator {
   readonly resultBaseUrl: string;
   readonly config: EmulatorConfig;
   stats(): EmulatorStats;
+  /** How many of each fault it has injected so far (in-process only; not in /_emulator/stats). */
+  injectedFaults(): Record<InjectedFault, number>;
   /** Stops listening, drops open connections and cancels pending webhooks. Idempotent. */
   close(): Promise<void>;
 }
@@ -89,6 +92,7 @@ export async function startEmulator(options: StartEmulatorOptions = {}): Promise
     resultBaseUrl: ctx.resultBaseUrl,
     config,
     stats: () => collectStats(ctx),
+    injectedFaults: () => ({ ...ctx.stats.injected }),
     close: () => (closing ??= close()),
   };
 }

@@ -1,6 +1,7 @@
 // The emulator's HTTP server: routing, and the checks every API request passes in a fixed order
 // (route -> auth 401 -> rate limit 429 -> injected fault 5xx -> validation 400 -> credits 402 ->
-// act), then the error envelope for whichever check fails.
+// act), then the error envelope for whichever check fails. A query's successful answer may then
+// be garbled (faults.malformed_response_rate, malformed.ts).
 //
 // Plain node:http, keep-alive on. The API hot path (route match, key lookup, token bucket, Map
 // lookup) allocates little beyond the response itself.
@@ -15,8 +16,9 @@ import {
   SERVER_FAULT_CODES,
   type ApiErrorCode,
 } from './errors.js';
-import { readBody, sendJson } from './http.js';
+import { readBody, sendJson, sendJsonText } from './http.js';
 import { parseLanguage } from './i18n.js';
+import { MALFORMED_KINDS, malformedBody, type MalformedKind } from './malformed.js';
 import type { RateClass } from './rate-limit.js';
 import { ADMIN_PREFIX, ADMIN_ROUTES, handleAdmin } from './routes/admin.js';
 import { handleResult, RESULTS_PREFIX } from './routes/results.js';
@@ -212,12 +214,28 @@ export function createEmulatorServer(ctx: EmulatorContext, log: (line: string) =
       );
     }
     const faultRate = ctx.config.faults.server_error_rate;
-    if (faultRate > 0 && ctx.faultRandom() < faultRate) throw new EmulatorApiError(drawFault());
+    if (faultRate > 0 && ctx.faultRandom() < faultRate) {
+      ctx.stats.recordFault('server_error');
+      throw new EmulatorApiError(drawFault());
+    }
 
     const languageGiven = route === SUBMIT ? bodyLanguage !== undefined : query.has('language');
     const call = { key: auth.key, language: exchange.language, languageGiven, pathParam, body };
     const result = route.handle(ctx, call);
-    sendJson(res, result.status, result.body);
+    const malformed = route === SUBMIT ? undefined : drawMalformed();
+    if (malformed) {
+      ctx.stats.recordFault(malformed);
+      sendJsonText(res, result.status, malformedBody(result.body, malformed));
+    } else {
+      sendJson(res, result.status, result.body);
+    }
+  }
+
+  /** Whether (and how) to garble a query's answer: faults.malformed_response_rate, see malformed.ts. */
+  function drawMalformed(): MalformedKind | undefined {
+    const rate = ctx.config.faults.malformed_response_rate;
+    if (!(rate > 0) || ctx.malformedRandom() >= rate) return undefined;
+    return MALFORMED_KINDS[Math.floor(ctx.malformedRandom() * MALFORMED_KINDS.length)] ?? 'truncated_json';
   }
 
   function drawFault(): ApiErrorCode {

@@ -1,9 +1,10 @@
 // What the emulator observed, for tests and benchmarks: request counts by route and status,
-// webhook attempts by outcome, and a bounded log of recent requests.
+// webhook attempts by outcome, the faults it injected, and a bounded log of recent requests.
 //
 // The log is a ring buffer of typed arrays (about 15 bytes a request), grown by doubling up to its
 // capacity and then overwriting the oldest entries, so a 10,000-prompt rehearsal can be audited
 // ("no one-second window above the rate limit") without the log growing without bound.
+import type { MalformedKind } from './malformed.js';
 import type { WebhookAttempt } from './webhooks.js';
 
 /** A route as counted: method plus route pattern (e.g. `GET /v1/tasks/{id}`). */
@@ -22,6 +23,8 @@ export interface RequestLogEntry {
 }
 
 export type WebhookOutcome = WebhookAttempt['outcome'];
+/** Faults the config asked for and the emulator really injected. */
+export type InjectedFault = 'server_error' | 'truncated_download' | 'webhook_duplicate' | MalformedKind;
 
 const INITIAL_LOG_CAPACITY = 4096;
 export const DEFAULT_REQUEST_LOG_CAPACITY = 1_000_000;
@@ -32,6 +35,14 @@ export class RequestStats {
     retryable_failure: 0,
     rejected: 0,
     gave_up: 0,
+  };
+  readonly injected: Record<InjectedFault, number> = {
+    server_error: 0,
+    truncated_download: 0,
+    webhook_duplicate: 0,
+    truncated_json: 0,
+    extra_fields: 0,
+    unknown_status: 0,
   };
   private readonly labels: RouteLabel[] = [];
   private readonly labelIndex = new Map<string, number>();
@@ -67,6 +78,10 @@ export class RequestStats {
 
   recordWebhook(outcome: WebhookOutcome): void {
     this.webhooks[outcome]++;
+  }
+
+  recordFault(fault: InjectedFault): void {
+    this.injected[fault]++;
   }
 
   /** `{ "<METHOD> <route>": { "<status>": count } }`, routes never requested left out. */

@@ -16,7 +16,8 @@ export interface TerminalNotifierOptions {
   store: TaskStore;
   random: Random;
   resultBaseUrl: () => string;
-  onOutcome: (outcome: WebhookOutcome) => void;
+  /** `duplicate`: the attempt was a deliberate second delivery (faults.webhook_duplicate_rate). */
+  onOutcome: (outcome: WebhookOutcome, duplicate: boolean) => void;
 }
 
 export class TerminalNotifier {
@@ -30,7 +31,7 @@ export class TerminalNotifier {
       duplicateRate: options.config.faults.webhook_duplicate_rate,
       random: options.random,
       clock: options.clock,
-      onAttempt: (attempt) => options.onOutcome(attempt.outcome),
+      onAttempt: (attempt) => options.onOutcome(attempt.outcome, attempt.duplicate === true),
     });
   }
 

@@ -33,5 +33,6 @@ export function handleResult(
   });
   const { truncate_download_rate: truncateRate, slow_download_kbps: kbps } = ctx.config.faults;
   const truncate = truncateRate > 0 && ctx.downloadRandom() < truncateRate;
+  if (truncate && req.method !== 'HEAD') ctx.stats.recordFault('truncated_download');
   sendPng(req, res, png, { truncate, kbps });
 }
