@@ -1,0 +1,217 @@
+// The audit of a chaos run against the emulator's ground truth (every task it acknowledged) and
+// the bytes on disk and on the result host. It computes figures rather than asserting, so that
+// `npm run chaos` can print them and test/chaos.test.ts can hold them to their bounds. The reading
+// of report.jsonl, summary.json and the ground truth is test/support/catalog-audit.ts's, shared
+// with the durability test.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { RunningEmulator } from '../emulator/index.js';
+import type { GroundTruthTask } from '../emulator/routes/admin.js';
+import {
+  groundTruth,
+  mapLimit,
+  readReport,
+  readSummary,
+  servedSha256,
+  sha256,
+} from '../test/support/catalog-audit.js';
+import type { ChaosItem } from './chaos-config.js';
+
+export interface ChaosAudit {
+  items: number;
+  images_expected: number;
+  /** Items reported completed with every image stored. */
+  completed: number;
+  /** Items that failed because every one of their `max_attempts` generations failed at the API. */
+  failed_by_api: number;
+  /** Items neither completed nor failed by the API (absent from the report included). Must be 0. */
+  items_lost: number;
+  /** Images missing, or whose file or served bytes do not match the report's sha256. Must be 0. */
+  images_bad: number;
+  /** Items whose prompt reached the API more often than their attempts (crash resubmissions). */
+  prompts_submitted_more_than_once: number;
+  /** Tasks created beyond one per attempt, over all items. */
+  extra_submissions: number;
+  /** Credits the emulator charged for those extra tasks (the price of the duplicates). */
+  credits_charged_for_duplicates: number;
+  /** Report or summary entries that contradict the emulator or each other. Must be 0. */
+  report_inconsistencies: number;
+  tasks_at_api: number;
+  /** The first problems found, one line each. */
+  problems: string[];
+}
+
+const MAX_PROBLEMS = 20;
+const SERVED_ATTEMPTS = 5;
+
+/** The served bytes' sha256, retried: the result host still truncates some downloads on purpose. */
+async function servedShaWithRetries(url: string): Promise<string> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await servedSha256(url);
+    } catch (error) {
+      if (attempt >= SERVED_ATTEMPTS) throw error;
+    }
+  }
+}
+
+export interface AuditInput {
+  items: ChaosItem[];
+  outputDir: string;
+  emulator: RunningEmulator;
+  maxAttempts: number;
+}
+
+export async function auditChaosRun({
+  items,
+  outputDir,
+  emulator,
+  maxAttempts,
+}: AuditInput): Promise<ChaosAudit> {
+  const problems: string[] = [];
+  const problem = (line: string): void => void (problems.length < MAX_PROBLEMS && problems.push(line));
+  const tasks = await groundTruth(emulator);
+  const tasksByPrompt = new Map<string, GroundTruthTask[]>();
+  for (const task of tasks) tasksByPrompt.set(task.prompt, [...(tasksByPrompt.get(task.prompt) ?? []), task]);
+  const taskById = new Map(tasks.map((task) => [task.id, task]));
+  const audit: ChaosAudit = {
+    items: items.length,
+    images_expected: items.reduce((sum, item) => sum + item.n, 0),
+    completed: 0,
+    failed_by_api: 0,
+    items_lost: 0,
+    images_bad: 0,
+    prompts_submitted_more_than_once: 0,
+    extra_submissions: 0,
+    credits_charged_for_duplicates: 0,
+    report_inconsistencies: 0,
+    tasks_at_api: tasks.length,
+    problems,
+  };
+
+  const catalog = { outputDir, file: '', hash: '', runId: '' };
+  if (!existsSync(join(outputDir, 'report.jsonl'))) {
+    audit.items_lost = items.length;
+    problem('no report.jsonl: the run did not finish');
+    return audit;
+  }
+  const report = new Map(readReport(catalog).map((line) => [line.id, line]));
+  const inconsistent = (line: string): void => {
+    audit.report_inconsistencies++;
+    problem(line);
+  };
+  if (report.size !== items.length) inconsistent(`report has ${report.size} lines for ${items.length} items`);
+
+  const toCheck: { item: string; path: string; sha256: string; bytes: number; url: string }[] = [];
+  for (const item of items) {
+    const line = report.get(item.id);
+    const submitted = tasksByPrompt.get(item.prompt) ?? [];
+    if (!line) {
+      audit.items_lost++;
+      problem(`${item.id}: not in the report (${submitted.length} tasks at the API)`);
+      continue;
+    }
+    // Without crashes each attempt is exactly one task; more means a submit was repeated.
+    const extra = submitted.length - line.attempts;
+    // An item is resubmitted only after a failed task, so a completed task it does not report is
+    // a duplicate; failed ones were refunded.
+    audit.credits_charged_for_duplicates += submitted
+      .filter((task) => task.id !== line.task_id && task.status === 'completed')
+      .reduce((sum, task) => sum + task.credits_cost, 0);
+    if (extra > 0) {
+      audit.prompts_submitted_more_than_once++;
+      audit.extra_submissions += extra;
+    } else if (extra < 0) {
+      inconsistent(`${item.id}: ${line.attempts} attempts reported but ${submitted.length} tasks at the API`);
+    }
+
+    const task = line.task_id === null ? undefined : taskById.get(line.task_id);
+    if (line.status === 'completed') {
+      audit.completed++;
+      if (!task || task.prompt !== item.prompt || task.status !== 'completed') {
+        inconsistent(
+          `${item.id}: reported completed with task ${line.task_id}, which the API has as ${task?.status ?? 'unknown'}${task && task.prompt !== item.prompt ? ' for another prompt' : ''}`,
+        );
+        continue;
+      }
+      if (line.credits_cost !== task.credits_cost)
+        inconsistent(`${item.id}: credits_cost ${line.credits_cost}, the API charged ${task.credits_cost}`);
+      if (line.images.length !== item.n) {
+        audit.images_bad += Math.max(0, item.n - line.images.length);
+        problem(`${item.id}: ${line.images.length} of ${item.n} images`);
+      }
+      line.images.forEach((image, k) => {
+        const expectedUrl = `${emulator.resultBaseUrl}/${task.id}/${k}.png`;
+        if (image.source_url !== expectedUrl)
+          inconsistent(`${item.id}: image ${k} from ${image.source_url}, not ${expectedUrl}`);
+        toCheck.push({
+          item: item.id,
+          path: image.path,
+          sha256: image.sha256,
+          bytes: image.bytes,
+          url: image.source_url,
+        });
+      });
+      continue;
+    }
+    const allFailed = submitted.length >= maxAttempts && submitted.every((t) => t.status === 'failed');
+    if (
+      line.status === 'failed' &&
+      line.error?.code === 'generation_failed' &&
+      line.attempts === maxAttempts &&
+      allFailed
+    ) {
+      audit.failed_by_api++;
+      continue;
+    }
+    audit.items_lost++;
+    problem(
+      `${item.id}: ${line.status} (${line.error?.code ?? 'no error'}: ${line.error?.message ?? ''}) after ${line.attempts} attempts; API tasks: ${submitted.map((t) => t.status).join(', ') || 'none'}`,
+    );
+  }
+
+  // Every image: on disk with the reported size and sha256, and the same bytes the host serves.
+  const paths = new Set<string>();
+  for (const image of toCheck) {
+    if (paths.has(image.path)) {
+      audit.images_bad++;
+      problem(`${image.item}: ${image.path} is reported twice`);
+    }
+    paths.add(image.path);
+    const file = join(outputDir, image.path);
+    const bytes = existsSync(file) ? readFileSync(file) : undefined;
+    if (!bytes || bytes.length !== image.bytes || sha256(bytes) !== image.sha256) {
+      audit.images_bad++;
+      problem(`${image.item}: ${image.path} ${bytes ? 'does not match its report entry' : 'is missing'}`);
+    }
+  }
+  const served = await mapLimit(toCheck, 16, (image) =>
+    servedShaWithRetries(image.url).catch(() => 'unavailable'),
+  );
+  toCheck.forEach((image, k) => {
+    if (served[k] === image.sha256) return;
+    audit.images_bad++;
+    problem(`${image.item}: ${image.path} differs from what ${image.url} serves (${served[k]})`);
+  });
+
+  const summary = readSummary(catalog);
+  const lines = [...report.values()];
+  const count = (status: string): number => lines.filter((line) => line.status === status).length;
+  for (const status of ['completed', 'failed', 'cancelled', 'expired', 'skipped'] as const) {
+    if (summary.counts[status] !== count(status))
+      inconsistent(`summary counts ${summary.counts[status]} ${status}, the report ${count(status)}`);
+  }
+  const images = lines.reduce((sum, line) => sum + line.images.length, 0);
+  if (summary.images !== images)
+    inconsistent(`summary counts ${summary.images} images, the report ${images}`);
+  const credits = lines.reduce((sum, line) => sum + line.credits_cost, 0);
+  if (summary.credits_charged !== credits)
+    inconsistent(`summary charges ${summary.credits_charged} credits, the report ${credits}`);
+  // What the API charged is what the report says plus the completed duplicates: nothing else.
+  const charged = emulator.stats().credits_charged;
+  if (charged !== credits + audit.credits_charged_for_duplicates)
+    inconsistent(
+      `the API charged ${charged} credits; report ${credits} + duplicates ${audit.credits_charged_for_duplicates}`,
+    );
+  return audit;
+}

@@ -1,0 +1,148 @@
+// What a chaos run is made of, all derived from its options and seed: the faults the emulator
+// injects, the catalog (manifest + items), and the schedule of disruptions (worker SIGKILLs, one
+// Temporal dev-server restart) as shares of the images downloaded so far. The same seed gives the
+// same catalog, the same emulator randomness and the same schedule.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { DEMO_API_KEY, type EmulatorConfigOverrides } from '../emulator/index.js';
+import { seededRandom } from '../emulator/random.js';
+
+export const CHAOS_API_KEY = DEMO_API_KEY;
+export const CHAOS_WEBHOOK_SECRET = 'whsec_chaos';
+export const CHAOS_RUN_NAME = 'chaos';
+/** The manifest's retry policy for failed generations: enough that a 10% failure rate never exhausts it. */
+export const CHAOS_MAX_ATTEMPTS = 8;
+
+export interface ChaosOptions {
+  items: number;
+  /** Worker SIGKILLs (each followed by a fresh worker process). */
+  kills: number;
+  seed: number;
+  /** `pixelmill worker` processes running at once. */
+  workers: number;
+  /** Restart the Temporal dev server once mid-run (its SQLite state persists). */
+  restartServer: boolean;
+  /** Shares of the images downloaded at which to SIGKILL a worker; default drawn from the seed. */
+  killAt?: number[];
+  /** Share of the images downloaded at which the dev server restarts; default drawn from the seed. */
+  restartAt?: number;
+  /** Share at which the webhook receiver is SIGKILLed, to come back `webhookOutageMs` later. */
+  webhookOutageAt?: number;
+  webhookOutageMs: number;
+  /** Past this many ms after the start, unfinished items are reported stuck and the run abandoned. */
+  deadlineMs: number;
+  /** The pixelmill CLI entry to run as `node <cli> ...` (dist/client/main.js or bin/pixelmill.js). */
+  cli: string;
+  /** A folder to work in (a fresh temp folder when absent; kept only when given). */
+  dir?: string;
+  log: (line: string) => void;
+}
+
+export type DisruptionKind = 'kill' | 'restart-server' | 'webhook-outage';
+
+export interface Disruption {
+  kind: DisruptionKind;
+  /** Share of the expected images downloaded when it happens. */
+  atShare: number;
+  /** Which worker (index) a kill hits. */
+  worker: number;
+}
+
+/**
+ * Ordered by `atShare`. Kills fall in 10%..90% of the downloads, the restart in 30%..70%, the
+ * webhook outage in 20%..80%: while the receiver is down the emulator gives up on its deliveries,
+ * and those tasks are found by polling, which is where malformed query answers come into play.
+ */
+export function disruptionSchedule(options: ChaosOptions): Disruption[] {
+  const random = seededRandom(options.seed ^ 0x5eed);
+  const kills = options.killAt ?? Array.from({ length: options.kills }, () => 0.1 + 0.8 * random());
+  const events: Disruption[] = kills.map((atShare) => ({
+    kind: 'kill',
+    atShare,
+    worker: Math.floor(random() * options.workers),
+  }));
+  if (options.restartServer)
+    events.push({ kind: 'restart-server', atShare: options.restartAt ?? 0.3 + 0.4 * random(), worker: -1 });
+  if (options.webhookOutageMs > 0)
+    events.push({
+      kind: 'webhook-outage',
+      atShare: options.webhookOutageAt ?? 0.2 + 0.6 * random(),
+      worker: -1,
+    });
+  return events.sort((a, b) => a.atShare - b.atShare);
+}
+
+/**
+ * Every fault at once, at rates that keep the run finishable: about 1 in 20 API calls answered
+ * 5xx, 1 in 10 queries malformed, 429s from a bucket far below the run's rate, 1 in 50 downloads cut
+ * off and every download throttled, 1 in 10 generations failing, 1 in 5 webhooks sent twice.
+ * Tasks take 2-3 s, so with the run's max_in_flight they finish all through the run (and a webhook
+ * outage loses some); results live an hour of real time, so a stalled run is not an expiry test.
+ */
+export function chaosEmulatorConfig(seed: number, timeScale = 0.05): EmulatorConfigOverrides {
+  return {
+    host: '127.0.0.1',
+    port: 0,
+    seed,
+    time_scale: timeScale,
+    result_ttl_seconds: Math.ceil(3600 / timeScale),
+    accounts: [
+      {
+        id: 'acct_chaos',
+        credits: 100_000_000,
+        webhook_secret: CHAOS_WEBHOOK_SECRET,
+        keys: [{ key: CHAOS_API_KEY }],
+      },
+    ],
+    rate_limits: { submit: { per_second: 50, burst: 10 }, query: { per_second: 50, burst: 10 } },
+    generation: { failure_rate: 0.1 },
+    faults: {
+      server_error_rate: 0.05,
+      malformed_response_rate: 0.1,
+      truncate_download_rate: 0.02,
+      slow_download_kbps: 2_000,
+      webhook_duplicate_rate: 0.2,
+    },
+  };
+}
+
+/** Items at the API at once: with 2-3 s tasks, about the emulator's 50 submits per second. */
+export const CHAOS_MAX_IN_FLIGHT = 100;
+/** The run's requests per second: three times the emulator's bucket, so 429s come in storms. */
+export const CHAOS_REQUESTS_PER_SECOND = 160;
+
+const SIZES = ['1:1', '16:9', '2:3', '4:5'];
+
+export interface ChaosItem {
+  id: string;
+  prompt: string;
+  n: number;
+  size: string;
+}
+
+export function chaosItems(count: number, seed: number): ChaosItem[] {
+  return Array.from({ length: count }, (_, i) => ({
+    id: `sku-${String(i).padStart(5, '0')}`,
+    prompt: `chaos ${seed} product ${i}: a linen armchair, studio light`,
+    n: (i % 2) + 1,
+    size: SIZES[i % SIZES.length]!,
+  }));
+}
+
+/** Writes `<dir>/chaos.yaml` (items inline, output in `<dir>/out`, webhooks to `webhookUrl`). */
+export function writeChaosManifest(dir: string, items: ChaosItem[], apiUrl: string, webhookUrl: string) {
+  const manifest = {
+    name: CHAOS_RUN_NAME,
+    description: 'written by the pixelmill chaos run (bench/chaos.ts)',
+    api: { base_url: apiUrl },
+    limits: { requests_per_second: CHAOS_REQUESTS_PER_SECOND, max_in_flight: CHAOS_MAX_IN_FLIGHT },
+    output: './out',
+    retry: { max_attempts: CHAOS_MAX_ATTEMPTS, on: ['generation_failed'] },
+    webhooks: { enabled: true, public_url: webhookUrl },
+    items,
+  };
+  const file = join(dir, 'chaos.yaml');
+  writeFileSync(file, stringify(manifest));
+  return { file, outputDir: join(dir, 'out') };
+}

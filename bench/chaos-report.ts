@@ -1,0 +1,107 @@
+// What `npm run chaos` prints: the checks of issue #6 section 2 with their limits, then the
+// disruptions and the faults the emulator really injected, as a plain text table.
+import type { ChaosResult } from './chaos-run.js';
+
+export interface ChaosCheck {
+  name: string;
+  value: number | boolean;
+  limit: string;
+  ok: boolean;
+}
+
+/**
+ * A SIGKILLed worker may have sent a submit whose answer never reached Temporal; the retry is a
+ * second task (the API has no idempotency key). Each kill can strand the submits that were on the
+ * wire, a handful at the run's rate, so the issue's bound is one resubmitted prompt per kill on
+ * average: this allows `kills` plus the restart, which can strand them too.
+ */
+export function resubmissionLimit(result: ChaosResult): number {
+  return result.disruptions.filter((event) => event.at_s !== null && event.kind !== 'webhook-outage').length;
+}
+
+export function chaosChecks(result: ChaosResult): ChaosCheck[] {
+  const { audit } = result;
+  const resubmitted = resubmissionLimit(result);
+  return [
+    { name: 'run finished', value: result.finished, limit: 'yes', ok: result.finished },
+    { name: 'items lost', value: audit.items_lost, limit: '0', ok: audit.items_lost === 0 },
+    {
+      name: 'images missing or failing sha256',
+      value: audit.images_bad,
+      limit: '0',
+      ok: audit.images_bad === 0,
+    },
+    {
+      name: 'prompts submitted more than once',
+      value: audit.prompts_submitted_more_than_once,
+      limit: `<= ${resubmitted} (kills + restart)`,
+      ok: audit.prompts_submitted_more_than_once <= resubmitted,
+    },
+    { name: 'items stuck', value: audit.items_stuck, limit: '0', ok: audit.items_stuck === 0 },
+    {
+      name: 'report.jsonl inconsistent with the emulator',
+      value: audit.report_inconsistencies,
+      limit: '0',
+      ok: audit.report_inconsistencies === 0,
+    },
+  ];
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, col) => Math.max(...rows.map((row) => row[col]!.length)));
+  return rows
+    .map((row) =>
+      row
+        .map((cell, col) => cell.padEnd(widths[col]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
+export function formatChaosReport(result: ChaosResult, checks: ChaosCheck[]): string {
+  const { audit, faults } = result;
+  const lines = [
+    `pixelmill chaos run: ${result.options.items} items (${audit.images_expected} images), seed ${result.options.seed}, ` +
+      `${result.options.workers} worker processes, ${result.machine.cpus} CPUs, ${result.machine.node}`,
+    `wall ${result.wall_s} s; ${audit.completed} completed, ${audit.failed_by_api} failed by the API ` +
+      `(every one of their generations failed), ${audit.tasks_at_api} tasks at the API`,
+    '',
+    table([
+      ['check', 'value', 'limit', ''],
+      ...checks.map((check) => [check.name, String(check.value), check.limit, check.ok ? 'ok' : 'FAIL']),
+    ]),
+    '',
+    table([
+      ['disruption', 'at share', 'at s', 'detail'],
+      ...result.disruptions.map((event) => [
+        event.kind,
+        String(event.at_share),
+        event.at_s === null ? 'skipped (run over)' : String(event.at_s),
+        event.kind === 'kill' ? `worker ${event.worker}` : `down ${event.down_s ?? '?'} s`,
+      ]),
+    ]),
+    ...(result.unplanned_restarts.length
+      ? ['', 'processes that died by themselves (restarted by the harness):', ...result.unplanned_restarts]
+      : []),
+    '',
+    table([
+      ['fault injected', 'count'],
+      ['HTTP 429 (rate limit)', String(faults.http_429)],
+      ['HTTP 5xx (server_error_rate)', String(faults.server_error)],
+      ['malformed: truncated JSON', String(faults.truncated_json)],
+      ['malformed: extra fields', String(faults.extra_fields)],
+      ['malformed: unknown status', String(faults.unknown_status)],
+      ['downloads cut off', String(faults.truncated_download)],
+      ['failed generations', String(faults.failed_generations)],
+      ['duplicate webhooks sent', String(faults.webhook_duplicate)],
+    ]),
+    '',
+    `API calls: ${result.api_calls.submit} submits, ${result.api_calls.lookup} batch lookups, ` +
+      `${result.api_calls.get} task GETs; ${result.api_calls.downloads} downloads`,
+    `webhooks: ${result.webhooks.delivered} delivered, ${result.webhooks.gave_up} given up (left to polling)`,
+    `extra submissions: ${audit.extra_submissions} tasks, ${audit.credits_charged_for_duplicates} credits charged for them`,
+    ...(audit.problems.length ? ['', 'problems:', ...audit.problems.map((problem) => `  ${problem}`)] : []),
+  ];
+  return lines.join('\n');
+}

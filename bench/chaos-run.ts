@@ -1,0 +1,248 @@
+// One chaos run, end to end: the emulator (in this process, so its ground truth and fault counters
+// are at hand) injecting every fault, a persisted Temporal dev server, `pixelmill worker` and
+// `pixelmill webhook-server` processes, and `pixelmill run` starting the catalog as a user would.
+// While it runs, workers are SIGKILLed and the dev server is restarted at the scheduled shares of
+// the downloads; then the run is audited (chaos-audit.ts). Used by `npm run chaos` (bench/chaos.ts)
+// and, smaller and with a fixed schedule, by test/chaos.test.ts.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Client, Connection } from '@temporalio/client';
+import { runProgressQuery, runWorkflowId, shardProgressQuery } from '../common/names.js';
+import type { ItemCounts } from '../common/types.js';
+import {
+  startEmulator,
+  type EmulatorStats,
+  type InjectedFault,
+  type RunningEmulator,
+} from '../emulator/index.js';
+import { downloadsServed } from '../test/support/catalog-audit.js';
+import { auditChaosRun, type ChaosAudit } from './chaos-audit.js';
+import { ChaosCluster } from './chaos-cluster.js';
+import {
+  CHAOS_MAX_ATTEMPTS,
+  CHAOS_RUN_NAME,
+  chaosEmulatorConfig,
+  chaosItems,
+  disruptionSchedule,
+  writeChaosManifest,
+  type ChaosOptions,
+  type DisruptionKind,
+} from './chaos-config.js';
+import { exited, spawnNode } from './processes.js';
+
+export interface DisruptionRecord {
+  kind: DisruptionKind;
+  at_share: number;
+  /** Seconds after the run started; null when the run finished before its moment came. */
+  at_s: number | null;
+  worker?: number;
+  /** For the restart: from the stop until the server answered again; for the outage, its length. */
+  down_s?: number;
+}
+
+export interface ChaosResult {
+  benchmark: 'pixelmill-chaos';
+  date: string;
+  machine: { cpus: number; node: string };
+  options: { items: number; kills: number; seed: number; workers: number; restart_server: boolean };
+  finished: boolean;
+  wall_s: number;
+  disruptions: DisruptionRecord[];
+  /** Processes that exited although nobody killed them, restarted by the harness. */
+  unplanned_restarts: string[];
+  faults: Record<InjectedFault | 'http_429' | 'failed_generations', number>;
+  /** Webhook attempts by outcome; `gave_up` deliveries were left to polling. */
+  webhooks: EmulatorStats['webhooks'];
+  /** Every request the emulator answered, by endpoint (all statuses). */
+  api_calls: { submit: number; lookup: number; get: number; downloads: number };
+  audit: ChaosAudit & { items_stuck: number };
+}
+
+const POLL_MS = 1_000;
+const CLOSED_CHECK_MS = 3_000;
+
+async function withClient<T>(address: string, fn: (client: Client) => Promise<T>): Promise<T> {
+  const connection = await Connection.connect({ address, connectTimeout: 5_000 });
+  try {
+    return await fn(new Client({ connection }));
+  } finally {
+    await connection.close();
+  }
+}
+
+/** Whether the run workflow has closed; false while it runs or while the server is unreachable. */
+async function runClosed(address: string): Promise<boolean> {
+  try {
+    return await withClient(address, async (client) => {
+      const description = await client.workflow.getHandle(runWorkflowId(CHAOS_RUN_NAME)).describe();
+      return description.status.name !== 'RUNNING';
+    });
+  } catch {
+    return false;
+  }
+}
+
+/** Items not in a final state, from the run's and its running shards' progress queries. */
+async function unfinishedItems(address: string, items: number): Promise<number> {
+  const final = (counts: ItemCounts): number =>
+    counts.stored + counts.failed + counts.cancelled + counts.expired + counts.skipped;
+  try {
+    return await withClient(address, async (client) => {
+      const progress = await client.workflow.getHandle(runWorkflowId(CHAOS_RUN_NAME)).query(runProgressQuery);
+      let done = final(progress.finished.counts);
+      for (const shard of progress.runningShards)
+        done += final((await client.workflow.getHandle(shard).query(shardProgressQuery)).counts);
+      return items - done;
+    });
+  } catch {
+    return items;
+  }
+}
+
+/** `pixelmill run chaos.yaml` against the cluster: starts the run and returns. */
+async function startRunWithCli(cli: string, cluster: ChaosCluster, dir: string, file: string): Promise<void> {
+  const child = spawnNode([cli, 'run', file, '--no-progress'], {
+    cwd: dir,
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: cluster.address,
+      PIXELMILL_API_BASE_URL: '',
+      PIXELMILL_WEBHOOK_URL: '',
+    },
+  });
+  let output = '';
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const code = await exited(child);
+  if (code !== 0) throw new Error(`pixelmill run exited with code ${code}:\n${output}`);
+}
+
+function apiCalls(emulator: RunningEmulator): ChaosResult['api_calls'] {
+  const { requests } = emulator.stats();
+  const total = (route: string): number =>
+    Object.values(requests[route] ?? {}).reduce((sum, count) => sum + count, 0);
+  return {
+    submit: total('POST /v1/images/generations'),
+    lookup: total('POST /v1/tasks/batch'),
+    get: total('GET /v1/tasks/{id}'),
+    downloads: total('GET /results/{task_id}/{index}.png'),
+  };
+}
+
+function faultFigures(emulator: RunningEmulator): ChaosResult['faults'] {
+  const stats = emulator.stats();
+  const http429 = Object.values(stats.requests).reduce((sum, byStatus) => sum + (byStatus['429'] ?? 0), 0);
+  return {
+    ...emulator.injectedFaults(),
+    http_429: http429,
+    failed_generations: stats.tasks.failed,
+  };
+}
+
+export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
+  const { log } = options;
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'pixelmill-chaos-'));
+  const items = chaosItems(options.items, options.seed);
+  const imagesExpected = items.reduce((sum, item) => sum + item.n, 0);
+  const schedule = disruptionSchedule(options);
+  const emulator = await startEmulator({ config: chaosEmulatorConfig(options.seed) });
+  let cluster: ChaosCluster | undefined;
+  try {
+    cluster = await ChaosCluster.start(dir, options.cli, log);
+    const webhookUrl = await cluster.startWebhookServer();
+    for (let i = 0; i < options.workers; i++) await cluster.startWorker(i);
+    const manifest = writeChaosManifest(dir, items, emulator.url, webhookUrl);
+    log(`chaos: ${items.length} items, ${imagesExpected} images; schedule ${JSON.stringify(schedule)}`);
+
+    const started = Date.now();
+    const deadline = started + options.deadlineMs;
+    await startRunWithCli(options.cli, cluster, dir, manifest.file);
+    const seconds = (): number => Math.round((Date.now() - started) / 100) / 10;
+    const disruptions: DisruptionRecord[] = [];
+    let finished = false;
+    let checkedAt = 0;
+    /** Waits until `share` of the images were downloaded; false if the run ended (or timed out) first. */
+    const reach = async (share: number, address: string): Promise<boolean> => {
+      while (downloadsServed(emulator) < share * imagesExpected) {
+        if (Date.now() >= deadline) return false;
+        if (Date.now() - checkedAt >= CLOSED_CHECK_MS) {
+          checkedAt = Date.now();
+          if ((finished = await runClosed(address))) return false;
+        }
+        await sleep(100);
+      }
+      return true;
+    };
+    for (const event of schedule) {
+      const record: DisruptionRecord = {
+        kind: event.kind,
+        at_share: Math.round(event.atShare * 1000) / 1000,
+        at_s: null,
+      };
+      if (event.kind === 'kill') record.worker = event.worker;
+      disruptions.push(record);
+      if (finished || !(await reach(event.atShare, cluster.address))) continue;
+      record.at_s = seconds();
+      const downloaded = downloadsServed(emulator);
+      if (event.kind === 'kill') {
+        log(`chaos: SIGKILL worker ${event.worker} at ${record.at_s} s (${downloaded} images downloaded)`);
+        await cluster.killWorker(event.worker);
+      } else if (event.kind === 'restart-server') {
+        log(
+          `chaos: restarting the Temporal dev server at ${record.at_s} s (${downloaded} images downloaded)`,
+        );
+        record.down_s = Math.round((await cluster.restartServer()).downMs / 100) / 10;
+      } else {
+        log(
+          `chaos: webhook receiver down for ${options.webhookOutageMs} ms at ${record.at_s} s (${downloaded} images downloaded)`,
+        );
+        await cluster.webhookOutage(options.webhookOutageMs);
+        record.down_s = options.webhookOutageMs / 1000;
+      }
+    }
+    while (!finished && Date.now() < deadline) {
+      finished = await runClosed(cluster.address);
+      if (!finished) await sleep(POLL_MS);
+    }
+    const wallS = seconds();
+    log(`chaos: run ${finished ? 'finished' : 'NOT finished'} after ${wallS} s; auditing`);
+    const stuck = finished ? 0 : await unfinishedItems(cluster.address, items.length);
+    const unplanned = [...cluster.events.workerExits, ...cluster.events.webhookServerExits];
+    await cluster.stop();
+    // Before the audit, whose own downloads would count.
+    const calls = apiCalls(emulator);
+    const faults = faultFigures(emulator);
+    const audit = await auditChaosRun({
+      items,
+      outputDir: manifest.outputDir,
+      emulator,
+      maxAttempts: CHAOS_MAX_ATTEMPTS,
+    });
+    return {
+      benchmark: 'pixelmill-chaos',
+      date: new Date().toISOString(),
+      machine: { cpus: availableParallelism(), node: process.version },
+      options: {
+        items: options.items,
+        kills: options.kills,
+        seed: options.seed,
+        workers: options.workers,
+        restart_server: options.restartServer,
+      },
+      finished,
+      wall_s: wallS,
+      disruptions,
+      unplanned_restarts: unplanned,
+      faults,
+      api_calls: calls,
+      webhooks: emulator.stats().webhooks,
+      audit: { ...audit, items_stuck: stuck },
+    };
+  } finally {
+    await cluster?.stop().catch(() => undefined);
+    await emulator.close();
+    if (!options.dir) rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,68 @@
+// Issue #6 section 2, the small deterministic version of `npm run chaos` (bench/chaos.ts): 300
+// items with a fixed seed (same catalog, same emulator randomness) against an emulator injecting
+// every fault at once, `pixelmill worker` processes SIGKILLed at fixed shares of the downloads,
+// and the persisted Temporal dev server stopped and started again in between. The audit is the
+// chaos run's own (bench/chaos-audit.ts, on test/support/catalog-audit.ts): nothing lost, every
+// image as served, resubmissions bounded by the disruptions, the report true to the ground truth.
+//
+// Needs the built CLI (`npm run build`): workers, webhook receiver and starter are real processes.
+// Most of its time is waiting: a SIGKILLed worker's activities are retried only when their
+// timeouts expire (45 s for API calls, 20 s heartbeat for downloads).
+import { existsSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { chaosChecks, formatChaosReport } from '../bench/chaos-report.js';
+import { runChaos } from '../bench/chaos-run.js';
+import { cleanUpAll } from '../bench/processes.js';
+import { CLI } from './support/cli.js';
+
+afterAll(() => cleanUpAll());
+
+describe('a catalog run under chaos', () => {
+  it('loses nothing while workers are SIGKILLed, the server restarts and the API misbehaves', async () => {
+    if (!existsSync(CLI.replace(/bin\/pixelmill\.js$/, 'dist/client/main.js')))
+      throw new Error('build first: npm run build');
+    const result = await runChaos({
+      items: 300,
+      kills: 2,
+      seed: 11,
+      workers: 2,
+      restartServer: true,
+      killAt: [0.2, 0.7],
+      restartAt: 0.45,
+      webhookOutageAt: 0.3,
+      webhookOutageMs: 15_000,
+      deadlineMs: 200_000,
+      cli: CLI,
+      log: (line) => console.log(line),
+    });
+    const checks = chaosChecks(result);
+    console.log(formatChaosReport(result, checks));
+    const { audit, faults } = result;
+
+    // Every disruption really happened mid-run, and the run still finished.
+    expect(result.disruptions.map((event) => [event.kind, event.at_s !== null])).toEqual([
+      ['kill', true],
+      ['webhook-outage', true],
+      ['restart-server', true],
+      ['kill', true],
+    ]);
+    expect(result.finished).toBe(true);
+    expect(audit.items_stuck).toBe(0);
+
+    expect(audit.problems).toEqual([]);
+    expect(audit.items_lost).toBe(0);
+    expect(audit.completed + audit.failed_by_api).toBe(300);
+    expect(audit.images_bad).toBe(0);
+    expect(audit.report_inconsistencies).toBe(0);
+    expect(audit.prompts_submitted_more_than_once).toBeLessThanOrEqual(3);
+    expect(checks.filter((check) => !check.ok)).toEqual([]);
+
+    // The faults were really there (counted by the emulator as it injected them).
+    expect(faults.server_error).toBeGreaterThan(0);
+    expect(faults.truncated_download).toBeGreaterThan(0);
+    expect(faults.failed_generations).toBeGreaterThan(0);
+    expect(faults.webhook_duplicate).toBeGreaterThan(0);
+    expect(faults.http_429).toBeGreaterThan(0);
+    expect(faults.truncated_json + faults.extra_fields + faults.unknown_status).toBeGreaterThan(0);
+  }, 300_000);
+});
