@@ -37,6 +37,8 @@ export interface ChaosAudit {
   /** Report or summary entries that contradict the emulator or each other. Must be 0. */
   report_inconsistencies: number;
   tasks_at_api: number;
+  /** The first items submitted more than once: when each of their tasks was created (s after the start). */
+  resubmitted: { id: string; submitted_s: number[] }[];
   /** The first problems found, one line each. */
   problems: string[];
 }
@@ -60,6 +62,8 @@ export interface AuditInput {
   outputDir: string;
   emulator: RunningEmulator;
   maxAttempts: number;
+  /** Epoch ms the run started, to place resubmissions among the disruptions. */
+  startedAtMs: number;
 }
 
 export async function auditChaosRun({
@@ -67,6 +71,7 @@ export async function auditChaosRun({
   outputDir,
   emulator,
   maxAttempts,
+  startedAtMs,
 }: AuditInput): Promise<ChaosAudit> {
   const problems: string[] = [];
   const problem = (line: string): void => void (problems.length < MAX_PROBLEMS && problems.push(line));
@@ -86,6 +91,7 @@ export async function auditChaosRun({
     credits_charged_for_duplicates: 0,
     report_inconsistencies: 0,
     tasks_at_api: tasks.length,
+    resubmitted: [],
     problems,
   };
 
@@ -121,6 +127,10 @@ export async function auditChaosRun({
     if (extra > 0) {
       audit.prompts_submitted_more_than_once++;
       audit.extra_submissions += extra;
+      if (audit.resubmitted.length < MAX_PROBLEMS) {
+        const at = submitted.map((task) => Math.round((task.submitted_at_ms - startedAtMs) / 100) / 10);
+        audit.resubmitted.push({ id: item.id, submitted_s: at });
+      }
     } else if (extra < 0) {
       inconsistent(`${item.id}: ${line.attempts} attempts reported but ${submitted.length} tasks at the API`);
     }

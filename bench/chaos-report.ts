@@ -101,6 +101,12 @@ export function formatChaosReport(result: ChaosResult, checks: ChaosCheck[]): st
       `${result.api_calls.get} task GETs; ${result.api_calls.downloads} downloads`,
     `webhooks: ${result.webhooks.delivered} delivered, ${result.webhooks.gave_up} given up (left to polling)`,
     `extra submissions: ${audit.extra_submissions} tasks, ${audit.credits_charged_for_duplicates} credits charged for them`,
+    ...(audit.resubmitted.length
+      ? [
+          'resubmitted items (s after the start at which each of their tasks was created):',
+          ...audit.resubmitted.map((entry) => `  ${entry.id}: ${entry.submitted_s.join(', ')}`),
+        ]
+      : []),
     ...(audit.problems.length ? ['', 'problems:', ...audit.problems.map((problem) => `  ${problem}`)] : []),
   ];
   return lines.join('\n');

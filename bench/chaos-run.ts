@@ -219,6 +219,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       outputDir: manifest.outputDir,
       emulator,
       maxAttempts: CHAOS_MAX_ATTEMPTS,
+      startedAtMs: started,
     });
     return {
       benchmark: 'pixelmill-chaos',

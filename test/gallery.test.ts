@@ -28,6 +28,16 @@ import type { PlannedItem } from '../manifest/normalize.js';
 import { writeManifest } from './activities-fixture.js';
 
 const CHROMIUM = '/usr/bin/chromium';
+
+interface PageImage {
+  src: string;
+  complete: boolean;
+}
+/** The page's document as browser-side callbacks see it (this project compiles without the DOM lib). */
+interface PageDocument {
+  images: ArrayLike<PageImage>;
+  querySelector(css: string): PageImage | null;
+}
 const INSTALL_CHROMIUM = 'apt-get update -qq && apt-get install -y -qq chromium';
 const DOCS_SCREENSHOT = join(dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'gallery.png');
 
@@ -242,7 +252,12 @@ async function visibleIds(page: Page): Promise<string[]> {
 async function loadedWidth(page: Page, selector: string): Promise<number> {
   const image = page.locator(selector);
   await image.scrollIntoViewIfNeeded();
-  await page.waitForFunction(`document.querySelector(${JSON.stringify(selector)}).complete`);
+  // A function, not a string: the page's CSP forbids eval, which a string predicate needs.
+  await page.waitForFunction(
+    (css) =>
+      (globalThis as unknown as { document: PageDocument }).document.querySelector(css)?.complete === true,
+    selector,
+  );
   return image.evaluate((element) => (element as unknown as { naturalWidth: number }).naturalWidth);
 }
 
@@ -514,7 +529,12 @@ describe('gallery (index.html)', () => {
     const { summary, entries } = demoRun(dir, DEMO);
     await writeGallery(join(dir, GALLERY_FILE), summary, entries);
     const { page, problems } = await openGallery(join(dir, GALLERY_FILE));
-    await page.waitForFunction(`Array.from(document.images).filter((i) => i.src).every((i) => i.complete)`);
+    // A function, not a string: the page's CSP forbids eval, which a string predicate needs.
+    await page.waitForFunction(() =>
+      Array.from((globalThis as unknown as { document: PageDocument }).document.images)
+        .filter((image) => image.src)
+        .every((image) => image.complete),
+    );
     const screenshot = join(dir, 'gallery.png');
     await page.screenshot({ path: screenshot, fullPage: true });
     const shot = pngSize(screenshot);
