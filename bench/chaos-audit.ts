@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunningEmulator } from '../emulator/index.js';
 import type { GroundTruthTask } from '../emulator/routes/admin.js';
+import type { ReportLine } from '../activities/report.js';
 import {
   groundTruth,
   mapLimit,
@@ -14,6 +15,7 @@ import {
   readSummary,
   servedSha256,
   sha256,
+  type Summary,
 } from '../test/support/catalog-audit.js';
 import type { ChaosItem } from './chaos-config.js';
 
@@ -77,7 +79,11 @@ export async function auditChaosRun({
   const problem = (line: string): void => void (problems.length < MAX_PROBLEMS && problems.push(line));
   const tasks = await groundTruth(emulator);
   const tasksByPrompt = new Map<string, GroundTruthTask[]>();
-  for (const task of tasks) tasksByPrompt.set(task.prompt, [...(tasksByPrompt.get(task.prompt) ?? []), task]);
+  for (const task of tasks) {
+    const same = tasksByPrompt.get(task.prompt);
+    if (same) same.push(task);
+    else tasksByPrompt.set(task.prompt, [task]);
+  }
   const taskById = new Map(tasks.map((task) => [task.id, task]));
   const audit: ChaosAudit = {
     items: items.length,
@@ -108,7 +114,7 @@ export async function auditChaosRun({
   };
   if (report.size !== items.length) inconsistent(`report has ${report.size} lines for ${items.length} items`);
 
-  const toCheck: { item: string; path: string; sha256: string; bytes: number; url: string }[] = [];
+  const toCheck: ImageToCheck[] = [];
   for (const item of items) {
     const line = report.get(item.id);
     const submitted = tasksByPrompt.get(item.prompt) ?? [];
@@ -180,48 +186,73 @@ export async function auditChaosRun({
     );
   }
 
-  // Every image: on disk with the reported size and sha256, and the same bytes the host serves.
+  audit.images_bad += await badImages(toCheck, outputDir, problem);
+  const charged = emulator.stats().credits_charged;
+  for (const line of summaryInconsistencies(readSummary(catalog), [...report.values()], charged, audit))
+    inconsistent(line);
+  return audit;
+}
+
+interface ImageToCheck {
+  item: string;
+  path: string;
+  sha256: string;
+  bytes: number;
+  url: string;
+}
+
+/** Images not on disk as reported, reported twice, or not what the result host serves. */
+async function badImages(
+  images: ImageToCheck[],
+  outputDir: string,
+  problem: (line: string) => void,
+): Promise<number> {
+  let bad = 0;
   const paths = new Set<string>();
-  for (const image of toCheck) {
+  for (const image of images) {
     if (paths.has(image.path)) {
-      audit.images_bad++;
+      bad++;
       problem(`${image.item}: ${image.path} is reported twice`);
     }
     paths.add(image.path);
     const file = join(outputDir, image.path);
     const bytes = existsSync(file) ? readFileSync(file) : undefined;
     if (!bytes || bytes.length !== image.bytes || sha256(bytes) !== image.sha256) {
-      audit.images_bad++;
+      bad++;
       problem(`${image.item}: ${image.path} ${bytes ? 'does not match its report entry' : 'is missing'}`);
     }
   }
-  const served = await mapLimit(toCheck, 16, (image) =>
+  const served = await mapLimit(images, 16, (image) =>
     servedShaWithRetries(image.url).catch(() => 'unavailable'),
   );
-  toCheck.forEach((image, k) => {
+  images.forEach((image, k) => {
     if (served[k] === image.sha256) return;
-    audit.images_bad++;
+    bad++;
     problem(`${image.item}: ${image.path} differs from what ${image.url} serves (${served[k]})`);
   });
+  return bad;
+}
 
-  const summary = readSummary(catalog);
-  const lines = [...report.values()];
+/** summary.json against the report, and the API's total charge against report + duplicates. */
+function summaryInconsistencies(
+  summary: Summary,
+  lines: ReportLine[],
+  charged: number,
+  audit: Pick<ChaosAudit, 'credits_charged_for_duplicates'>,
+): string[] {
+  const found: string[] = [];
   const count = (status: string): number => lines.filter((line) => line.status === status).length;
   for (const status of ['completed', 'failed', 'cancelled', 'expired', 'skipped'] as const) {
     if (summary.counts[status] !== count(status))
-      inconsistent(`summary counts ${summary.counts[status]} ${status}, the report ${count(status)}`);
+      found.push(`summary counts ${summary.counts[status]} ${status}, the report ${count(status)}`);
   }
   const images = lines.reduce((sum, line) => sum + line.images.length, 0);
-  if (summary.images !== images)
-    inconsistent(`summary counts ${summary.images} images, the report ${images}`);
+  if (summary.images !== images) found.push(`summary counts ${summary.images} images, the report ${images}`);
   const credits = lines.reduce((sum, line) => sum + line.credits_cost, 0);
   if (summary.credits_charged !== credits)
-    inconsistent(`summary charges ${summary.credits_charged} credits, the report ${credits}`);
-  // What the API charged is what the report says plus the completed duplicates: nothing else.
-  const charged = emulator.stats().credits_charged;
-  if (charged !== credits + audit.credits_charged_for_duplicates)
-    inconsistent(
-      `the API charged ${charged} credits; report ${credits} + duplicates ${audit.credits_charged_for_duplicates}`,
-    );
-  return audit;
+    found.push(`summary charges ${summary.credits_charged} credits, the report ${credits}`);
+  const duplicates = audit.credits_charged_for_duplicates;
+  if (charged !== credits + duplicates)
+    found.push(`the API charged ${charged} credits; report ${credits} + duplicates ${duplicates}`);
+  return found;
 }

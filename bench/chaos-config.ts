@@ -32,6 +32,8 @@ export interface ChaosOptions {
   webhookOutageMs: number;
   /** Past this many ms after the start, unfinished items are reported stuck and the run abandoned. */
   deadlineMs: number;
+  /** Fault rates to use instead of the defaults below (the test raises the malformed share). */
+  faults?: ChaosFaults;
   /** The pixelmill CLI entry to run as `node <cli> ...` (dist/client/main.js or bin/pixelmill.js). */
   cli: string;
   /** A folder to work in (a fresh temp folder when absent; kept only when given). */
@@ -80,7 +82,13 @@ export function disruptionSchedule(options: ChaosOptions): Disruption[] {
  * Tasks take 2-3 s, so with the run's max_in_flight they finish all through the run (and a webhook
  * outage loses some); results live an hour of real time, so a stalled run is not an expiry test.
  */
-export function chaosEmulatorConfig(seed: number, timeScale = 0.05): EmulatorConfigOverrides {
+export type ChaosFaults = NonNullable<EmulatorConfigOverrides['faults']>;
+
+export function chaosEmulatorConfig(
+  seed: number,
+  faults: ChaosFaults = {},
+  timeScale = 0.05,
+): EmulatorConfigOverrides {
   return {
     host: '127.0.0.1',
     port: 0,
@@ -103,6 +111,7 @@ export function chaosEmulatorConfig(seed: number, timeScale = 0.05): EmulatorCon
       truncate_download_rate: 0.02,
       slow_download_kbps: 2_000,
       webhook_duplicate_rate: 0.2,
+      ...faults,
     },
   };
 }

@@ -10,10 +10,10 @@ export interface ChaosCheck {
 }
 
 /**
- * A SIGKILLed worker may have sent a submit whose answer never reached Temporal; the retry is a
- * second task (the API has no idempotency key). Each kill can strand the submits that were on the
- * wire, a handful at the run's rate, so the issue's bound is one resubmitted prompt per kill on
- * average: this allows `kills` plus the restart, which can strand them too.
+ * A SIGKILLed worker may have sent submits whose answers never reached Temporal; each retry is a
+ * second, billed task (the API has no idempotency key). The issue allows one resubmitted prompt
+ * per kill; the dev-server restart counts as one more, since completions that cannot be reported
+ * within the SDK's 10 s of retries are lost the same way. RELIABILITY.md has what was measured.
  */
 export function resubmissionLimit(result: ChaosResult): number {
   return result.disruptions.filter((event) => event.at_s !== null && event.kind !== 'webhook-outage').length;

@@ -101,6 +101,41 @@ async function unfinishedItems(address: string, items: number): Promise<number> 
   }
 }
 
+/** Follows the run by the emulator's download count and, every few seconds, its workflow's state. */
+class RunWatch {
+  private finished = false;
+  private checkedAt = 0;
+
+  constructor(
+    private readonly emulator: RunningEmulator,
+    private readonly address: string,
+    private readonly imagesExpected: number,
+    private readonly deadline: number,
+  ) {}
+
+  /** Waits until `share` of the images were downloaded; false if the run ended (or timed out) first. */
+  async reach(share: number): Promise<boolean> {
+    while (downloadsServed(this.emulator) < share * this.imagesExpected) {
+      if (this.finished || Date.now() >= this.deadline) return false;
+      if (Date.now() - this.checkedAt >= CLOSED_CHECK_MS) {
+        this.checkedAt = Date.now();
+        this.finished = await runClosed(this.address);
+      }
+      await sleep(100);
+    }
+    return !this.finished;
+  }
+
+  /** Waits until the run has closed; false if the deadline came first. */
+  async closed(): Promise<boolean> {
+    while (!this.finished && Date.now() < this.deadline) {
+      this.finished = await runClosed(this.address);
+      if (!this.finished) await sleep(POLL_MS);
+    }
+    return this.finished;
+  }
+}
+
 /** `pixelmill run chaos.yaml` against the cluster: starts the run and returns. */
 async function startRunWithCli(cli: string, cluster: ChaosCluster, dir: string, file: string): Promise<void> {
   const child = spawnNode([cli, 'run', file, '--no-progress'], {
@@ -147,7 +182,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const items = chaosItems(options.items, options.seed);
   const imagesExpected = items.reduce((sum, item) => sum + item.n, 0);
   const schedule = disruptionSchedule(options);
-  const emulator = await startEmulator({ config: chaosEmulatorConfig(options.seed) });
+  const emulator = await startEmulator({ config: chaosEmulatorConfig(options.seed, options.faults) });
   let cluster: ChaosCluster | undefined;
   try {
     cluster = await ChaosCluster.start(dir, options.cli, log);
@@ -161,20 +196,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     await startRunWithCli(options.cli, cluster, dir, manifest.file);
     const seconds = (): number => Math.round((Date.now() - started) / 100) / 10;
     const disruptions: DisruptionRecord[] = [];
-    let finished = false;
-    let checkedAt = 0;
-    /** Waits until `share` of the images were downloaded; false if the run ended (or timed out) first. */
-    const reach = async (share: number, address: string): Promise<boolean> => {
-      while (downloadsServed(emulator) < share * imagesExpected) {
-        if (Date.now() >= deadline) return false;
-        if (Date.now() - checkedAt >= CLOSED_CHECK_MS) {
-          checkedAt = Date.now();
-          if ((finished = await runClosed(address))) return false;
-        }
-        await sleep(100);
-      }
-      return true;
-    };
+    const watch = new RunWatch(emulator, cluster.address, imagesExpected, deadline);
     for (const event of schedule) {
       const record: DisruptionRecord = {
         kind: event.kind,
@@ -183,29 +205,24 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       };
       if (event.kind === 'kill') record.worker = event.worker;
       disruptions.push(record);
-      if (finished || !(await reach(event.atShare, cluster.address))) continue;
+      if (!(await watch.reach(event.atShare))) continue;
       record.at_s = seconds();
-      const downloaded = downloadsServed(emulator);
+      const downloaded = `(${downloadsServed(emulator)} images downloaded)`;
       if (event.kind === 'kill') {
-        log(`chaos: SIGKILL worker ${event.worker} at ${record.at_s} s (${downloaded} images downloaded)`);
+        log(`chaos: SIGKILL worker ${event.worker} at ${record.at_s} s ${downloaded}`);
         await cluster.killWorker(event.worker);
       } else if (event.kind === 'restart-server') {
-        log(
-          `chaos: restarting the Temporal dev server at ${record.at_s} s (${downloaded} images downloaded)`,
-        );
+        log(`chaos: restarting the Temporal dev server at ${record.at_s} s ${downloaded}`);
         record.down_s = Math.round((await cluster.restartServer()).downMs / 100) / 10;
       } else {
         log(
-          `chaos: webhook receiver down for ${options.webhookOutageMs} ms at ${record.at_s} s (${downloaded} images downloaded)`,
+          `chaos: webhook receiver down for ${options.webhookOutageMs} ms at ${record.at_s} s ${downloaded}`,
         );
         await cluster.webhookOutage(options.webhookOutageMs);
         record.down_s = options.webhookOutageMs / 1000;
       }
     }
-    while (!finished && Date.now() < deadline) {
-      finished = await runClosed(cluster.address);
-      if (!finished) await sleep(POLL_MS);
-    }
+    const finished = await watch.closed();
     const wallS = seconds();
     log(`chaos: run ${finished ? 'finished' : 'NOT finished'} after ${wallS} s; auditing`);
     const stuck = finished ? 0 : await unfinishedItems(cluster.address, items.length);
