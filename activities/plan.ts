@@ -3,12 +3,13 @@
 // *name* at most). Written once per manifest hash; every later activity reads items by index from
 // here, so workflow inputs carry only a PlanRef and offsets. The meta file is written last, so
 // its presence means the plan is complete.
-import { access, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
 import type { PlanRef } from '../common/types.js';
 import type { LoadedManifest } from '../manifest/load.js';
 import type { PlannedItem, RunSettings } from '../manifest/normalize.js';
+import { pathExists } from '../storage/files.js';
 import { parseJsonLines, writeFileAtomic } from './files.js';
 
 export const STATE_DIR_NAME = '.pixelmill';
@@ -70,15 +71,6 @@ export function planMeta(settings: RunSettings, items: readonly PlannedItem[], h
   return meta;
 }
 
-async function exists(file: string): Promise<boolean> {
-  try {
-    await access(file);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Writes the plan of `manifest` unless a complete plan for its hash is already there; returns
  * the plan's meta (the existing one when reused, so the first preparation stays authoritative).
@@ -86,7 +78,7 @@ async function exists(file: string): Promise<boolean> {
 export async function writePlanOnce(manifest: LoadedManifest): Promise<{ ref: PlanRef; meta: PlanMeta }> {
   const ref: PlanRef = { stateDir: stateDirOf(manifest.settings.outputDir), planHash: manifest.hash };
   const files = planFiles(ref);
-  if ((await exists(files.meta)) && (await exists(files.items))) {
+  if ((await pathExists(files.meta)) && (await pathExists(files.items))) {
     const existing = await readMeta(ref);
     if (existing.hash === manifest.hash) return { ref, meta: existing };
   }

@@ -2,13 +2,12 @@
 // final rename is atomic on the same filesystem), are hashed while streaming (an image is never
 // held in memory whole) and are fsynced before the rename: after a crash, a file either is the
 // complete image or is not there.
-import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
-import { Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { sha256OfFile, writeHashed } from './files.js';
 import { UnsafeStoragePathError, type ResultStore, type StoredImage } from './result-store.js';
 
 export class LocalResultStore implements ResultStore {
@@ -68,17 +67,8 @@ export class LocalResultStore implements ResultStore {
   async #write(file: string, body: Readable): Promise<StoredImage> {
     await mkdir(dirname(file), { recursive: true });
     const temp = join(dirname(file), `.${basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
-    const hash = createHash('sha256');
-    let bytes = 0;
-    const hashing = new Transform({
-      transform(chunk: Buffer, _encoding, callback) {
-        hash.update(chunk);
-        bytes += chunk.length;
-        callback(null, chunk);
-      },
-    });
     try {
-      await pipeline(body, hashing, createWriteStream(temp, { flags: 'wx' }));
+      const stored = await writeHashed(body, temp);
       const handle = await open(temp, 'r');
       try {
         await handle.sync();
@@ -86,16 +76,10 @@ export class LocalResultStore implements ResultStore {
         await handle.close();
       }
       await rename(temp, file);
+      return stored;
     } catch (error) {
       await rm(temp, { force: true });
       throw error;
     }
-    return { sha256: hash.digest('hex'), bytes };
   }
-}
-
-export async function sha256OfFile(file: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
-  return hash.digest('hex');
 }

@@ -2,23 +2,14 @@
 // directory where writeReport builds them to the run's store. For a local output the store is
 // that same directory and nothing is copied; for S3 each file becomes an object beside the
 // images, skipped when an identical object is already there.
-import { access } from 'node:fs/promises';
 import { join } from 'node:path';
+import { pathExists } from './files.js';
 import type { ResultStore, StoredImage } from './result-store.js';
 
 export interface PublishedFile extends StoredImage {
   name: string;
   /** Where it is now, e.g. `s3://bucket/prefix/report.jsonl`. */
   location: string;
-}
-
-async function exists(file: string): Promise<boolean> {
-  try {
-    await access(file);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Stores each of `names` found in `localDir` at the same relative path; absent files are skipped. */
@@ -30,7 +21,7 @@ export async function publishReportFiles(
   const published: PublishedFile[] = [];
   for (const name of names) {
     const file = join(localDir, name);
-    if (!(await exists(file))) continue;
+    if (!(await pathExists(file))) continue;
     const stored = await store.putFile(name, file, { 'pixelmill-file': 'report' });
     published.push({ name, location: `${store.location}/${name}`, ...stored });
   }

@@ -12,14 +12,12 @@
 // Credentials come only from the standard AWS chain (environment, AWS_PROFILE, SSO, container or
 // instance roles), never from the manifest. The SDK does not retry (maxAttempts 1): Temporal
 // owns retries, and StorageError says which failures are worth one.
-import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import { rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import {
   HeadBucketCommand,
   HeadObjectCommand,
@@ -31,7 +29,7 @@ import {
 import { Upload } from '@aws-sdk/lib-storage';
 import { contentTypeFor } from './content-types.js';
 import { classifyS3Error, type S3CallContext, type StorageError } from './errors.js';
-import { sha256OfFile } from './local.js';
+import { sha256OfFile, writeHashed } from './files.js';
 import {
   UnsafeStoragePathError,
   type ResultStore,
@@ -192,7 +190,7 @@ export class S3ResultStore implements ResultStore {
     const spool = join(this.#spoolDir, `.pixelmill-s3-${randomBytes(8).toString('hex')}.spool`);
     try {
       const key = this.keyOf(path);
-      const stored = await spoolAndHash(body, spool);
+      const stored = await writeHashed(body, spool, 0o600);
       return await this.#upload(key, path, spool, stored, attributes);
     } catch (error) {
       body.destroy();
@@ -283,18 +281,4 @@ export class S3ResultStore implements ResultStore {
     this.counts.uploaded += 1;
     return stored;
   }
-}
-
-async function spoolAndHash(body: Readable, spool: string): Promise<StoredImage> {
-  const hash = createHash('sha256');
-  let bytes = 0;
-  const hashing = new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      hash.update(chunk);
-      bytes += chunk.length;
-      callback(null, chunk);
-    },
-  });
-  await pipeline(body, hashing, createWriteStream(spool, { flags: 'wx', mode: 0o600 }));
-  return { sha256: hash.digest('hex'), bytes };
 }
