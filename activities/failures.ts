@@ -3,8 +3,10 @@
 // `nonRetryable`, Retry-After becomes `nextRetryDelay`, the class name becomes the failure type
 // (what the workflow's `nonRetryableErrorTypes` and the 402 pause match on). No retry loop
 // lives in the activities: Temporal owns retries. A 429 is the service working as designed: its
-// failures are BENIGN, so a storm of them is not logged as hundreds of warnings.
+// failures are BENIGN, so a storm of them is not logged as hundreds of warnings. Storage errors
+// (storage/errors.ts) are mapped here the same way.
 import { ApplicationFailure } from '@temporalio/activity';
+import { isStorageError } from '../storage/errors.js';
 import {
   RateLimitError,
   isImageApiError,
@@ -43,4 +45,15 @@ export async function callApi<T>(call: () => Promise<T>): Promise<T> {
   } catch (error) {
     throw toActivityFailure(error);
   }
+}
+
+/** A StorageError as the failure Temporal sees: its name as type, retryable only when it may help. */
+export function storageFailure(error: unknown): unknown {
+  if (!isStorageError(error)) return error;
+  return ApplicationFailure.create({
+    type: error.name,
+    message: error.message,
+    nonRetryable: !error.retryable,
+    details: [{ type: error.name, code: error.code, message: error.message }],
+  });
 }

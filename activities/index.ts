@@ -4,6 +4,7 @@
 import { Context } from '@temporalio/activity';
 import { ApiClients } from './api-clients.js';
 import { ApiWorkerFleet } from './api-fleet.js';
+import { storageFailure } from './failures.js';
 import { apiCallActivities } from './api-calls.js';
 import { CallPacer, systemPacerClock } from './call-pacer.js';
 import { resolveDeps, type ActivityDeps, type ResolvedDeps } from './deps.js';
@@ -14,7 +15,7 @@ import { checkResultStore } from '../storage/open-store.js';
 import { planShardActivity, prepareRun } from './prepare.js';
 import { configureRateLimit } from './rate-limit.js';
 import { writeReportActivity } from './report.js';
-import { storageFailure, storeResultsActivity } from './store-results.js';
+import { storeResultsActivity } from './store-results.js';
 
 export type { ActivityDeps } from './deps.js';
 export { toActivityFailure } from './failures.js';

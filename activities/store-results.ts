@@ -8,7 +8,8 @@
 // - an image whose source URL is already recorded for this shard, and whose file still has the
 //   recorded size and sha256, is not downloaded again.
 import { setMaxListeners } from 'node:events';
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
+import { storageFailure } from './failures.js';
 import { isImageApiError, ResultExpiredError, type ImageApiClient } from '../api/index.js';
 import type {
   ErrorSummary,
@@ -18,7 +19,6 @@ import type {
   StoreResultsOutput,
 } from '../common/types.js';
 import type { PlannedItem } from '../manifest/normalize.js';
-import { isStorageError } from '../storage/errors.js';
 import { UnsafeStoragePathError, type ResultStore } from '../storage/result-store.js';
 import type { ApiClients } from './api-clients.js';
 import type { ResolvedDeps } from './deps.js';
@@ -125,17 +125,6 @@ async function storeItem(ctx: StoreContext, request: StoreRequest, item: Planned
     }
   }
   return { status: 'completed', images, error: null };
-}
-
-/** A StorageError as the failure Temporal sees: its name as type, retryable only when it may help. */
-export function storageFailure(error: unknown): unknown {
-  if (!isStorageError(error)) return error;
-  return ApplicationFailure.create({
-    type: error.name,
-    message: error.message,
-    nonRetryable: !error.retryable,
-    details: [{ type: error.name, code: error.code, message: error.message }],
-  });
 }
 
 export function storeResultsActivity(deps: {

@@ -4,9 +4,9 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { stopDevServer } from '../temporal/dev-server.js';
+import { freePort } from '../temporal/dev-server-process.js';
 
 /** The built CLI entry (dist/client/main.js). */
 export const CLI = fileURLToPath(new URL('../client/main.js', import.meta.url));
@@ -67,13 +67,7 @@ export function cleanUpOnSignals(): void {
   process.once('SIGTERM', onSignal);
 }
 
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+export { freePort };
 
 /**
  * Tracks a process's peak resident memory from /proc: VmHWM is the kernel's own high-water mark,

@@ -124,6 +124,15 @@ export function portIsFree(port: number, host = '127.0.0.1'): Promise<boolean> {
   });
 }
 
+/** A port that was free a moment ago on 127.0.0.1, for a server that cannot take port 0 itself. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
 /** The last lines of the server log, on one line, for an error message. */
 export function logTail(logFile: string, lines = 4): string {
   let fd: number | undefined;

@@ -13,7 +13,7 @@ export interface SearchAttributeSpec {
 }
 
 // temporal.api.enums.v1.IndexedValueType; @temporalio/proto is not a direct dependency.
-const INDEXED_VALUE_TYPES: Record<SearchAttributeType, number> = {
+export const INDEXED_VALUE_TYPES: Record<SearchAttributeType, number> = {
   Text: 1,
   Keyword: 2,
   Int: 3,

@@ -6,6 +6,7 @@ import { formatDuration, renderLine } from '../client/display/frame.js';
 import { RateTracker } from '../client/display/rates.js';
 import type { LiveProgress } from '../client/progress.js';
 import type { ItemCounts, RunState } from '../common/types.js';
+import { zeroCounts } from '../workflows/tracking.js';
 
 // Control sequences are built from ESC so that no raw escape byte sits in this file.
 const ESC = String.fromCharCode(27);
@@ -28,17 +29,7 @@ class FakeStream implements DisplayStream {
 }
 
 function counts(partial: Partial<ItemCounts>): ItemCounts {
-  return {
-    queued: 0,
-    submitted: 0,
-    completed: 0,
-    stored: 0,
-    failed: 0,
-    cancelled: 0,
-    expired: 0,
-    skipped: 0,
-    ...partial,
-  };
+  return { ...zeroCounts(), ...partial };
 }
 
 function progress(

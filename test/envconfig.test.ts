@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MANIFEST_ATTRIBUTE, PIXELMILL_SEARCH_ATTRIBUTES } from '../common/search-attributes.js';
 import { DEMO_API_KEY } from '../emulator/index.js';
 import { resolveTemporalExecutable } from '../temporal/binaries.js';
+import { INDEXED_VALUE_TYPES } from '../temporal/server-admin.js';
 import { readReport } from './support/catalog-audit.js';
 import {
   startCatalogHarness,
@@ -25,16 +26,6 @@ import { CLI, type CliResult } from './support/cli.js';
 
 const NAMESPACE = 'pixelmill-envconfig';
 const INIT_SCRIPT = fileURLToPath(new URL('../deploy/temporal/init.sh', import.meta.url));
-/** temporal.api.enums.v1.IndexedValueType by the names `temporal operator` uses. */
-const INDEXED_VALUE_TYPES: Record<string, number> = {
-  Text: 1,
-  Keyword: 2,
-  Int: 3,
-  Double: 4,
-  Bool: 5,
-  Datetime: 6,
-  KeywordList: 7,
-};
 
 let harness: CatalogHarness;
 let home: string;

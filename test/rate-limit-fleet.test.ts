@@ -48,8 +48,6 @@ describe('requests_per_second across worker processes', () => {
       );
       expect(times.length).toBeGreaterThanOrEqual(120); // 60 submits + 60 GETs at least
       expect(busiest).toBeLessThanOrEqual(LIMIT + count);
-      // The fleet still uses the limit: not paced down to one worker's share.
-      expect(times.length / seconds).toBeGreaterThan(LIMIT * 0.6);
     },
     180_000,
   );

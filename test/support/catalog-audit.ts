@@ -34,14 +34,19 @@ export function readSummary(catalog: Catalog): Summary {
   return JSON.parse(readFileSync(join(catalog.outputDir, 'summary.json'), 'utf8')) as Summary;
 }
 
-/** Every task the emulator ever acknowledged (`GET /_emulator/tasks`). */
-export async function groundTruth(emulator: RunningEmulator): Promise<GroundTruthTask[]> {
-  const response = await request(`${emulator.url}/_emulator/tasks`);
+/** The JSON lines an emulator admin route streams (`/_emulator/tasks`, `/_emulator/requests`). */
+async function emulatorLines<T>(emulator: RunningEmulator, route: 'tasks' | 'requests'): Promise<T[]> {
+  const response = await request(`${emulator.url}/_emulator/${route}`);
   const text = await response.body.text();
   return text
     .split('\n')
     .filter((line) => line.trim() !== '')
-    .map((line) => JSON.parse(line) as GroundTruthTask);
+    .map((line) => JSON.parse(line) as T);
+}
+
+/** Every task the emulator ever acknowledged (`GET /_emulator/tasks`). */
+export function groundTruth(emulator: RunningEmulator): Promise<GroundTruthTask[]> {
+  return emulatorLines<GroundTruthTask>(emulator, 'tasks');
 }
 
 /** How many tasks were created per prompt. */
@@ -113,12 +118,8 @@ export function downloadsServed(emulator: RunningEmulator): number {
 
 /** Arrival times (emulator clock, ms) of every API call (`/v1/...`), from `/_emulator/requests`. */
 export async function apiCallTimes(emulator: RunningEmulator): Promise<number[]> {
-  const response = await request(`${emulator.url}/_emulator/requests`);
-  const text = await response.body.text();
-  return text
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => JSON.parse(line) as { t_ms: number; route: string })
+  const entries = await emulatorLines<{ t_ms: number; route: string }>(emulator, 'requests');
+  return entries
     .filter((entry) => entry.route.includes('/v1/'))
     .map((entry) => entry.t_ms)
     .sort((a, b) => a - b);

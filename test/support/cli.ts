@@ -3,21 +3,15 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stopDevServer } from '../../temporal/dev-server.js';
+import { freePort } from '../../temporal/dev-server-process.js';
 
 export const CLI = fileURLToPath(new URL('../../bin/pixelmill.js', import.meta.url));
 
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+export { freePort };
 
 export interface CliResult {
   code: number | null;
