@@ -124,13 +124,38 @@ export function portIsFree(port: number, host = '127.0.0.1'): Promise<boolean> {
   });
 }
 
-/** A port that was free a moment ago on 127.0.0.1, for a server that cannot take port 0 itself. */
+/**
+ * A port that was free a moment ago on 127.0.0.1, for a server that cannot take port 0 itself.
+ *
+ * It is drawn at random from below the kernel's ephemeral range, never from it: `temporal server
+ * start-dev` binds its internal services to port 0, so a port the kernel handed out and we released
+ * could be handed straight to another dev server starting in parallel before ours binds it.
+ */
 export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
+  const [low, high] = reservablePortRange();
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = low + Math.floor(Math.random() * (high - low));
+    if (handedOut.has(port)) continue;
+    if (await portIsFree(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
+  throw new Error(`no free port found between ${low} and ${high}`);
+}
+
+// Ports this process already handed out: two callers must not get the same one before either binds.
+const handedOut = new Set<number>();
+
+function reservablePortRange(): [number, number] {
+  let ephemeralStart = 32768;
+  try {
+    const [start] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/);
+    if (Number(start) > 12_000) ephemeralStart = Number(start);
+  } catch {
+    // No /proc (macOS): its ephemeral range starts at 49152, so 32768 is already below it.
+  }
+  return [10_000, ephemeralStart];
 }
 
 /** The last lines of the server log, on one line, for an error message. */

@@ -2,7 +2,7 @@
 // restarted on the same database after a SIGKILL with its workflows intact, and clear errors for a
 // taken port or a server that cannot start. Real `temporal` binary, 127.0.0.1 only.
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server, type Socket } from 'node:net';
+import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -10,6 +10,7 @@ import { Client, Connection } from '@temporalio/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { UserError } from '../common/errors.js';
 import { ensureDevServer, stopDevServer } from '../temporal/dev-server.js';
+import { freePort } from '../temporal/dev-server-process.js';
 
 const startedPids = new Set<number>();
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -32,17 +33,9 @@ function tempStateDir(): string {
   return join(dir, '.pixelmill');
 }
 
-async function listen(server: Server): Promise<number> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
-
 async function freePorts(count: number): Promise<number[]> {
-  const servers = Array.from({ length: count }, () => createServer());
-  const ports = await Promise.all(servers.map(listen));
-  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  const ports: number[] = [];
+  for (let i = 0; i < count; i++) ports.push(await freePort());
   return ports;
 }
 
@@ -150,7 +143,9 @@ describe('ensureDevServer', () => {
       sockets.add(socket);
       socket.end('HTTP/1.1 400 Bad Request\r\n\r\n');
     });
-    const taken = await listen(squatter);
+    const taken = await new Promise<number>((resolve) =>
+      squatter.listen(0, '127.0.0.1', () => resolve((squatter.address() as { port: number }).port)),
+    );
     cleanups.push(
       () =>
         new Promise<void>((resolve) => {
