@@ -11,6 +11,7 @@ import { writeFileAtomic } from './files.js';
 import { GALLERY_FILE, writeGallery, type GalleryEntry } from './gallery.js';
 import { listOutcomeFiles, readOutcomeFile, type OutcomeLine } from './outcomes.js';
 import type { PlanCache } from './plan.js';
+import { zeroCounts } from '../workflows/tracking.js';
 
 export const REPORT_FILE = 'report.jsonl';
 export const SUMMARY_FILE = 'summary.json';
@@ -131,9 +132,7 @@ export function writeReportActivity(deps: WriteReportDeps) {
       published.find((file) => file.name === name)?.location ?? local;
 
     const counts: ItemCounts = {
-      queued: 0,
-      submitted: 0,
-      completed: 0,
+      ...zeroCounts(),
       stored: byStatus.completed,
       failed: byStatus.failed,
       cancelled: byStatus.cancelled,

@@ -12,8 +12,9 @@ export interface LiveProgress {
   apiCalls: ApiCallCounts;
 }
 
+/** Adds `from` into `into`, key by key; a key a worker of another version lacks counts as 0. */
 function add<T extends object>(into: T, from: T): void {
-  for (const key of Object.keys(from) as (keyof T)[]) (into[key] as number) += from[key] as number;
+  for (const key of Object.keys(into) as (keyof T)[]) (into[key] as number) += (from[key] as number) ?? 0;
 }
 
 /**

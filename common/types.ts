@@ -63,8 +63,10 @@ export interface ShardSpec {
 export interface ItemCounts {
   /** Not yet submitted (including items waiting to be resubmitted). */
   queued: number;
-  /** Accepted by the API, not yet reported finished. */
+  /** Accepted by the API, waiting for a generator (or not looked up since). */
   submitted: number;
+  /** Being generated, as of the shard's last batch lookup. */
+  processing: number;
   /** Generated; results being fetched and stored. */
   completed: number;
   /** Final states. */

@@ -73,7 +73,7 @@ export async function ensureSearchAttributes(
  * reaches the frontend's namespace cache only on its next refresh, some seconds later.
  */
 export async function ensureNamespace(
-  connection: Connection,
+  connection: Pick<Connection, 'workflowService'>,
   namespace: string,
   timeoutMs = 30_000,
 ): Promise<void> {

@@ -200,6 +200,7 @@ describe('writeReport', () => {
       counts: {
         queued: 0,
         submitted: 0,
+        processing: 0,
         completed: 0,
         stored: 1,
         failed: 1,

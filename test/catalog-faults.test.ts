@@ -170,6 +170,10 @@ describe('catalog runs against a misbehaving API', () => {
     const tasksNow = async () => (await groundTruth(emulator)).length;
 
     await waitUntil('20 tasks at the API', async () => (await tasksNow()) >= 20);
+    await waitUntil(
+      'a lookup to report items being generated',
+      async () => (await shard.query(shardProgressQuery)).counts.processing > 0,
+    );
     await handle.signal(pauseSignal);
     await waitUntil(
       'the run to say paused',
@@ -178,7 +182,7 @@ describe('catalog runs against a misbehaving API', () => {
     // Once nothing is at the API any more, a paused shard submits nothing.
     await waitUntil('the paused shard to drain', async () => {
       const { counts, paused } = await shard.query(shardProgressQuery);
-      return paused && counts.submitted === 0 && counts.completed === 0;
+      return paused && counts.submitted + counts.processing + counts.completed === 0;
     });
     const whilePaused = await tasksNow();
     const queued = (await shard.query(shardProgressQuery)).counts.queued;

@@ -137,11 +137,15 @@ describe('rates from successive samples', () => {
 describe('the plain line', () => {
   it('names every state, the rates against the limit, the ETA and the credits against the budget', () => {
     const line = renderLine({
-      progress: progress({ queued: 40, submitted: 20, completed: 5, stored: 30, failed: 5 }, { credits: 61 }),
+      progress: progress(
+        { queued: 35, submitted: 5, processing: 20, completed: 5, stored: 30, failed: 5 },
+        { credits: 61 },
+      ),
       rates: { requestsPerSecond: 4.94, imagesPerMinute: 212, etaSeconds: 95 },
     });
     expect(line).toBe(
-      'pixelmill/demo (emulated): running · 35/100 final · queued 40 · submitted 20 · completed 5 · ' +
+      'pixelmill/demo (emulated): running · 35/100 final · queued 35 · submitted 5 · processing 20 · ' +
+        'completed 5 · ' +
         'stored 30 · failed 5 · requests 4.9/s of 5/s · images 212/min · ETA 1:35 · credits 61 of 500 budget',
     );
   });

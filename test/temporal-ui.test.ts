@@ -25,6 +25,7 @@ import {
 import { DEMO_API_KEY, type RunningEmulator } from '../emulator/index.js';
 import { connectClient, devServerEndpoint } from '../temporal/connection.js';
 import { ensureDevServer, type DevServer } from '../temporal/dev-server.js';
+import { ensureNamespace, ensureSearchAttributes } from '../temporal/server-admin.js';
 import { FAST_EMULATOR, waitUntil, writeCatalog, type Catalog } from './support/catalog-harness.js';
 import { freePort } from './support/cli.js';
 import { startTestEmulator } from './support/emulator.js';
@@ -188,4 +189,40 @@ describe('the run in the Temporal Web UI', () => {
     await shows('PixelmillCompleted');
     await shows(MANIFEST_NAME);
   }, 90_000);
+});
+
+describe('a namespace where pixelmill cannot register its search attributes', () => {
+  it('starts the run without them, says why, and the run still completes', async () => {
+    // Another tool took one of pixelmill's names with another type: registration must refuse.
+    const namespace = 'pixelmill-unindexed';
+    await ensureNamespace(client.connection, namespace);
+    await ensureSearchAttributes(client.connection, namespace, [
+      { name: ITEMS_ATTRIBUTE.name, type: 'Keyword' },
+    ]);
+    const endpoint = { ...devServerEndpoint(server), namespace };
+    const connected = await connectClient(endpoint);
+    cleanups.push(() => connected.close());
+    const workers = await startInProcessWorkers(endpoint, { baseUrl: emulator.url, apiKey: DEMO_API_KEY });
+    cleanups.push(() => workers.stop());
+    const dir = mkdtempSync(join(tmpdir(), 'pixelmill-unindexed-'));
+    cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+    const unindexed = writeCatalog(dir, {
+      name: 'ui-unindexed',
+      baseUrl: emulator.url,
+      items: Array.from({ length: 3 }, (_, i) => ({ id: `u${i}`, prompt: `a studio photo of vase ${i}` })),
+    });
+
+    const outcome = await startOrAttach(
+      connected.client,
+      unindexed.runId,
+      { manifestFile: unindexed.file, manifestHash: unindexed.hash, emulated: false },
+      false,
+    );
+    expect(outcome.how).toBe('started');
+    expect(outcome.unindexed).toMatch(/PixelmillItems exists .* as Keyword.*not be searchable/);
+    const finished = await outcome.handle.result();
+    expect(finished.counts.stored).toBe(3);
+    const description = await outcome.handle.describe();
+    expect(description.typedSearchAttributes.get(MANIFEST_ATTRIBUTE)).toBeUndefined();
+  }, 120_000);
 });

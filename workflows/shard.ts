@@ -79,6 +79,11 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
   const known = new Map<number, KnownResult>();
   /** Webhooks for task ids not known yet: applied when their submit returns. Not carried over either. */
   const early = new Map<string, TaskFinishedSignal>();
+  /**
+   * Submitted items the last lookup said were being generated: display only, so not carried over
+   * continue-as-new (the next lookup refills it).
+   */
+  const processing = new Set<number>();
   const collectQueue: number[] = [];
   s.phase.forEach((phase, index) => {
     if (phase === Phase.collecting) collectQueue.push(index);
@@ -100,7 +105,7 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
 
   const progress = (): ShardProgress => ({
     shard: shard.index,
-    counts: countItems(s.phase),
+    counts: countItems(s.phase, processing),
     creditsSpent: creditsSpent(),
     apiCalls: { ...s.apiCalls },
     images: s.images,
@@ -115,11 +120,11 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
   let publishedFinished = finishedCount();
   /** The UI's current details on every call; the search attributes every PUBLISH_STEP items. */
   function publish(force: boolean): void {
-    const counts = countItems(s.phase);
+    const counts = countItems(s.phase, processing);
     const done = finishedCount();
     setCurrentDetails(
       `${done} of ${shard.count} items finished: ${counts.stored} completed, ${counts.failed} failed; ` +
-        `${counts.submitted + counts.completed} at the API, ${counts.queued} queued.`,
+        `${counts.submitted + counts.processing + counts.completed} at the API, ${counts.queued} queued.`,
     );
     if (!indexed || done === publishedFinished || (!force && done - publishedFinished < PUBLISH_STEP)) return;
     publishedFinished = done;
@@ -195,6 +200,7 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
       s.apiCalls.submit++;
       s.taskIds[index] = taskId;
       indexByTask.set(taskId, index);
+      processing.delete(index); // a resubmitted item starts over
       s.phase[index] = Phase.submitted;
       const webhookFirst = early.get(taskId);
       if (webhookFirst) {
@@ -276,7 +282,9 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
         if (lost) {
           finished++;
           finish(index, lost.code === 'task_expired' ? 'expired' : 'failed', lost);
-        } else if (status !== 'pending' && status !== 'processing') {
+        } else if (status === 'processing') {
+          processing.add(index);
+        } else if (status !== 'pending') {
           log.warn('unknown task status; treating it as not finished yet', { taskId: ids[k], status });
         }
       });

@@ -69,6 +69,7 @@ export function zeroCounts(): ItemCounts {
   return {
     queued: 0,
     submitted: 0,
+    processing: 0,
     completed: 0,
     stored: 0,
     failed: 0,
@@ -78,9 +79,16 @@ export function zeroCounts(): ItemCounts {
   };
 }
 
-export function countItems(phases: readonly number[]): ItemCounts {
+/** Counts by phase; `processing` are the submitted items among `processing` (a lookup's word). */
+export function countItems(
+  phases: readonly number[],
+  processing: ReadonlySet<number> = new Set(),
+): ItemCounts {
   const counts = zeroCounts();
-  for (const phase of phases) counts[COUNT_KEYS[phase] ?? 'queued']++;
+  phases.forEach((phase, index) => {
+    if (phase === Phase.submitted && processing.has(index)) counts.processing++;
+    else counts[COUNT_KEYS[phase] ?? 'queued']++;
+  });
   return counts;
 }
 

@@ -108,7 +108,7 @@ async function retryFailed(session: Session, runId: string, options: RetryOption
     process.env.PIXELMILL_API_BASE_URL || loadManifest(record.manifestFile).settings.apiBaseUrl;
   const workers = await startLocalWorkers(session, apiBaseUrl, say);
   try {
-    const { handle, how } = await startOrAttach(
+    const { handle, how, unindexed } = await startOrAttach(
       session.client,
       record.runId,
       { manifestFile: record.manifestFile, manifestHash: record.manifestHash, emulated: workers.emulated },
@@ -119,6 +119,7 @@ async function retryFailed(session: Session, runId: string, options: RetryOption
     );
     const link = workflowUrl(session, record.runId);
     if (link) say(`pixelmill: Temporal Web UI: ${link}`);
+    if (unindexed) say(`pixelmill: warning: ${unindexed}`);
     const code = await watchRun(session.client, handle, { tty: options.progress, stopped: workers.stopped });
     if (code === 130) {
       say(

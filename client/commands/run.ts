@@ -127,7 +127,7 @@ async function runManifest(file: string, options: RunOptions, debug: boolean): P
       emulated,
       ...(webhookBase ? { webhookBaseUrl: webhookBase } : {}),
     };
-    const { handle, how, manifestChanged } = await startOrAttach(
+    const { handle, how, manifestChanged, unindexed } = await startOrAttach(
       session.client,
       runId,
       input,
@@ -139,6 +139,7 @@ async function runManifest(file: string, options: RunOptions, debug: boolean): P
         ` (${loaded.items.length} items) on ${session.endpoint.display}`,
     );
     if (link) say(`pixelmill: Temporal Web UI: ${link}`);
+    if (unindexed) say(`pixelmill: warning: ${unindexed}`);
     if (manifestChanged) {
       say(
         'pixelmill: the manifest changed since this run started; the run keeps the version it started with (use --new-run to start over)',

@@ -17,6 +17,7 @@ import { locateRun } from '../run-files.js';
 import { describeRun } from '../runs.js';
 import { workflowUrl } from '../session.js';
 import { examples, isDebug, localTime, RUN_ARGUMENT, withRun } from './with-run.js';
+import { zeroCounts } from '../../workflows/tracking.js';
 
 export interface RunStatus {
   runId: string;
@@ -71,7 +72,7 @@ function planBudget(plan: PlanRef): number | null {
 
 function countsOfSummary(summary: Summary): ItemCounts {
   const { completed, ...rest } = summary.counts;
-  return { queued: 0, submitted: 0, completed: 0, stored: completed, ...rest };
+  return { ...zeroCounts(), stored: completed, ...rest };
 }
 
 export async function runStatus(client: Client, runId: string, ui: string | undefined): Promise<RunStatus> {
@@ -162,7 +163,12 @@ function statusText(status: RunStatus, color: boolean): string {
       .map((key) => `${key} ${counts[key]}`);
     const inFlight =
       status.source === 'live'
-        ? [`queued ${counts.queued}`, `submitted ${counts.submitted}`, `completed ${counts.completed}`]
+        ? [
+            `queued ${counts.queued}`,
+            `submitted ${counts.submitted}`,
+            `processing ${counts.processing}`,
+            `completed ${counts.completed}`,
+          ]
         : [];
     lines.push(
       [

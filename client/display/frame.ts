@@ -92,6 +92,7 @@ export function renderFrame(view: ProgressView, c: Colors): string {
   const states = [
     `queued ${counts.queued}`,
     `submitted ${counts.submitted}`,
+    `processing ${counts.processing}`,
     `completed ${counts.completed}`,
     c.green(`stored ${counts.stored}`),
     (counts.failed > 0 ? c.red : c.dim)(`failed ${counts.failed}`),
@@ -121,6 +122,7 @@ export function renderLine(view: ProgressView): string {
     `${finishedItems(counts)}/${run.itemCount} final`,
     `queued ${counts.queued}`,
     `submitted ${counts.submitted}`,
+    `processing ${counts.processing}`,
     `completed ${counts.completed}`,
     `stored ${counts.stored}`,
     `failed ${counts.failed}`,

@@ -11,6 +11,7 @@ import type {
   WriteReportInput,
 } from '../../common/types.js';
 import { ApplicationFailure } from '@temporalio/common';
+import { zeroCounts } from '../../workflows/tracking.js';
 
 type Activities = ReturnType<typeof createActivities>;
 
@@ -126,14 +127,8 @@ export function fakeApi(scenario: FakeScenario): FakeApi {
     },
     async writeReport(_input: WriteReportInput) {
       const counts = {
-        queued: 0,
-        submitted: 0,
-        completed: 0,
+        ...zeroCounts(),
         stored: api.stored.length,
-        failed: 0,
-        cancelled: 0,
-        expired: 0,
-        skipped: 0,
       };
       for (const outcome of api.outcomes)
         counts[outcome.status === 'completed' ? 'stored' : outcome.status]++;

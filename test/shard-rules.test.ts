@@ -1,0 +1,49 @@
+// The shard's pure rules (workflows/tracking.ts): counting by phase, the lookup pacing, retries.
+import { describe, expect, it } from 'vitest';
+import { countItems, nextPollDelay, Phase, shouldResubmit } from '../workflows/tracking.js';
+
+describe('countItems', () => {
+  const phases = [
+    Phase.queued,
+    Phase.submitting,
+    Phase.submitted,
+    Phase.submitted,
+    Phase.collecting,
+    Phase.stored,
+  ];
+
+  it('puts every item in exactly one count', () => {
+    const counts = countItems(phases);
+    expect(counts).toMatchObject({ queued: 1, submitted: 3, processing: 0, completed: 1, stored: 1 });
+    expect(Object.values(counts).reduce((sum, n) => sum + n, 0)).toBe(phases.length);
+  });
+
+  it('counts submitted items a lookup saw being generated as processing, and nothing else', () => {
+    // Index 4 is past the API (collecting) and 0 never reached it: neither is processing.
+    const counts = countItems(phases, new Set([0, 3, 4]));
+    expect(counts).toMatchObject({ queued: 1, submitted: 2, processing: 1, completed: 1 });
+    expect(Object.values(counts).reduce((sum, n) => sum + n, 0)).toBe(phases.length);
+  });
+});
+
+describe('nextPollDelay', () => {
+  it('grows by half while nothing finishes, up to the maximum', () => {
+    expect(nextPollDelay(1_000, 0, 1_000, 10_000)).toBe(1_500);
+    expect(nextPollDelay(9_000, 0, 1_000, 10_000)).toBe(10_000);
+  });
+
+  it('stops growing while results arrive', () => {
+    expect(nextPollDelay(3_000, 5, 1_000, 10_000)).toBe(3_000);
+  });
+});
+
+describe('shouldResubmit', () => {
+  const retry = { maxAttempts: 3, on: ['GenerationFailed', 'timeout'] };
+  it('resubmits a listed error type or code until the attempts run out', () => {
+    const error = { type: 'GenerationFailed', code: 'model_error', message: 'boom' };
+    expect(shouldResubmit(error, 1, retry)).toBe(true);
+    expect(shouldResubmit({ ...error, type: 'Other', code: 'timeout' }, 2, retry)).toBe(true);
+    expect(shouldResubmit(error, 3, retry)).toBe(false);
+    expect(shouldResubmit({ ...error, type: 'ContentBlocked', code: 'blocked' }, 1, retry)).toBe(false);
+  });
+});
