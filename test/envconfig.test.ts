@@ -182,10 +182,16 @@ describe('a cluster named by envconfig, set up as docker-compose sets one up', (
     const byProfile = await pixelmill(['status', 'pixelmill/envconfig', '--json'], {
       TEMPORAL_CONFIG_FILE: configFile,
       TEMPORAL_PROFILE: 'ops',
+      // The cluster's own Web UI, named for links (a trailing slash is tolerated).
+      PIXELMILL_TEMPORAL_UI_URL: 'https://temporal-ui.example.test/',
     });
     expect(byProfile.stderr).toBe('');
     expect(byProfile.code).toBe(0);
-    expect(JSON.parse(byProfile.stdout)).toMatchObject({ runId: 'pixelmill/envconfig', status: 'COMPLETED' });
+    expect(JSON.parse(byProfile.stdout)).toMatchObject({
+      runId: 'pixelmill/envconfig',
+      status: 'COMPLETED',
+      ui: `https://temporal-ui.example.test/namespaces/${NAMESPACE}/workflows/pixelmill%2Fenvconfig`,
+    });
 
     // An API key turns TLS on by default; the dev server speaks plain gRPC and ignores the key.
     const secret = 'tmprl-envconfig-secret-0123456789';

@@ -1,6 +1,6 @@
 // `pixelmill emulator [--config FILE] [--host H] [--port N]`: runs the API emulator in the
 // foreground until SIGINT or SIGTERM, then closes it cleanly. Flags override the config file.
-import { InvalidArgumentError, type Command } from 'commander';
+import type { Command } from 'commander';
 import {
   DEFAULT_EMULATOR_CONFIG,
   DEMO_API_KEY,
@@ -8,18 +8,12 @@ import {
   startEmulator,
   type EmulatorConfig,
 } from '../../emulator/index.js';
+import { examples, parsePort } from './with-run.js';
 
 interface EmulatorOptions {
   config?: string;
   host?: string;
   port?: number;
-}
-
-function parsePort(value: string): number {
-  const port = Number(value);
-  if (!/^\d+$/.test(value) || port > 65535)
-    throw new InvalidArgumentError('expected a port number from 0 to 65535');
-  return port;
 }
 
 export function registerEmulatorCommand(program: Command): void {
@@ -32,6 +26,14 @@ export function registerEmulatorCommand(program: Command): void {
       '--port <port>',
       `port to listen on, 0 for any free port (default ${DEFAULT_EMULATOR_CONFIG.port})`,
       parsePort,
+    )
+    .addHelpText(
+      'after',
+      examples(
+        'pixelmill emulator --port 8787',
+        'pixelmill emulator --config deploy/emulator.yaml --host 0.0.0.0',
+        'PIXELMILL_API_BASE_URL=http://127.0.0.1:8787 pixelmill run manifests/demo.yaml',
+      ),
     )
     .action(async (options: EmulatorOptions) => runEmulator(options));
 }

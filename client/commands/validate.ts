@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { loadManifest } from '../../manifest/load.js';
 import { manifestJsonSchema } from '../../manifest/json-schema.js';
 import { manifestReference } from '../../manifest/reference.js';
+import { examples } from './with-run.js';
 
 export function registerValidateCommand(program: Command): void {
   program
@@ -23,6 +24,12 @@ export function registerValidateCommand(program: Command): void {
     .command('schema')
     .description('print the JSON Schema of manifests (for editors), or --markdown the reference for people')
     .option('--markdown', 'print the manifest reference (docs/manifest.md) instead')
+    .addHelpText(
+      'after',
+      examples('pixelmill schema > manifest.schema.json', 'pixelmill schema --markdown > manifest.md') +
+        '\n\nWith the YAML language server, point a manifest at the schema with a first line of' +
+        '\n  # yaml-language-server: $schema=./manifest.schema.json',
+    )
     .action((options: { markdown?: boolean }) => {
       process.stdout.write(
         options.markdown ? manifestReference() : `${JSON.stringify(manifestJsonSchema(), null, 2)}\n`,

@@ -2,12 +2,13 @@
 // own process, for runs on a Temporal cluster (TEMPORAL_ADDRESS, ...). It turns each signed
 // `{webhook}/callback` into a signal to the shard that owns the task, until SIGINT or SIGTERM.
 // Runs started with webhooks enabled give the API PIXELMILL_WEBHOOK_URL, this server's public address.
-import { InvalidArgumentError, type Command } from 'commander';
+import type { Command } from 'commander';
 import { UserError } from '../../common/errors.js';
 import { connectClient, resolveTemporalTarget } from '../../temporal/connection.js';
 import { DEFAULT_WEBHOOK_SECRET_ENV, webhookSecret } from '../../webhook/config.js';
 import { startWebhookServer } from '../../webhook/server.js';
 import { temporalSignaller } from '../../webhook/signal.js';
+import { examples, parsePort } from './with-run.js';
 
 interface WebhookServerCommandOptions {
   host: string;
@@ -16,13 +17,6 @@ interface WebhookServerCommandOptions {
 }
 
 const DEFAULT_PORT = 8788;
-
-function parsePort(value: string): number {
-  const port = Number(value);
-  if (!/^\d+$/.test(value) || port > 65535)
-    throw new InvalidArgumentError('expected a port number from 0 to 65535');
-  return port;
-}
 
 export function registerWebhookServerCommand(program: Command): void {
   program
@@ -36,6 +30,15 @@ export function registerWebhookServerCommand(program: Command): void {
       '--secret-env <name>',
       "environment variable that holds the account's webhook secret",
       DEFAULT_WEBHOOK_SECRET_ENV,
+    )
+    .addHelpText(
+      'after',
+      examples(
+        'TEMPORAL_ADDRESS=temporal.internal:7233 PIXELMILL_WEBHOOK_SECRET=... pixelmill webhook-server --host 0.0.0.0',
+        'pixelmill webhook-server --port 9000 --secret-env IMAGE_API_WEBHOOK_SECRET',
+      ) +
+        "\n\nThe manifest's webhooks.public_url must reach this address; runs started elsewhere are signalled" +
+        '\nthrough Temporal, so one receiver serves every run on the cluster.',
     )
     .action(async (options: WebhookServerCommandOptions) => serveWebhooks(options));
 }

@@ -1,6 +1,6 @@
 // What the commands on an existing run share: the RUN argument, a session around the action, the
 // shape of their help text.
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import { quietTemporalLogs } from '../embedded.js';
 import { requireRun, resolveRunId } from '../runs.js';
 import { openSession, type Session } from '../session.js';
@@ -38,6 +38,14 @@ export function localTime(date: Date): string {
     `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ` +
     `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`
   );
+}
+
+/** A --port option's value: 0 (any free port) to 65535. */
+export function parsePort(value: string): number {
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port > 65535)
+    throw new InvalidArgumentError('expected a port number from 0 to 65535');
+  return port;
 }
 
 /** The "Examples:" block of a command's --help. */

@@ -8,6 +8,7 @@ import { UserError } from '../../common/errors.js';
 import { API_TASK_QUEUE, TRANSFER_TASK_QUEUE, WORKFLOW_TASK_QUEUE } from '../../common/names.js';
 import { connectWorkerConnection, resolveTemporalTarget } from '../../temporal/connection.js';
 import { createPixelmillWorkers } from '../../worker/workers.js';
+import { examples } from './with-run.js';
 
 interface WorkerCommandOptions {
   rpsFallback?: number;
@@ -44,6 +45,15 @@ export function registerWorkerCommand(program: Command): void {
       parseRate,
     )
     .option('--identity <id>', 'worker identity shown in the Temporal UI (default pid@host)')
+    .addHelpText(
+      'after',
+      examples(
+        'TEMPORAL_ADDRESS=temporal.internal:7233 PIXELMILL_API_KEY=... pixelmill worker',
+        'TEMPORAL_PROFILE=prod pixelmill worker --identity render-box-2',
+      ) +
+        "\n\nRun one per host or container; the run's requests_per_second is shared by all of them." +
+        '\nSIGINT/SIGTERM stop polling and let in-flight activities finish.',
+    )
     .action(async (options: WorkerCommandOptions) => runWorkers(options));
 }
 
