@@ -9,4 +9,7 @@ if (!existsSync(main)) {
   );
   process.exit(1);
 }
+// The AWS SDK warns on every S3 run that its releases from 2027 on need Node 22: advice for
+// whoever upgrades dependencies (package.json pins a version that supports Node 20), not for users.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 await import(main.href);

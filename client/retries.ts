@@ -20,6 +20,7 @@ import type { LoadedPlan, PlanMeta } from '../activities/plan.js';
 import { SHARD_SIZE } from '../common/names.js';
 import type { ApiCallCounts, PlanRef } from '../common/types.js';
 import type { PlannedItem } from '../manifest/normalize.js';
+import { s3UrlOf } from '../storage/s3-location.js';
 
 const RETRY_ID = /^(.*)\/retry-(\d+)$/;
 const RETRY_RECORD = /^retry-(\d+)\.json$/;
@@ -91,7 +92,29 @@ function manifestItem(item: PlannedItem): Record<string, unknown> {
   };
 }
 
-/** The derived manifest: the original's settings, with an absolute output, and only `items`. */
+/**
+ * The original's output, absolute. An S3 output names its local directory too: by default it
+ * would be derived from the retry manifest's own location, and the retry must keep its state
+ * beside the original's (that is where its outcomes are folded from).
+ */
+function retryOutput(meta: PlanMeta): Record<string, unknown> {
+  const { objectStore: store } = meta;
+  if (!store) return { dir: meta.outputDir, path_template: meta.pathTemplate };
+  return {
+    dir: s3UrlOf(store),
+    ...(store.endpoint !== undefined ? { endpoint: store.endpoint } : {}),
+    ...(store.region !== undefined ? { region: store.region } : {}),
+    ...(store.forcePathStyle !== undefined ? { force_path_style: store.forcePathStyle } : {}),
+    local_dir: meta.outputDir,
+    path_template: meta.pathTemplate,
+  };
+}
+
+/**
+ * The derived manifest: the original's settings, with an absolute output, and only `items`.
+ * Without `webhooks`: a retry is a handful of items, which `retry-failed` tracks by polling, with
+ * no receiver to set up for it.
+ */
 export function retryManifestText(
   meta: PlanMeta,
   items: readonly PlannedItem[],
@@ -106,7 +129,7 @@ export function retryManifestText(
       max_in_flight: meta.maxInFlight,
       ...(options.budgetCredits !== undefined ? { budget_credits: options.budgetCredits } : {}),
     },
-    output: { dir: meta.outputDir, path_template: meta.pathTemplate },
+    output: retryOutput(meta),
     retry: { max_attempts: meta.retry.maxAttempts, on: meta.retry.on },
     items: items.map(manifestItem),
   };

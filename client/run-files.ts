@@ -6,6 +6,7 @@ import { dirname } from 'node:path';
 import type { Client, WorkflowExecutionStatusName } from '@temporalio/client';
 import { readOutcomeFile, listOutcomeFiles, type OutcomeLine } from '../activities/outcomes.js';
 import { PlanCache, stateDirOf, type LoadedPlan } from '../activities/plan.js';
+import { isS3Url } from '../storage/s3-location.js';
 import { isUserError, UserError } from '../common/errors.js';
 import type { PlanRef, RunResult } from '../common/types.js';
 import { loadManifest } from '../manifest/load.js';
@@ -43,7 +44,11 @@ export async function locateRun(client: Client, runId: string): Promise<RunLocat
     status === 'COMPLETED'
       ? await client.workflow.getHandle<() => Promise<RunResult>>(runId, description.runId).result()
       : undefined;
-  const outputDir = result ? dirname(result.reportFile) : outputDirFromManifest(runId, memo.manifestFile);
+  const outputDir = result?.stateDir
+    ? dirname(result.stateDir)
+    : result && !isS3Url(result.reportFile)
+      ? dirname(result.reportFile)
+      : outputDirFromManifest(runId, memo.manifestFile);
   return {
     runId,
     execution: description.runId,

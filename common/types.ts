@@ -171,8 +171,11 @@ export interface RunResult {
   images: number;
   creditsSpent: number;
   apiCalls: ApiCallCounts;
+  /** Where the report went: a local path, or an `s3://` URL for an S3 output. */
   reportFile: string;
   summaryFile: string;
+  /** The run's local state directory (plan and outcomes); absent from results of older versions. */
+  stateDir?: string;
 }
 
 /** A task's terminal state as a webhook announced it, routed to its shard as a signal. */

@@ -39,6 +39,8 @@ export const FIELD_DOCS: Record<string, string> = {
     "S3 output only: the bucket's region. Default: `AWS_REGION`, the AWS profile's, or `us-east-1` with a custom endpoint.",
   'output.force_path_style':
     'S3 output only: address the bucket in the path (`http://host/bucket/key`) rather than the host name; most S3-compatible servers need it. Default: false.',
+  'output.local_dir':
+    "S3 output only: the local directory that keeps the run's state (`.pixelmill/`) and its report files before they are published, relative to the manifest unless absolute. Default: `.pixelmill/s3/<bucket>/<prefix>` beside the manifest.",
   'output.path_template': `Path of each image inside the output directory, with the placeholders ${placeholders}; must contain {id} and {index}. Default: \`${DEFAULT_PATH_TEMPLATE}\`.`,
   retry: 'Which failed generations are submitted again.',
   'retry.max_attempts': `Most submissions of one item, the first included. Default: ${DEFAULTS.retryMaxAttempts}.`,

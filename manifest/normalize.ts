@@ -1,7 +1,7 @@
 // From a validated manifest to what a run works with: every item with its parameters resolved
 // and a stable id, and the run settings with their defaults filled in.
 import { createHash } from 'node:crypto';
-import { isAbsolute, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { DEFAULT_MODEL, type Language, type Resolution } from '../api/schemas.js';
 import { isS3Url, parseS3Url, type S3Location } from '../storage/s3-location.js';
 import { DEFAULT_PATH_TEMPLATE, type ItemParams, type Manifest, type ManifestItem } from './schema.js';
@@ -106,10 +106,10 @@ export function runSettings(manifest: Manifest, manifestFile: string, manifestDi
     requestsPerSecond: manifest.limits?.requests_per_second ?? DEFAULTS.requestsPerSecond,
     maxInFlight: manifest.limits?.max_in_flight ?? DEFAULTS.maxInFlight,
     outputDir: objectStore
-      ? resolve(manifestDir, '.pixelmill', 's3', objectStore.bucket, ...objectStore.prefix.split('/'))
-      : isAbsolute(dir)
-        ? dir
-        : resolve(manifestDir, dir),
+      ? output && 'local_dir' in output && output.local_dir
+        ? resolve(manifestDir, output.local_dir)
+        : resolve(manifestDir, '.pixelmill', 's3', objectStore.bucket, ...objectStore.prefix.split('/'))
+      : resolve(manifestDir, dir),
     pathTemplate:
       output && 'path_template' in output && output.path_template
         ? output.path_template

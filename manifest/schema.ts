@@ -74,7 +74,7 @@ const outputDir = z
   });
 
 /** Connection settings of an S3 output. Never credentials: those come from the AWS environment. */
-const S3_OUTPUT_OPTIONS = ['endpoint', 'region', 'force_path_style'] as const;
+const S3_OUTPUT_OPTIONS = ['endpoint', 'region', 'force_path_style', 'local_dir'] as const;
 
 export const OutputSchema = z.union([
   outputDir,
@@ -93,6 +93,7 @@ export const OutputSchema = z.union([
         .regex(/^[a-z0-9-]{1,40}$/, 'must be a region name like "eu-west-1"')
         .optional(),
       force_path_style: z.boolean().optional(),
+      local_dir: z.string().min(1).optional(),
     })
     .superRefine((output, ctx) => {
       if (isS3Url(output.dir)) return;

@@ -12,8 +12,6 @@ import type { StoreRequest } from '../common/types.js';
 import type { RunningEmulator } from '../emulator/index.js';
 import { UserError } from '../common/errors.js';
 import { loadManifest } from '../manifest/load.js';
-import { ResultStores } from '../storage/open-store.js';
-import { publishReportFiles } from '../storage/publish.js';
 import { applicationFailure, inActivity, servedImage, writeManifest } from './activities-fixture.js';
 import { expectNoSecrets } from './support/assertions.js';
 import { ManualClock, startTestEmulator } from './support/emulator.js';
@@ -113,14 +111,6 @@ describe('a run with an S3 output', () => {
       startedAt: '2026-05-01T11:00:00.000Z',
       apiCalls: { submit: 2, lookup: 0, get: 2 },
     });
-    const meta = loadManifest(fixture.file).settings;
-    const stores = new ResultStores(server.env);
-    try {
-      const store = stores.open({ outputDir: meta.outputDir, objectStore: meta.objectStore! });
-      await publishReportFiles(store, meta.outputDir, [REPORT_FILE, SUMMARY_FILE]);
-    } finally {
-      stores.close();
-    }
     const report = await server.client.send(
       new GetObjectCommand({ Bucket: BUCKET, Key: `runs/chairs/${REPORT_FILE}` }),
     );
@@ -129,6 +119,13 @@ describe('a run with an S3 output', () => {
       'completed',
       'completed',
     ]);
+    // writeReport published all three files itself, beside the images.
+    for (const file of [SUMMARY_FILE, 'index.html']) {
+      const head = await server.client.send(
+        new HeadObjectCommand({ Bucket: BUCKET, Key: `runs/chairs/${file}` }),
+      );
+      expect(head.ContentLength, file).toBeGreaterThan(0);
+    }
   });
 
   it('fails the run at prepareRun, non-retryable, when the bucket does not exist', async () => {
@@ -187,6 +184,18 @@ describe('manifest output: s3://', () => {
     expect(settings.outputDir).toBe(join(fixture.dir, '.pixelmill', 's3', 'my-bucket', 'a', 'b'));
   });
 
+  it('keeps the state in output.local_dir when given (relative to the manifest)', () => {
+    const fixture = writeManifest([
+      'name: m',
+      'output: { dir: "s3://my-bucket/a", local_dir: state/m }',
+      'items:',
+      '  - { id: a, prompt: p }',
+    ]);
+    const { settings } = loadManifest(fixture.file);
+    expect(settings.objectStore).toEqual({ bucket: 'my-bucket', prefix: 'a' });
+    expect(settings.outputDir).toBe(join(fixture.dir, 'state', 'm'));
+  });
+
   it('refuses bad buckets and prefixes, S3 options on a local output, and credentials in the endpoint', () => {
     expect(problems(['output: s3://No_Such/x'])).toEqual([
       expect.stringMatching(/output: bucket "No_Such" is not a valid S3 bucket name/),
@@ -196,6 +205,9 @@ describe('manifest output: s3://', () => {
     ]);
     expect(problems(['output: { dir: ./out, region: eu-west-1 }'])).toEqual([
       expect.stringMatching(/output.region: only applies to an s3:\/\/ output/),
+    ]);
+    expect(problems(['output: { dir: ./out, local_dir: ./state }'])).toEqual([
+      expect.stringMatching(/output.local_dir: only applies to an s3:\/\/ output/),
     ]);
     expect(
       problems(['output: { dir: "s3://bucket", endpoint: "http://key:secret@127.0.0.1:9000" }']),

@@ -229,5 +229,6 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
     apiCalls: finished.apiCalls,
     reportFile: report.reportFile,
     summaryFile: report.summaryFile,
+    stateDir: plan.plan.stateDir,
   };
 }

@@ -25,6 +25,7 @@ import { workflowUrl, type Session } from '../session.js';
 import { watchRun } from '../watch.js';
 import { describeReport } from './report.js';
 import { examples, isDebug, RUN_ARGUMENT, withRun } from './with-run.js';
+import { s3UrlOf } from '../../storage/s3-location.js';
 
 interface RetryOptions {
   budget?: number;
@@ -114,8 +115,10 @@ async function retryFailed(session: Session, runId: string, options: RetryOption
       { manifestFile: record.manifestFile, manifestHash: record.manifestHash, emulated: workers.emulated },
       false,
     );
+    const { objectStore } = (await readPlan(location.plan)).meta;
+    const into = objectStore ? s3UrlOf(objectStore) : location.outputDir;
     say(
-      `pixelmill: ${how === 'started' ? 'started' : 'attached to'} ${record.runId}: ${record.items} failed items of ${runId} again, into ${location.outputDir}`,
+      `pixelmill: ${how === 'started' ? 'started' : 'attached to'} ${record.runId}: ${record.items} failed items of ${runId} again, into ${into}`,
     );
     const link = workflowUrl(session, record.runId);
     if (link) say(`pixelmill: Temporal Web UI: ${link}`);

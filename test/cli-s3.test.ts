@@ -1,0 +1,143 @@
+// An S3 output end to end, through the built CLI (embedded dev server, built-in emulator) and a real
+// S3-compatible server: `run` stores every completed item's images in the bucket and publishes
+// report.jsonl, summary.json and the gallery beside them; `retry-failed` (the block lifted) stores
+// the rest in the same bucket and prefix and republishes the report. Nothing lands on local disk
+// but state and the report files before publishing.
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliSandbox, type CliSandbox } from './support/cli.js';
+import { startS3Server, type S3TestServer } from './support/s3-server.js';
+
+const BUCKET = 'shop';
+const PREFIX = 'catalog/2026';
+const ITEMS = 6;
+/** Items whose prompt holds a blocked word: they fail (content policy) until the retry. */
+const BLOCKED = new Set([1, 4]);
+
+interface ReportLine {
+  id: string;
+  status: string;
+  attempts: number;
+  images: { path: string; sha256: string }[];
+}
+
+let server: S3TestServer;
+let sandbox: CliSandbox;
+
+function emulatorConfig(file: string, blockedWords: string[]): string {
+  const path = join(sandbox.dir, file);
+  writeFileSync(
+    path,
+    ['time_scale: 0.01', 'generation:', `  blocked_words: [${blockedWords.join(', ')}]`].join('\n'),
+  );
+  return path;
+}
+
+async function objectText(key: string): Promise<string> {
+  const object = await server.client.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
+  return object.Body!.transformToString();
+}
+
+async function report(): Promise<ReportLine[]> {
+  return (await objectText(`${PREFIX}/report.jsonl`))
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as ReportLine);
+}
+
+/** Every completed line's images are in the bucket with the sha256 the report gives. */
+async function expectImagesInBucket(lines: ReportLine[]): Promise<void> {
+  for (const line of lines.filter((entry) => entry.status === 'completed')) {
+    expect(line.images.length).toBeGreaterThan(0);
+    for (const image of line.images) {
+      const head = await server.client.send(
+        new HeadObjectCommand({ Bucket: BUCKET, Key: `${PREFIX}/${image.path}` }),
+      );
+      expect(head.Metadata?.sha256, image.path).toBe(image.sha256);
+      expect(head.ContentType).toBe('image/png');
+    }
+  }
+}
+
+beforeAll(async () => {
+  server = await startS3Server();
+  await server.createBucket(BUCKET);
+  sandbox = await cliSandbox(server.env);
+  sandbox.env.PIXELMILL_EMULATOR_CONFIG = emulatorConfig('emulator.yaml', ['forbidden']);
+  const items = Array.from(
+    { length: ITEMS },
+    (_, i) => `  - { id: s${i}, prompt: "${BLOCKED.has(i) ? 'forbidden ' : ''}lamp ${i}" }`,
+  );
+  writeFileSync(
+    join(sandbox.dir, 'catalog.yaml'),
+    [
+      'name: s3-test',
+      'limits: { requests_per_second: 100 }',
+      'output:',
+      `  dir: s3://${BUCKET}/${PREFIX}`,
+      `  endpoint: ${server.endpoint}`,
+      '  force_path_style: true',
+      'items:',
+      ...items,
+    ].join('\n'),
+  );
+}, 60_000);
+
+afterAll(async () => {
+  await sandbox?.stop();
+  await server?.stop();
+});
+
+describe('a run into s3://', () => {
+  it('stores the images in the bucket and publishes the report files beside them', async () => {
+    const run = await sandbox.run(['run', 'catalog.yaml', '--no-progress']);
+    expect(run.code, run.stderr).toBe(3); // the blocked items failed
+    expect(run.stderr).not.toMatch(/Warning/); // the AWS SDK's advice on Node versions is not for users
+    const lines = await report();
+    expect(lines.map((line) => [line.id, line.status])).toEqual(
+      Array.from({ length: ITEMS }, (_, i) => [`s${i}`, BLOCKED.has(i) ? 'failed' : 'completed']),
+    );
+    await expectImagesInBucket(lines);
+    const summary = JSON.parse(await objectText(`${PREFIX}/summary.json`)) as Record<string, unknown>;
+    expect(summary).toMatchObject({ counts: { completed: ITEMS - BLOCKED.size, failed: BLOCKED.size } });
+    expect(await objectText(`${PREFIX}/index.html`)).toContain('<html');
+
+    // Locally: the state and the report files, no image.
+    const localDir = join(sandbox.dir, '.pixelmill', 's3', BUCKET, ...PREFIX.split('/'));
+    expect(readdirSync(localDir).sort()).toEqual([
+      '.pixelmill',
+      'index.html',
+      'report.jsonl',
+      'summary.json',
+    ]);
+  }, 180_000);
+
+  it('retry-failed stores the rest in the same bucket and prefix, and republishes the report', async () => {
+    const retry = await sandbox.run(['retry-failed', 'catalog.yaml', '--no-progress'], {
+      env: { PIXELMILL_EMULATOR_CONFIG: emulatorConfig('unblocked.yaml', []) },
+    });
+    expect(retry.code, retry.stderr).toBe(0);
+    expect(retry.stderr).toMatch(
+      /2 failed items of pixelmill\/s3-test again, into s3:\/\/shop\/catalog\/2026\n/,
+    );
+    expect(retry.stderr).toMatch(/report written: 6 completed, 0 failed/);
+    const lines = await report();
+    expect(lines.every((line) => line.status === 'completed')).toBe(true);
+    expect(lines.filter((line) => line.attempts === 2).map((line) => line.id)).toEqual(
+      [...BLOCKED].map((i) => `s${i}`),
+    );
+    await expectImagesInBucket(lines);
+
+    // The retry kept its state beside the original's, not in a folder of its own.
+    const listed = await server.client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: PREFIX }));
+    const keys = (listed.Contents ?? []).map((object) => object.Key!);
+    expect(keys.filter((key) => key.endsWith('.png'))).toHaveLength(ITEMS);
+    expect(
+      existsSync(
+        join(sandbox.dir, '.pixelmill', 's3', BUCKET, ...PREFIX.split('/'), '.pixelmill', '.pixelmill'),
+      ),
+    ).toBe(false);
+  }, 180_000);
+});
