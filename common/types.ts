@@ -114,11 +114,15 @@ export interface RunProgress {
 export interface ShardLimits {
   /** Items of this shard that may be at the API at once. */
   maxInFlight: number;
+  /** Submits scheduled and not yet answered (default 100): see submitQueueDepth in workflows/run.ts. */
+  maxPendingSubmits?: number;
   /** Credits this shard may commit; undefined = no budget. */
   allowance?: number;
   retry: { maxAttempts: number; on: string[] };
   pollMinMs: number;
   pollMaxMs: number;
+  /** The first lookup's wait: what earlier shards of the run learned (default pollMinMs). */
+  firstPollMs?: number;
   webhookBaseUrl?: string;
   /** History length at which the shard continues as new (default SHARD_HISTORY_LIMIT). */
   historyLimit?: number;
@@ -149,6 +153,10 @@ export interface ShardCarriedState {
   cancelled: boolean;
   budgetStopped: boolean;
   pollMs: number;
+  /** The interval set by the last lookup while items were still queued (the shard's steady pace). */
+  busyPollMs?: number;
+  /** When the next batch lookup is due (workflow time, ms), once its wait has begun. */
+  nextLookupAt?: number;
 }
 
 export interface ShardResult {
@@ -159,6 +167,8 @@ export interface ShardResult {
   images: number;
   /** Set when the shard stopped submitting because of the budget or a 402. */
   stopReason?: string;
+  /** The lookup interval the shard settled on while submitting: where the next shard starts. */
+  pollMs?: number;
 }
 
 export interface PauseRequest {

@@ -1,6 +1,6 @@
 // The shard's pure rules (workflows/tracking.ts): counting by phase, the lookup pacing, retries.
 import { describe, expect, it } from 'vitest';
-import { countItems, nextPollDelay, Phase, shouldResubmit } from '../workflows/tracking.js';
+import { countItems, LOOKUP_YIELD, nextPollDelay, Phase, shouldResubmit } from '../workflows/tracking.js';
 
 describe('countItems', () => {
   const phases = [
@@ -27,13 +27,31 @@ describe('countItems', () => {
 });
 
 describe('nextPollDelay', () => {
-  it('grows by half while nothing finishes, up to the maximum', () => {
-    expect(nextPollDelay(1_000, 0, 1_000, 10_000)).toBe(1_500);
-    expect(nextPollDelay(9_000, 0, 1_000, 10_000)).toBe(10_000);
+  it('doubles while nothing finishes, up to the maximum', () => {
+    expect(nextPollDelay(1_000, 0, undefined, 1_000, 10_000)).toBe(2_000);
+    expect(nextPollDelay(9_000, 0, undefined, 1_000, 10_000)).toBe(10_000);
   });
 
-  it('stops growing while results arrive', () => {
-    expect(nextPollDelay(3_000, 5, 1_000, 10_000)).toBe(3_000);
+  it('aims for LOOKUP_YIELD finished tasks per lookup while the shard is submitting', () => {
+    // 50 finished in 4 s: 100 take 8 s.
+    expect(nextPollDelay(4_000, 50, undefined, 1_000, 10_000)).toBe(8_000);
+    // 200 finished in 4 s: 100 take 2 s.
+    expect(nextPollDelay(4_000, 200, undefined, 1_000, 20_000)).toBe(2_000);
+    expect(nextPollDelay(4_000, 2 * LOOKUP_YIELD, undefined, 1_000, 20_000)).toBeLessThan(4_000);
+  });
+
+  it('moves by at most a factor of two per lookup, within the bounds', () => {
+    expect(nextPollDelay(4_000, 1, undefined, 1_000, 20_000)).toBe(8_000);
+    expect(nextPollDelay(4_000, 400, undefined, 1_000, 20_000)).toBe(2_000);
+    expect(nextPollDelay(1_000, 400, undefined, 1_000, 20_000)).toBe(1_000);
+    expect(nextPollDelay(8_000, 1, undefined, 1_000, 10_000)).toBe(10_000);
+  });
+
+  it("waits for half of what is left in a shard's tail, not for LOOKUP_YIELD", () => {
+    // 10 left, 10 finished in 4 s: wait for 5 more, 2 s.
+    expect(nextPollDelay(4_000, 10, 10, 1_000, 10_000)).toBe(2_000);
+    // 300 left: LOOKUP_YIELD, as while submitting.
+    expect(nextPollDelay(4_000, 50, 300, 1_000, 10_000)).toBe(8_000);
   });
 });
 

@@ -70,7 +70,8 @@ interface KnownResult {
 export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
   const { plan, shard, limits } = input;
   const poll = pollBounds(limits);
-  const s = input.carried ?? freshShardState(shard.count, input.paused, input.cancelled, poll.minMs);
+  const firstPollMs = Math.min(poll.maxMs, Math.max(poll.minMs, limits.firstPollMs ?? poll.minMs));
+  const s = input.carried ?? freshShardState(shard.count, input.paused, input.cancelled, firstPollMs);
   const indexByTask = new Map<string, number>();
   s.taskIds.forEach((taskId, index) => {
     if (taskId) indexByTask.set(taskId, index);
@@ -184,7 +185,7 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
     !s.paused &&
     count(Phase.queued) > 0 &&
     atApi() < limits.maxInFlight &&
-    pendingSubmits < MAX_PENDING_SUBMITS;
+    pendingSubmits < (limits.maxPendingSubmits ?? MAX_PENDING_SUBMITS);
 
   async function submitOne(index: number): Promise<void> {
     s.attempts[index] = (s.attempts[index] ?? 0) + 1;
@@ -254,7 +255,13 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
       if (draining || !workLeft()) return;
       // An interruptible sleep: continue-as-new must not wait for a whole poll interval, nor a shard
       // whose tasks webhooks have all reported (without webhooks only this lane empties `submitted`).
-      if ((await condition(() => draining || count(Phase.submitted) === 0, s.pollMs)) && draining) return;
+      // The lookup's time is carried over continue-as-new, so the next run keeps the pace rather
+      // than starting a whole interval over.
+      s.nextLookupAt ??= Date.now() + s.pollMs;
+      const waitMs = s.nextLookupAt - Date.now();
+      if (waitMs > 0 && (await condition(() => draining || count(Phase.submitted) === 0, waitMs)) && draining)
+        return;
+      s.nextLookupAt = undefined;
       const ids: string[] = [];
       const indices: number[] = [];
       s.phase.forEach((phase, index) => {
@@ -288,7 +295,10 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
           log.warn('unknown task status; treating it as not finished yet', { taskId: ids[k], status });
         }
       });
-      s.pollMs = nextPollDelay(s.pollMs, finished, poll.minMs, poll.maxMs);
+      const submitting = !s.paused && !s.cancelled && count(Phase.queued) > 0;
+      const tailOut = submitting ? undefined : count(Phase.submitted);
+      s.pollMs = nextPollDelay(s.pollMs, finished, tailOut, poll.minMs, poll.maxMs);
+      if (submitting) s.busyPollMs = s.pollMs;
     }
   }
 
@@ -423,5 +433,6 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
     apiCalls,
     images,
     ...(stopReason ? { stopReason } : {}),
+    ...(s.busyPollMs !== undefined ? { pollMs: s.busyPollMs } : {}),
   };
 }

@@ -93,15 +93,32 @@ export function countItems(
 }
 
 /**
- * The next wait before a batch lookup. The spec asks for backoff from about a second to a few
- * seconds; resetting to the minimum whenever anything finishes (the usual recipe) costs a lookup
- * per second per shard at full speed, about 0.1 extra calls per image. Instead the interval only
- * stops growing while results arrive, and grows while nothing does: when a whole batch of tasks
- * finishes in one lookup the call is nearly free per image.
+ * Finished tasks one batch lookup should find while a shard is busy: a lookup per 100 images is
+ * 0.01 API calls per image, half of what the rate limit budget allows lookups (issue #6: 2.02).
  */
-export function nextPollDelay(previousMs: number, finished: number, minMs: number, maxMs: number): number {
-  if (finished > 0) return Math.max(minMs, Math.min(previousMs, maxMs));
-  return Math.min(maxMs, Math.max(minMs, Math.round(previousMs * 1.5)));
+export const LOOKUP_YIELD = 100;
+
+/**
+ * The next wait before a batch lookup, from what the last one found. Lookups cost rate limit that
+ * submits and GETs could use, so while the shard is still submitting the wait is sized for the
+ * next lookup to find about LOOKUP_YIELD finished tasks at the rate the last one saw. In its tail
+ * (nothing left to submit: `tailOut` tasks still out) it aims for half of what is left instead, so
+ * that the last few tasks do not wait the maximum. It doubles while nothing finishes (the spec's
+ * exponential backoff) and moves at most by a factor of two per lookup: one lookup's count is a
+ * noisy estimate of the rate.
+ */
+export function nextPollDelay(
+  previousMs: number,
+  finished: number,
+  tailOut: number | undefined,
+  minMs: number,
+  maxMs: number,
+): number {
+  const target =
+    tailOut === undefined ? LOOKUP_YIELD : Math.max(1, Math.min(LOOKUP_YIELD, Math.ceil(tailOut / 2)));
+  const wanted = finished > 0 ? (previousMs * target) / finished : previousMs * 2;
+  const damped = Math.min(previousMs * 2, Math.max(previousMs / 2, wanted));
+  return Math.round(Math.min(maxMs, Math.max(minMs, damped)));
 }
 
 /** With webhooks on, lookups only catch lost deliveries: the same pacing, this many times slower. */
