@@ -32,6 +32,11 @@ export const pauseSignal = defineSignal<[PauseRequest?]>('pause');
 export const resumeSignal = defineSignal('resume');
 /** Submit nothing new; collect what is in flight; report the rest as cancelled. */
 export const cancelSignal = defineSignal('cancel');
+/**
+ * Run to shard: your share of `max_in_flight` is now this many items (only ever raised: sent
+ * when the last shards run and the ones that finished left their share unused).
+ */
+export const inFlightShareSignal = defineSignal<[number]>('inFlightShare');
 /** A task's terminal state learned from a webhook, routed to the shard that owns it. */
 export const taskFinishedSignal = defineSignal<[TaskFinishedSignal]>('taskFinished');
 

@@ -1,6 +1,13 @@
 // The shard's pure rules (workflows/tracking.ts): counting by phase, the lookup pacing, retries.
 import { describe, expect, it } from 'vitest';
-import { countItems, LOOKUP_YIELD, nextPollDelay, Phase, shouldResubmit } from '../workflows/tracking.js';
+import {
+  countItems,
+  LOOKUP_YIELD,
+  lookupTarget,
+  nextPollDelay,
+  Phase,
+  shouldResubmit,
+} from '../workflows/tracking.js';
 
 describe('countItems', () => {
   const phases = [
@@ -26,32 +33,37 @@ describe('countItems', () => {
   });
 });
 
-describe('nextPollDelay', () => {
-  it('doubles while nothing finishes, up to the maximum', () => {
-    expect(nextPollDelay(1_000, 0, undefined, 1_000, 10_000)).toBe(2_000);
-    expect(nextPollDelay(9_000, 0, undefined, 1_000, 10_000)).toBe(10_000);
+describe('lookupTarget', () => {
+  it('is LOOKUP_YIELD for a shard with many slots, half its slots for a small one', () => {
+    expect(lookupTarget(500)).toBe(LOOKUP_YIELD);
+    expect(lookupTarget(10)).toBe(5);
   });
 
-  it('aims for LOOKUP_YIELD finished tasks per lookup while the shard is submitting', () => {
-    // 50 finished in 4 s: 100 take 8 s.
-    expect(nextPollDelay(4_000, 50, undefined, 1_000, 10_000)).toBe(8_000);
-    // 200 finished in 4 s: 100 take 2 s.
-    expect(nextPollDelay(4_000, 200, undefined, 1_000, 20_000)).toBe(2_000);
-    expect(nextPollDelay(4_000, 2 * LOOKUP_YIELD, undefined, 1_000, 20_000)).toBeLessThan(4_000);
+  it("is half of what is left in a shard's tail, at least one", () => {
+    expect(lookupTarget(500, 30)).toBe(15);
+    expect(lookupTarget(500, 1000)).toBe(LOOKUP_YIELD);
+    expect(lookupTarget(500, 0)).toBe(1);
+  });
+});
+
+describe('nextPollDelay', () => {
+  it('doubles while nothing finishes, up to the maximum', () => {
+    expect(nextPollDelay(1_000, 0, 100, 1_000, 10_000)).toBe(2_000);
+    expect(nextPollDelay(9_000, 0, 100, 1_000, 10_000)).toBe(10_000);
+  });
+
+  it('aims for the target at the rate the last lookup saw', () => {
+    // 50 finished in 4 s: 100 take 8 s; 200 in 4 s: 100 take 2 s.
+    expect(nextPollDelay(4_000, 50, 100, 1_000, 10_000)).toBe(8_000);
+    expect(nextPollDelay(4_000, 200, 100, 1_000, 10_000)).toBe(2_000);
+    expect(nextPollDelay(4_000, 10, 5, 1_000, 10_000)).toBe(2_000);
   });
 
   it('moves by at most a factor of two per lookup, within the bounds', () => {
-    expect(nextPollDelay(4_000, 1, undefined, 1_000, 20_000)).toBe(8_000);
-    expect(nextPollDelay(4_000, 400, undefined, 1_000, 20_000)).toBe(2_000);
-    expect(nextPollDelay(1_000, 400, undefined, 1_000, 20_000)).toBe(1_000);
-    expect(nextPollDelay(8_000, 1, undefined, 1_000, 10_000)).toBe(10_000);
-  });
-
-  it("waits for half of what is left in a shard's tail, not for LOOKUP_YIELD", () => {
-    // 10 left, 10 finished in 4 s: wait for 5 more, 2 s.
-    expect(nextPollDelay(4_000, 10, 10, 1_000, 10_000)).toBe(2_000);
-    // 300 left: LOOKUP_YIELD, as while submitting.
-    expect(nextPollDelay(4_000, 50, 300, 1_000, 10_000)).toBe(8_000);
+    expect(nextPollDelay(4_000, 1, 100, 1_000, 20_000)).toBe(8_000);
+    expect(nextPollDelay(4_000, 400, 1, 1_000, 20_000)).toBe(2_000);
+    expect(nextPollDelay(1_000, 400, 100, 1_000, 20_000)).toBe(1_000);
+    expect(nextPollDelay(8_000, 1, 100, 1_000, 10_000)).toBe(10_000);
   });
 });
 

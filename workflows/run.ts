@@ -1,6 +1,7 @@
 // The run workflow: one per manifest run; shards the items into child workflows.
 import {
   condition,
+  patched,
   ParentClosePolicy,
   setCurrentDetails,
   setHandler,
@@ -11,6 +12,7 @@ import {
 } from '@temporalio/workflow';
 import {
   cancelSignal,
+  inFlightShareSignal,
   pauseSignal,
   resumeSignal,
   runProgressQuery,
@@ -42,6 +44,9 @@ const POLL_MAX_MS = 10_000;
 export function concurrentShards(shardCount: number, maxInFlight: number): number {
   return Math.max(1, Math.min(shardCount, Math.ceil(maxInFlight / SHARD_SIZE) + 1));
 }
+
+/** Runs recorded before shares were raised replay without the signals (test/fixtures/histories). */
+const RAISE_SHARES_PATCH = 'raise-in-flight-shares';
 
 /**
  * Submits each shard keeps scheduled on the rate-limited queue: about 1.5 s of the run's rate
@@ -222,6 +227,14 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
       child.result().then((result) => {
         running.delete(workflowId);
         absorb(result, allowance);
+        // Once every shard has started, a finished shard's share of max_in_flight would go unused:
+        // the last shards get it, or the run's tail crawls at a fraction of the rate limit.
+        if (shardsNotStarted === 0 && running.size > 0 && patched(RAISE_SHARES_PATCH)) {
+          const share = Math.floor(plan.maxInFlight / running.size);
+          // A shard that ends before the signal lands needs no share: ignore its refusal.
+          for (const other of running.values())
+            other.signal(inFlightShareSignal, share).catch(() => undefined);
+        }
       }),
     );
   }

@@ -11,6 +11,7 @@ import {
 } from '@temporalio/workflow';
 import {
   cancelSignal,
+  inFlightShareSignal,
   pauseSignal,
   resumeSignal,
   shardProgressQuery,
@@ -33,6 +34,7 @@ import {
   FINAL_PHASE,
   freshShardState,
   isFinal,
+  lookupTarget,
   lostTaskError,
   nextPollDelay,
   Phase,
@@ -134,6 +136,8 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
   setHandler(pauseSignal, () => void (s.paused = true));
   setHandler(resumeSignal, () => void (s.paused = false));
   setHandler(cancelSignal, () => void (s.cancelled = true));
+  // Kept in `limits`, which continue-as-new carries over with the rest of the input.
+  setHandler(inFlightShareSignal, (share) => void (limits.maxInFlight = Math.max(limits.maxInFlight, share)));
   function learnFinished(task: TaskFinishedSignal): void {
     const index = indexByTask.get(task.taskId);
     if (index === undefined) {
@@ -296,8 +300,8 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
         }
       });
       const submitting = !s.paused && !s.cancelled && count(Phase.queued) > 0;
-      const tailOut = submitting ? undefined : count(Phase.submitted);
-      s.pollMs = nextPollDelay(s.pollMs, finished, tailOut, poll.minMs, poll.maxMs);
+      const target = lookupTarget(limits.maxInFlight, submitting ? undefined : count(Phase.submitted));
+      s.pollMs = nextPollDelay(s.pollMs, finished, target, poll.minMs, poll.maxMs);
       if (submitting) s.busyPollMs = s.pollMs;
     }
   }

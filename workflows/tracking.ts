@@ -99,23 +99,29 @@ export function countItems(
 export const LOOKUP_YIELD = 100;
 
 /**
- * The next wait before a batch lookup, from what the last one found. Lookups cost rate limit that
- * submits and GETs could use, so while the shard is still submitting the wait is sized for the
- * next lookup to find about LOOKUP_YIELD finished tasks at the rate the last one saw. In its tail
- * (nothing left to submit: `tailOut` tasks still out) it aims for half of what is left instead, so
- * that the last few tasks do not wait the maximum. It doubles while nothing finishes (the spec's
- * exponential backoff) and moves at most by a factor of two per lookup: one lookup's count is a
- * noisy estimate of the rate.
+ * How many finished tasks the next lookup should wait for. Lookups cost rate limit that submits and
+ * GETs could use, so about LOOKUP_YIELD; but never more than half the shard's `max_in_flight`
+ * share (a shard whose slots all wait for a lookup submits nothing), and in its tail (nothing left
+ * to submit: `tailOut` tasks still out) half of what is left, so that its last few tasks do not
+ * wait the maximum.
+ */
+export function lookupTarget(maxInFlight: number, tailOut?: number): number {
+  const busy = Math.min(LOOKUP_YIELD, Math.ceil(maxInFlight / 2));
+  return Math.max(1, tailOut === undefined ? busy : Math.min(busy, Math.ceil(tailOut / 2)));
+}
+
+/**
+ * The next wait before a batch lookup: sized for it to find `target` finished tasks at the rate
+ * the last one saw. It doubles while nothing finishes (the spec's exponential backoff) and moves
+ * at most by a factor of two per lookup: one lookup's count is a noisy estimate of the rate.
  */
 export function nextPollDelay(
   previousMs: number,
   finished: number,
-  tailOut: number | undefined,
+  target: number,
   minMs: number,
   maxMs: number,
 ): number {
-  const target =
-    tailOut === undefined ? LOOKUP_YIELD : Math.max(1, Math.min(LOOKUP_YIELD, Math.ceil(tailOut / 2)));
   const wanted = finished > 0 ? (previousMs * target) / finished : previousMs * 2;
   const damped = Math.min(previousMs * 2, Math.max(previousMs / 2, wanted));
   return Math.round(Math.min(maxMs, Math.max(minMs, damped)));
