@@ -10,11 +10,10 @@ import { writeItemsFile, writeManifest } from './catalog-files.js';
 import { BENCH_API_KEY, type EmulatorProcess } from './emulator-process.js';
 import { round } from './figures.js';
 import {
-  CLI,
+  spawnCli,
   exited,
   freePort,
   registerDevServer,
-  spawnNode,
   stopChild,
   stopRegisteredDevServer,
 } from './processes.js';
@@ -31,7 +30,7 @@ export interface BigManifestFigures {
 
 async function timeValidate(dir: string, manifest: string, items: number): Promise<number> {
   const started = performance.now();
-  const child = spawnNode([CLI, 'validate', manifest], { cwd: dir });
+  const child = spawnCli(['validate', manifest], { cwd: dir });
   let out = '';
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));
@@ -68,7 +67,7 @@ export async function bigManifest(
     const devServerS = (performance.now() - serverStarted) / 1000;
 
     const started = performance.now();
-    const cli = spawnNode([CLI, 'run', manifest, '--no-progress'], {
+    const cli = spawnCli(['run', manifest, '--no-progress'], {
       cwd: dir,
       env: {
         ...process.env,

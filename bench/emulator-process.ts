@@ -8,7 +8,7 @@ import { request } from 'undici';
 import { stringify } from 'yaml';
 import { DEFAULT_EMULATOR_CONFIG } from '../emulator/index.js';
 import type { EmulatorStats } from '../emulator/routes/admin.js';
-import { CLI, exited, spawnNode, stopChild } from './processes.js';
+import { exited, spawnCli, stopChild } from './processes.js';
 
 export const BENCH_API_KEY = 'sk-bench-key';
 export const BENCH_WEBHOOK_SECRET = 'whsec_bench';
@@ -55,7 +55,7 @@ function configFor(setup: EmulatorSetup): Record<string, unknown> {
 export async function startEmulatorProcess(dir: string, setup: EmulatorSetup): Promise<EmulatorProcess> {
   const file = join(dir, 'emulator.yaml');
   writeFileSync(file, stringify(configFor(setup)));
-  const child = spawnNode([CLI, 'emulator', '--config', file], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawnCli(['emulator', '--config', file], { stdio: ['ignore', 'pipe', 'inherit'] });
   let url: string | undefined;
   for await (const line of createInterface({ input: child.stdout! })) {
     url = /listening on (\S+)/.exec(line)?.[1];

@@ -12,12 +12,11 @@ import { writeItemsFile, writeManifest } from './catalog-files.js';
 import { BENCH_API_KEY, BENCH_WEBHOOK_SECRET, type EmulatorProcess } from './emulator-process.js';
 import { runHistoryFigures, type HistoryFigures } from './histories.js';
 import {
-  CLI,
+  spawnCli,
   exited,
   freePort,
   PeakRssSampler,
   registerDevServer,
-  spawnNode,
   stopRegisteredDevServer,
 } from './processes.js';
 
@@ -127,7 +126,7 @@ export async function runPixelmill(spec: PixelmillRunSpec): Promise<PixelmillRun
       TEMPORAL_ADDRESS: '',
     };
     const started = performance.now();
-    const cli = spawnNode([CLI, 'run', manifest, '--no-progress'], { cwd: spec.dir, env });
+    const cli = spawnCli(['run', manifest, '--no-progress'], { cwd: spec.dir, env });
     const sampler = new PeakRssSampler(cli.pid!);
     const serverSampler = new PeakRssSampler(server.pid, 1_000);
     let log = '';

@@ -11,6 +11,14 @@ import { freePort } from '../temporal/dev-server-process.js';
 /** The built CLI entry (dist/client/main.js). */
 export const CLI = fileURLToPath(new URL('../client/main.js', import.meta.url));
 
+/** The node flags of bin/pixelmill.js's shebang: the CLI runs here as `npx pixelmill` runs it. */
+const CLI_NODE_FLAGS = ['--max-semi-space-size=4'];
+
+/** `pixelmill <args>` as a child process. */
+export function spawnCli(args: string[], options: SpawnOptions = {}): ChildProcess {
+  return spawnNode([...CLI_NODE_FLAGS, CLI, ...args], options);
+}
+
 const children = new Set<ChildProcess>();
 const devServerDirs = new Set<string>();
 

@@ -1,6 +1,9 @@
 // The `pixelmill` command line. This is the one place that prints errors and exits.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { isUserError } from '../common/errors.js';
+import { projectRoot } from '../temporal/binaries.js';
 import { registerEmulatorCommand } from './commands/emulator.js';
 import { registerValidateCommand } from './commands/validate.js';
 import { registerRunCommand } from './commands/run.js';
@@ -11,9 +14,15 @@ import { registerWebhookServerCommand } from './commands/webhook-server.js';
 
 const MAX_PROBLEMS_SHOWN = 200;
 
+function packageVersion(): string {
+  const file = join(projectRoot(), 'package.json');
+  return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
+}
+
 export function buildProgram(): Command {
   const program = new Command('pixelmill')
     .description('Durable catalog image generation on Temporal')
+    .version(packageVersion(), '-V, --version', 'print the version of pixelmill')
     .option('--debug', 'print stack traces for errors')
     .showHelpAfterError('(pixelmill --help lists the commands and options)')
     .exitOverride();

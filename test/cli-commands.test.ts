@@ -199,6 +199,15 @@ describe('errors, help and exit codes', () => {
     ]);
   });
 
+  it('--version prints the version of package.json', async () => {
+    const result = await sandbox.run(['--version']);
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
+    expect(result.code).toBe(0);
+    expect(result.stdout.trim()).toBe(pkg.version);
+  });
+
   it('a usage error exits 2', async () => {
     const result = await sandbox.run(['list', '--limit', 'many']);
     expect(result.code).toBe(2);
