@@ -1,7 +1,7 @@
 // The audit of a chaos run against the emulator's ground truth (every task it acknowledged) and
 // the bytes on disk and on the result host. It computes figures rather than asserting, so that
 // `npm run chaos` can print them and test/chaos.test.ts can hold them to their bounds. The reading
-// of report.jsonl, summary.json and the ground truth is test/support/catalog-audit.ts's, shared
+// of report.jsonl, summary.json and the ground truth is bench/catalog-audit.ts's, shared
 // with the durability test.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,7 +16,7 @@ import {
   servedSha256,
   sha256,
   type Summary,
-} from '../test/support/catalog-audit.js';
+} from './catalog-audit.js';
 import type { ChaosItem } from './chaos-config.js';
 
 export interface ChaosAudit {

@@ -17,7 +17,7 @@ import {
   type InjectedFault,
   type RunningEmulator,
 } from '../emulator/index.js';
-import { downloadsServed } from '../test/support/catalog-audit.js';
+import { downloadsServed } from './catalog-audit.js';
 import { auditChaosRun, type ChaosAudit } from './chaos-audit.js';
 import { ChaosCluster } from './chaos-cluster.js';
 import {

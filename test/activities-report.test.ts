@@ -214,7 +214,12 @@ describe('writeReport', () => {
       summaryFile: join(fixture.outputDir, 'summary.json'),
     });
     // Written via temp files and renames: nothing else is left in the output directory.
-    expect(readdirSync(fixture.outputDir).sort()).toEqual(['.pixelmill', 'index.html', 'report.jsonl', 'summary.json']);
+    expect(readdirSync(fixture.outputDir).sort()).toEqual([
+      '.pixelmill',
+      'index.html',
+      'report.jsonl',
+      'summary.json',
+    ]);
   });
 
   it('keeps lines appended after a torn line readable', async () => {

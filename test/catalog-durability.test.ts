@@ -25,7 +25,7 @@ import {
   servedSha256,
   sha256,
   submissionsByPrompt,
-} from './support/catalog-audit.js';
+} from '../bench/catalog-audit.js';
 import {
   spawnWorkerProcess,
   startCatalogHarness,

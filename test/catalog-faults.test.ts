@@ -15,7 +15,7 @@ import {
 } from '../common/names.js';
 import type { RunResult } from '../common/types.js';
 import type { EmulatorConfigOverrides } from '../emulator/index.js';
-import { groundTruth, readReport, readSummary, submissionsByPrompt } from './support/catalog-audit.js';
+import { groundTruth, readReport, readSummary, submissionsByPrompt } from '../bench/catalog-audit.js';
 import {
   FAST_EMULATOR,
   startInProcessWorkers,

@@ -11,7 +11,7 @@ import { DEMO_API_KEY, type EmulatorStats } from '../emulator/index.js';
 import { webhookBaseUrl } from '../webhook/route.js';
 import { startWebhookServer, type RunningWebhookServer } from '../webhook/server.js';
 import { temporalSignaller } from '../webhook/signal.js';
-import { readReport, readSummary, type Summary } from './support/catalog-audit.js';
+import { readReport, readSummary, type Summary } from '../bench/catalog-audit.js';
 import {
   startCatalogHarness,
   startInProcessWorkers,

@@ -3,7 +3,7 @@
 // every fault at once, `pixelmill worker` processes SIGKILLed at fixed shares of the downloads,
 // the webhook receiver down for 15 s, and the persisted Temporal dev server stopped and started
 // again in between. The audit is the
-// chaos run's own (bench/chaos-audit.ts, on test/support/catalog-audit.ts): nothing lost, every
+// chaos run's own (bench/chaos-audit.ts, on bench/catalog-audit.ts): nothing lost, every
 // image as served, resubmissions bounded by the disruptions, the report true to the ground truth.
 //
 // Needs the built CLI (`npm run build`): workers, webhook receiver and starter are real processes.

@@ -15,7 +15,7 @@ import { MANIFEST_ATTRIBUTE, PIXELMILL_SEARCH_ATTRIBUTES } from '../common/searc
 import { DEMO_API_KEY } from '../emulator/index.js';
 import { resolveTemporalExecutable } from '../temporal/binaries.js';
 import { INDEXED_VALUE_TYPES } from '../temporal/server-admin.js';
-import { readReport } from './support/catalog-audit.js';
+import { readReport } from '../bench/catalog-audit.js';
 import {
   startCatalogHarness,
   waitUntil,

@@ -4,7 +4,7 @@
 // plus the documented tolerance of one call per worker.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { RunResult } from '../common/types.js';
-import { apiCallTimes, busiestWindow } from './support/catalog-audit.js';
+import { apiCallTimes, busiestWindow } from '../bench/catalog-audit.js';
 import {
   FAST_EMULATOR,
   spawnWorkerProcess,

@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import { cancelSignal, pauseSignal, resumeSignal } from '../common/names.js';
-import { groundTruth, runHistories } from './support/catalog-audit.js';
+import { groundTruth, runHistories } from '../bench/catalog-audit.js';
 import {
   FAST_EMULATOR,
   startInProcessWorkers,

@@ -6,13 +6,17 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { request } from 'undici';
-import type { ReportLine } from '../../activities/report.js';
-import { shardWorkflowId } from '../../common/names.js';
-import type { RunningEmulator } from '../../emulator/index.js';
-import type { GroundTruthTask } from '../../emulator/routes/admin.js';
-import type { Catalog } from './catalog-harness.js';
+import type { ReportLine } from '../activities/report.js';
+import { shardWorkflowId } from '../common/names.js';
+import type { RunningEmulator } from '../emulator/index.js';
+import type { GroundTruthTask } from '../emulator/routes/admin.js';
 
-export function readReport(catalog: Catalog): ReportLine[] {
+/** A run's output folder (a test's Catalog, a benchmark's run). */
+export interface RunOutput {
+  outputDir: string;
+}
+
+export function readReport(catalog: RunOutput): ReportLine[] {
   return readFileSync(join(catalog.outputDir, 'report.jsonl'), 'utf8')
     .trim()
     .split('\n')
@@ -30,7 +34,7 @@ export interface Summary {
   emulated: boolean;
 }
 
-export function readSummary(catalog: Catalog): Summary {
+export function readSummary(catalog: RunOutput): Summary {
   return JSON.parse(readFileSync(join(catalog.outputDir, 'summary.json'), 'utf8')) as Summary;
 }
 
