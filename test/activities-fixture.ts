@@ -10,8 +10,11 @@ import { DefaultLogger } from '@temporalio/worker';
 import { request } from 'undici';
 import { afterAll, expect } from 'vitest';
 import { ApplicationFailure } from '@temporalio/activity';
+import type { createActivities } from '../activities/index.js';
+import type { PlanRef, StoreRequest } from '../common/types.js';
 import { loadManifest } from '../manifest/load.js';
 import { rejection } from './support/assertions.js';
+import type { ManualClock } from './support/emulator.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -67,4 +70,28 @@ export async function servedImage(url: string): Promise<{ sha256: string; bytes:
   expect(response.statusCode).toBe(200);
   const body = Buffer.from(await response.body.arrayBuffer());
   return { sha256: createHash('sha256').update(body).digest('hex'), bytes: body.length };
+}
+
+/**
+ * Submits the plan's items `indices` (attempt 1), lets the emulator's manual clock run past their
+ * generation, and fetches each task: the store requests a shard would hand to storeResults.
+ */
+export async function completedTasks(
+  activities: ReturnType<typeof createActivities>,
+  plan: PlanRef,
+  clock: ManualClock,
+  indices: number[],
+): Promise<StoreRequest[]> {
+  const requests: StoreRequest[] = [];
+  for (const index of indices) {
+    const { taskId } = await activities.submitItem({ plan, index, attempt: 1 });
+    requests.push({ index, taskId, urls: [], attempts: 1, creditsCost: 0 });
+  }
+  clock.advance(10 * 60_000);
+  for (const request of requests) {
+    const task = await activities.fetchTask({ plan, taskId: request.taskId });
+    request.urls = task.urls ?? [];
+    request.creditsCost = task.creditsCost ?? 0;
+  }
+  return requests;
 }

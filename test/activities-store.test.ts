@@ -5,10 +5,16 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createActivities } from '../activities/index.js';
-import type { StoreRequest, StoreResultsInput } from '../common/types.js';
+import type { StoreResultsInput } from '../common/types.js';
 import type { RunningEmulator } from '../emulator/index.js';
 import { ManualClock, startTestEmulator } from './support/emulator.js';
-import { applicationFailure, inActivity, servedImage, writeManifest } from './activities-fixture.js';
+import {
+  applicationFailure,
+  completedTasks,
+  inActivity,
+  servedImage,
+  writeManifest,
+} from './activities-fixture.js';
 
 const KEY = 'sk-live-store-key';
 const accounts = [{ id: 'acct_store', keys: [{ key: KEY }] }];
@@ -31,17 +37,7 @@ async function completedRun(config: Parameters<typeof startTestEmulator>[0] = {}
   ]);
   const activities = createActivities({ apiBaseUrl: emulator.url, apiKey: KEY });
   const { plan } = await activities.prepareRun({ manifestFile: fixture.file, manifestHash: fixture.hash });
-  const requests: StoreRequest[] = [];
-  for (const index of [0, 1]) {
-    const { taskId } = await activities.submitItem({ plan, index, attempt: 1 });
-    requests.push({ index, taskId, urls: [], attempts: 1, creditsCost: 0 });
-  }
-  clock.advance(10 * 60_000);
-  for (const request of requests) {
-    const task = await activities.fetchTask({ plan, taskId: request.taskId });
-    request.urls = task.urls ?? [];
-    request.creditsCost = task.creditsCost ?? 0;
-  }
+  const requests = await completedTasks(activities, plan, clock, [0, 1]);
   const input: StoreResultsInput = { plan, shard: 0, items: requests };
   return { clock, emulator, fixture, activities, plan, input };
 }

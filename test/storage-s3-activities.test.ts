@@ -8,11 +8,16 @@ import { join } from 'node:path';
 import { GetObjectCommand, HeadObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities, REPORT_FILE, SUMMARY_FILE } from '../activities/index.js';
-import type { StoreRequest } from '../common/types.js';
 import type { RunningEmulator } from '../emulator/index.js';
 import { UserError } from '../common/errors.js';
 import { loadManifest } from '../manifest/load.js';
-import { applicationFailure, inActivity, servedImage, writeManifest } from './activities-fixture.js';
+import {
+  applicationFailure,
+  completedTasks,
+  inActivity,
+  servedImage,
+  writeManifest,
+} from './activities-fixture.js';
 import { expectNoSecrets } from './support/assertions.js';
 import { ManualClock, startTestEmulator } from './support/emulator.js';
 import { startS3Server, type S3TestServer } from './support/s3-server.js';
@@ -54,17 +59,7 @@ async function completedS3Run(bucket = BUCKET, env: NodeJS.ProcessEnv = server.e
   // Credentials reach the store only through the worker's environment (the standard AWS chain).
   const activities = createActivities({ apiBaseUrl: emulator.url, apiKey: KEY, env });
   const { plan } = await activities.prepareRun({ manifestFile: fixture.file, manifestHash: fixture.hash });
-  const requests: StoreRequest[] = [];
-  for (const index of [0, 1]) {
-    const { taskId } = await activities.submitItem({ plan, index, attempt: 1 });
-    requests.push({ index, taskId, urls: [], attempts: 1, creditsCost: 0 });
-  }
-  clock.advance(10 * 60_000);
-  for (const request of requests) {
-    const task = await activities.fetchTask({ plan, taskId: request.taskId });
-    request.urls = task.urls ?? [];
-    request.creditsCost = task.creditsCost ?? 0;
-  }
+  const requests = await completedTasks(activities, plan, clock, [0, 1]);
   return { emulator, fixture, activities, plan, input: { plan, shard: 0, items: requests } };
 }
 
