@@ -41,7 +41,7 @@ export function projectRoot(): string {
   return dir;
 }
 
-function isExecutable(path: string): boolean {
+export function isExecutable(path: string): boolean {
   try {
     accessSync(path, constants.X_OK);
     return true;
@@ -50,7 +50,8 @@ function isExecutable(path: string): boolean {
   }
 }
 
-function onPath(command: string): string | undefined {
+/** The first executable `command` on PATH. */
+export function onPath(command: string): string | undefined {
   for (const dir of (process.env.PATH ?? '').split(delimiter)) {
     if (dir && isExecutable(join(dir, command))) return join(dir, command);
   }

