@@ -101,7 +101,7 @@ export async function auditChaosRun({
     problems,
   };
 
-  const catalog = { outputDir, file: '', hash: '', runId: '' };
+  const catalog = { outputDir };
   if (!existsSync(join(outputDir, 'report.jsonl'))) {
     audit.items_lost = items.length;
     problem('no report.jsonl: the run did not finish');

@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import { Agent, request, type Dispatcher } from 'undici';
 import { benchPrompt } from './catalog-files.js';
 
-export const NAIVE_BACKOFF = { firstMs: 1_000, factor: 2, maxMs: 8_000 };
+const NAIVE_BACKOFF = { firstMs: 1_000, factor: 2, maxMs: 8_000 };
 const SERVER_ERROR_WAIT_MS = 1_000;
 
 export interface NaiveFigures {

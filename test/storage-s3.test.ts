@@ -17,6 +17,7 @@ import { StorageAccessDeniedError, StorageBucketMissingError } from '../storage/
 import { ResultStores } from '../storage/open-store.js';
 import { publishReportFiles } from '../storage/publish.js';
 import { UnsafeStoragePathError } from '../storage/result-store.js';
+import { sha256OfFile } from '../storage/files.js';
 import { S3ResultStore, type S3ResultStoreOptions } from '../storage/s3.js';
 import type { S3Location } from '../storage/s3-location.js';
 import { projectRoot } from '../temporal/binaries.js';
@@ -175,7 +176,7 @@ describe('S3ResultStore', () => {
     // holds a few 5 MiB parts plus allocator noise (measured: +10 to +38 MiB).
     expect(growth).toBeLessThan(size / 2);
 
-    const expected = { sha256: await sha256Of(file), bytes: size };
+    const expected = { sha256: await sha256OfFile(file), bytes: size };
     expect(stored).toEqual(expected);
     const object = await head('big/4k.png');
     expect(object.ContentLength).toBe(size);
@@ -286,12 +287,6 @@ function collector(): () => void {
 
 function mib(bytes: number): string {
   return (bytes / 1048576).toFixed(1);
-}
-
-async function sha256Of(file: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
-  return hash.digest('hex');
 }
 
 function restore(name: string, value: string | undefined): void {
