@@ -21,11 +21,21 @@ export interface ApiFailureDetails extends ApiErrorSummary {
 }
 
 /**
- * Converts an `ImageApiError` into an `ApplicationFailure`; anything else is returned unchanged.
+ * Converts an `ImageApiError` or a `StorageError` into an `ApplicationFailure`; anything else is
+ * returned unchanged.
  * The message is the client's (one line, secrets already redacted); the cause is dropped so that
  * transport internals (headers, sockets) never reach workflow history.
  */
 export function toActivityFailure(error: unknown): unknown {
+  if (isStorageError(error)) {
+    // Its name as type, retryable only when it may help.
+    return ApplicationFailure.create({
+      type: error.name,
+      message: error.message,
+      nonRetryable: !error.retryable,
+      details: [{ type: error.name, code: error.code, message: error.message }],
+    });
+  }
   if (!isImageApiError(error)) return error;
   const details: ApiFailureDetails = { ...toErrorSummary(error), outcomeUnknown: error.outcomeUnknown };
   return ApplicationFailure.create({
@@ -45,15 +55,4 @@ export async function callApi<T>(call: () => Promise<T>): Promise<T> {
   } catch (error) {
     throw toActivityFailure(error);
   }
-}
-
-/** A StorageError as the failure Temporal sees: its name as type, retryable only when it may help. */
-export function storageFailure(error: unknown): unknown {
-  if (!isStorageError(error)) return error;
-  return ApplicationFailure.create({
-    type: error.name,
-    message: error.message,
-    nonRetryable: !error.retryable,
-    details: [{ type: error.name, code: error.code, message: error.message }],
-  });
 }

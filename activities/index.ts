@@ -4,15 +4,12 @@
 import { Context } from '@temporalio/activity';
 import { ApiClients } from './api-clients.js';
 import { ApiWorkerFleet } from './api-fleet.js';
-import { storageFailure } from './failures.js';
 import { apiCallActivities } from './api-calls.js';
 import { CallPacer, systemPacerClock } from './call-pacer.js';
 import { resolveDeps, type ActivityDeps, type ResolvedDeps } from './deps.js';
 import { recordOutcomesActivity } from './outcomes.js';
 import { PlanCache } from './plan.js';
-import type { PrepareRunInput, PreparedRun } from '../common/types.js';
-import { checkResultStore } from '../storage/open-store.js';
-import { planShardActivity, prepareRun } from './prepare.js';
+import { planShardActivity, prepareRunActivity } from './prepare.js';
 import { configureRateLimit } from './rate-limit.js';
 import { writeReportActivity } from './report.js';
 import { storeResultsActivity } from './store-results.js';
@@ -36,19 +33,7 @@ function buildActivities(resolved: ResolvedDeps, clients: ApiClients) {
     pacer.acquire(requestsPerSecond, resolved.apiWorkers ?? (await fleet.size()), cancellationSignal());
   const { submitItem, lookupTasks, fetchTask } = apiCallActivities({ plans, clients, pace });
   return {
-    /** Also checks an object store's bucket and credentials, so a run fails at once, not at its first image. */
-    async prepareRun(input: PrepareRunInput): Promise<PreparedRun> {
-      const prepared = await prepareRun(input);
-      const { meta } = await plans.get(prepared.plan);
-      if (meta.objectStore) {
-        await checkResultStore(resolved.resultStore(meta.outputDir, meta.objectStore)).catch(
-          (error: unknown) => {
-            throw storageFailure(error);
-          },
-        );
-      }
-      return prepared;
-    },
+    prepareRun: prepareRunActivity(resolved.resultStore),
     planShard: planShardActivity(plans),
     submitItem,
     lookupTasks,

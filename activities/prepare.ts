@@ -6,7 +6,9 @@ import { isUserError } from '../common/errors.js';
 import { SHARD_SIZE } from '../common/names.js';
 import type { PlanShardInput, PlanShardOutput, PreparedRun, PrepareRunInput } from '../common/types.js';
 import { loadManifest, type LoadedManifest } from '../manifest/load.js';
-import { estimatedCredits, writePlanOnce, type PlanCache } from './plan.js';
+import type { ResolvedDeps } from './deps.js';
+import { toActivityFailure } from './failures.js';
+import { estimatedCredits, writePlanOnce, type PlanCache, type PlanMeta } from './plan.js';
 
 /** Problems of an invalid manifest shown in the failure message; the rest go to details. */
 const PROBLEMS_IN_MESSAGE = 3;
@@ -27,7 +29,25 @@ function load(manifestFile: string): LoadedManifest {
   }
 }
 
-export async function prepareRun(input: PrepareRunInput): Promise<PreparedRun> {
+/**
+ * Freezes the manifest into a plan, and checks an S3 output's bucket and credentials, so that a
+ * run fails at once rather than at its first image.
+ */
+export function prepareRunActivity(resultStore: ResolvedDeps['resultStore']) {
+  return async function prepareRun(input: PrepareRunInput): Promise<PreparedRun> {
+    const prepared = await preparePlan(input);
+    if (prepared.meta.objectStore) {
+      await resultStore(prepared.meta.outputDir, prepared.meta.objectStore)
+        .check?.()
+        .catch((error: unknown) => {
+          throw toActivityFailure(error);
+        });
+    }
+    return prepared.run;
+  };
+}
+
+async function preparePlan(input: PrepareRunInput): Promise<{ run: PreparedRun; meta: PlanMeta }> {
   const manifest = load(input.manifestFile);
   if (manifest.hash !== input.manifestHash) {
     throw ApplicationFailure.create({
@@ -55,7 +75,7 @@ export async function prepareRun(input: PrepareRunInput): Promise<PreparedRun> {
     shardCredits,
   };
   if (meta.budgetCredits !== undefined) prepared.budgetCredits = meta.budgetCredits;
-  return prepared;
+  return { run: prepared, meta };
 }
 
 /** planShard: the expected credits of each item of a shard, for its budget checks. */

@@ -67,7 +67,7 @@ function reportLine(id: string, outcome: OutcomeLine | undefined): ReportLine {
 export interface WriteReportDeps {
   plans: PlanCache;
   now: () => number;
-  /** The run's store: report files built locally are published there too (S3; a no-op locally). */
+  /** The run's store: for an S3 output, the report files built locally are published there too. */
   resultStore?: ResolvedDeps['resultStore'];
 }
 
@@ -121,13 +121,14 @@ export function writeReportActivity(deps: WriteReportDeps) {
       for (const [index, item] of items.entries()) yield { item, line: reportLine(item.id, outcomes[index]) };
     }
     await writeGallery(join(meta.outputDir, GALLERY_FILE), summary, galleryEntries());
-    const published = deps.resultStore
-      ? await publishReportFiles(deps.resultStore(meta.outputDir, meta.objectStore), meta.outputDir, [
-          REPORT_FILE,
-          SUMMARY_FILE,
-          GALLERY_FILE,
-        ])
-      : [];
+    const published =
+      meta.objectStore && deps.resultStore
+        ? await publishReportFiles(deps.resultStore(meta.outputDir, meta.objectStore), meta.outputDir, [
+            REPORT_FILE,
+            SUMMARY_FILE,
+            GALLERY_FILE,
+          ])
+        : [];
     const locationOf = (name: string, local: string): string =>
       published.find((file) => file.name === name)?.location ?? local;
 

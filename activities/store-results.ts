@@ -9,7 +9,6 @@
 //   recorded size and sha256, is not downloaded again.
 import { setMaxListeners } from 'node:events';
 import { Context } from '@temporalio/activity';
-import { storageFailure } from './failures.js';
 import { isImageApiError, ResultExpiredError, type ImageApiClient } from '../api/index.js';
 import type {
   ErrorSummary,
@@ -154,7 +153,7 @@ export function storeResultsActivity(deps: {
     try {
       return await storeAll(input, ctx, done, beat);
     } catch (error) {
-      throw storageFailure(error);
+      throw toActivityFailure(error);
     } finally {
       clearInterval(pulse);
     }

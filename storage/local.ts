@@ -56,11 +56,6 @@ export class LocalResultStore implements ResultStore {
   }
 
   async putFile(path: string, file: string): Promise<StoredImage> {
-    const target = this.resolvePath(path);
-    if (target === resolve(file)) {
-      const info = await stat(target);
-      return { sha256: await sha256OfFile(target), bytes: info.size };
-    }
     return this.put(path, createReadStream(file));
   }
 

@@ -37,11 +37,3 @@ export class ResultStores {
     this.#s3.clear();
   }
 }
-
-/**
- * Fails early, with one clear StorageError, when an S3 output's bucket is missing or the
- * credentials are refused; a local directory needs no check (it is created on first write).
- */
-export async function checkResultStore(store: ResultStore): Promise<void> {
-  if (store instanceof S3ResultStore) await store.check();
-}

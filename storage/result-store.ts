@@ -19,6 +19,11 @@ export interface ResultStore {
   /** A human-readable description of the location, e.g. the directory path. */
   readonly location: string;
   /**
+   * Fails with one clear StorageError when the store cannot be written (an S3 bucket missing,
+   * credentials refused). Absent where there is nothing to check (a directory is created on write).
+   */
+  check?(): Promise<void>;
+  /**
    * True when `path` (relative to the store's root) holds exactly the recorded image: same size
    * and same sha256. A missing, shorter or altered file is not "had".
    */
