@@ -85,7 +85,8 @@ export function apiCallActivities({ plans, clients, pace }: ApiCallDeps) {
   return { submitItem, lookupTasks, fetchTask };
 }
 
-function taskError(error: { type?: string; code?: string; message?: string }): ErrorSummary {
+/** A task's `error` (spec 2.3) as the report's `{type, code, message}`, with stand-ins for missing fields. */
+export function taskError(error: { type?: string; code?: string; message?: string }): ErrorSummary {
   return {
     type: error.type ?? 'unknown',
     code: error.code ?? 'unknown',

@@ -80,6 +80,23 @@ export async function listOutcomeFiles(plan: PlanRef): Promise<string[]> {
 }
 
 /**
+ * The newest outcome of each item (by plan index). A line for an index whose id differs is not
+ * about this plan's item: it is ignored.
+ */
+export async function latestOutcomes(
+  plan: PlanRef,
+  items: readonly { id: string }[],
+): Promise<(OutcomeLine | undefined)[]> {
+  const latest = new Array<OutcomeLine | undefined>(items.length);
+  for (const file of await listOutcomeFiles(plan)) {
+    for (const line of await readOutcomeFile(file)) {
+      if (items[line.index]?.id === line.id) latest[line.index] = line;
+    }
+  }
+  return latest;
+}
+
+/**
  * recordOutcomes: the final lines of items that did not end with stored images. Images that
  * storeResults did store for the same task (before its URL expired, say) stay in the item's line.
  */

@@ -9,7 +9,7 @@ import { publishReportFiles } from '../storage/publish.js';
 import type { ResolvedDeps } from './deps.js';
 import { writeFileAtomic } from './files.js';
 import { GALLERY_FILE, writeGallery, type GalleryEntry } from './gallery.js';
-import { listOutcomeFiles, readOutcomeFile, type OutcomeLine } from './outcomes.js';
+import { latestOutcomes, type OutcomeLine } from './outcomes.js';
 import type { PlanCache } from './plan.js';
 import { zeroCounts } from '../workflows/tracking.js';
 
@@ -74,13 +74,7 @@ export interface WriteReportDeps {
 export function writeReportActivity(deps: WriteReportDeps) {
   return async function writeReport(input: WriteReportInput): Promise<WriteReportOutput> {
     const { meta, items } = await deps.plans.get(input.plan);
-    const outcomes = new Array<OutcomeLine | undefined>(items.length);
-    for (const file of await listOutcomeFiles(input.plan)) {
-      for (const line of await readOutcomeFile(file)) {
-        // A line for an index whose id differs is not about this plan's item: ignore it.
-        if (items[line.index]?.id === line.id) outcomes[line.index] = line;
-      }
-    }
+    const outcomes = await latestOutcomes(input.plan, items);
 
     const byStatus: Record<ItemStatus, number> = {
       completed: 0,

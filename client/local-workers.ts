@@ -1,5 +1,4 @@
-// Workers for a command that starts a run and waits for it (`retry-failed`), chosen as `run` chooses
-// them: embedded mode runs them in this process (with the built-in emulator when no API is
+// Workers for a command that starts a run and waits for it (`run`, `retry-failed`): embedded mode runs them in this process (with the built-in emulator when no API is
 // configured); with a cluster, workers are the cluster's (`pixelmill worker`), so none start here.
 import { UserError } from '../common/errors.js';
 import { DEMO_API_KEY } from '../emulator/index.js';
@@ -17,6 +16,8 @@ export async function startLocalWorkers(
   session: Session,
   apiBaseUrl: string | undefined,
   say: (line: string) => void,
+  /** The built-in emulator's webhook secret, when the run has webhooks on. */
+  emulatorWebhookSecret?: string,
 ): Promise<LocalWorkers> {
   const emulated = !apiBaseUrl;
   if (session.mode === 'external') {
@@ -35,7 +36,7 @@ export async function startLocalWorkers(
   try {
     let api: { baseUrl?: string; apiKey?: string } = apiBaseUrl ? { baseUrl: apiBaseUrl } : {};
     if (emulated) {
-      const emulator = await startEmbeddedEmulator(stateDirectory());
+      const emulator = await startEmbeddedEmulator(stateDirectory(), process.env, emulatorWebhookSecret);
       cleanups.push(() => emulator.close());
       api = { baseUrl: emulator.url, apiKey: DEMO_API_KEY };
       say(

@@ -7,7 +7,8 @@ import { createActivityRuntime } from '../activities/index.js';
 import { UserError } from '../common/errors.js';
 import type { ApiCallCounts, RunResult, WriteReportOutput } from '../common/types.js';
 import { foldRetryOutcomes, listRetries, saveRetryRecord, type RetryRecord } from './retries.js';
-import { latestOutcomes, readPlan, type RunLocation } from './run-files.js';
+import { latestOutcomes } from '../activities/outcomes.js';
+import { readPlan, type RunLocation } from './run-files.js';
 import { describeRun } from './runs.js';
 
 export interface RewrittenReport extends WriteReportOutput {
@@ -23,7 +24,7 @@ export async function foldEndedRetries(
   location: RunLocation,
 ): Promise<{ folded: RetryRecord[]; running?: RetryRecord }> {
   const loaded = await readPlan(location.plan);
-  const latest = await latestOutcomes(location.plan, loaded);
+  const latest = await latestOutcomes(location.plan, loaded.items);
   const folded: RetryRecord[] = [];
   for (const record of listRetries(location.plan.stateDir, location.runId, location.execution)) {
     if (record.folded) {

@@ -4,7 +4,6 @@
 // output directory.
 import { dirname } from 'node:path';
 import type { Client, WorkflowExecutionStatusName } from '@temporalio/client';
-import { readOutcomeFile, listOutcomeFiles, type OutcomeLine } from '../activities/outcomes.js';
 import { PlanCache, stateDirOf, type LoadedPlan } from '../activities/plan.js';
 import { isS3Url } from '../storage/s3-location.js';
 import { isUserError, UserError } from '../common/errors.js';
@@ -73,26 +72,15 @@ function outputDirFromManifest(runId: string, manifestFile: string): string {
   }
 }
 
+/** Plans are immutable once written: one CLI command reads each once. */
+const plans = new PlanCache(1);
+
 /** The run's frozen plan; a missing or foreign plan is the user's problem, in one line. */
 export async function readPlan(plan: PlanRef): Promise<LoadedPlan> {
   try {
-    return await new PlanCache(1).get(plan);
+    return await plans.get(plan);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     throw new UserError('plan_missing', message);
   }
-}
-
-/** The newest outcome of each item (by plan index), read as writeReport reads them. */
-export async function latestOutcomes(
-  plan: PlanRef,
-  loaded: LoadedPlan,
-): Promise<(OutcomeLine | undefined)[]> {
-  const latest = new Array<OutcomeLine | undefined>(loaded.items.length);
-  for (const file of await listOutcomeFiles(plan)) {
-    for (const line of await readOutcomeFile(file)) {
-      if (loaded.items[line.index]?.id === line.id) latest[line.index] = line;
-    }
-  }
-  return latest;
 }

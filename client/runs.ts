@@ -101,8 +101,8 @@ export async function startOrAttach(
   return { handle, how: 'started', manifestChanged: false, ...(unindexed ? { unindexed } : {}) };
 }
 
-/** Exit codes of `run` and `watch`: 0 all completed, 3 finished with items not completed. */
-export function exitCodeOf(result: RunResult): number {
+/** Exit codes of `run`, `watch` and `retry-failed`: 0 all completed, 3 finished with items not completed. */
+export function exitCodeOf(result: Pick<RunResult, 'counts'>): number {
   const { failed, cancelled, expired, skipped } = result.counts;
   return failed + cancelled + expired + skipped === 0 ? 0 : 3;
 }

@@ -4,6 +4,7 @@
 // workflow history.
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { isTerminalStatus, type Task } from '../api/schemas.js';
+import { taskError } from '../activities/api-calls.js';
 import { taskFinishedSignal } from '../common/names.js';
 import type { TaskFinishedSignal } from '../common/types.js';
 
@@ -17,13 +18,7 @@ export function taskFinishedFrom(task: Task): TaskFinishedSignal | undefined {
   const signal: TaskFinishedSignal = { taskId: task.id, status: task.status };
   if (task.result?.url.length) signal.urls = task.result.url;
   if (task.credits_cost !== undefined) signal.creditsCost = task.credits_cost;
-  if (task.error !== undefined) {
-    signal.error = {
-      type: task.error.type ?? 'unknown',
-      code: task.error.code ?? 'unknown',
-      message: task.error.message ?? 'the task failed without an error message',
-    };
-  }
+  if (task.error !== undefined) signal.error = taskError(task.error);
   return signal;
 }
 

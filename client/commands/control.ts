@@ -10,7 +10,7 @@ import { registerListCommand } from './list.js';
 import { registerReportCommand } from './report.js';
 import { registerRetryFailedCommand } from './retry-failed.js';
 import { registerStatusCommand } from './status.js';
-import { examples, isDebug, RUN_ARGUMENT, withRun } from './with-run.js';
+import { examples, RUN_ARGUMENT, withRun } from './with-run.js';
 
 export function registerControlCommands(program: Command): void {
   registerStatusCommand(program);
@@ -31,15 +31,11 @@ export function registerControlCommands(program: Command): void {
         '\nwhen the counts change (at most every 5 s). NO_COLOR=1 turns colours off.' +
         '\nExit codes: 0 every item completed, 3 the run ended with items not completed, 1 error.',
     )
-    .action((run: string, options: { progress: boolean }, command: Command) =>
-      withRun(
-        run,
-        async (session, runId) => {
-          const handle: RunHandle = session.client.workflow.getHandle(runId);
-          process.exitCode = await watchRun(session.client, handle, { tty: options.progress });
-        },
-        { debug: isDebug(command) },
-      ),
+    .action((run: string, options: { progress: boolean }) =>
+      withRun(run, async (session, runId) => {
+        const handle: RunHandle = session.client.workflow.getHandle(runId);
+        process.exitCode = await watchRun(session.client, handle, { tty: options.progress });
+      }),
     );
 
   const signals = [
@@ -56,15 +52,11 @@ export function registerControlCommands(program: Command): void {
         'after',
         examples(`pixelmill ${name} manifests/demo.yaml`, `pixelmill ${name} pixelmill/demo`),
       )
-      .action((run: string, _options: unknown, command: Command) =>
-        withRun(
-          run,
-          async (session, runId) => {
-            await session.client.workflow.getHandle(runId).signal(signal);
-            process.stdout.write(`${runId}: ${name} requested\n`);
-          },
-          { debug: isDebug(command) },
-        ),
+      .action((run: string) =>
+        withRun(run, async (session, runId) => {
+          await session.client.workflow.getHandle(runId).signal(signal);
+          process.stdout.write(`${runId}: ${name} requested\n`);
+        }),
       );
   }
 

@@ -5,7 +5,7 @@ import { rewriteReport, type RewrittenReport } from '../rewrite-report.js';
 import { originalRunId } from '../retries.js';
 import { locateRun } from '../run-files.js';
 import { resolveRunId } from '../runs.js';
-import { examples, isDebug, RUN_ARGUMENT, withRun } from './with-run.js';
+import { examples, RUN_ARGUMENT, withRun } from './with-run.js';
 
 export function describeReport(runId: string, report: RewrittenReport): string {
   const { counts } = report;
@@ -42,15 +42,11 @@ export function registerReportCommand(program: Command): void {
         '\nnames its run). Nothing is submitted and no workers are needed.' +
         '\nExit codes: 0 written, 1 error (no such run, still running, plan files missing).',
     )
-    .action((run: string, _options: unknown, command: Command) =>
-      withRun(
-        originalRunId(resolveRunId(run)),
-        async (session, runId) => {
-          const location = await locateRun(session.client, runId);
-          const report = await rewriteReport(session.client, location);
-          process.stdout.write(`${describeReport(runId, report)}\n`);
-        },
-        { debug: isDebug(command) },
-      ),
+    .action((run: string) =>
+      withRun(originalRunId(resolveRunId(run)), async (session, runId) => {
+        const location = await locateRun(session.client, runId);
+        const report = await rewriteReport(session.client, location);
+        process.stdout.write(`${describeReport(runId, report)}\n`);
+      }),
     );
 }

@@ -8,6 +8,7 @@ import type { LoadedPlan } from '../../activities/plan.js';
 import type { OutcomeLine } from '../../activities/outcomes.js';
 import { writeFileAtomic } from '../../activities/files.js';
 import { loadManifest } from '../../manifest/load.js';
+import { quietTemporalLogs } from '../embedded.js';
 import { startLocalWorkers } from '../local-workers.js';
 import {
   nextRetryNumber,
@@ -19,8 +20,9 @@ import {
   type RetryRecord,
 } from '../retries.js';
 import { foldEndedRetries, rewriteReport } from '../rewrite-report.js';
-import { latestOutcomes, locateRun, readPlan, type RunLocation } from '../run-files.js';
-import { resolveRunId, startOrAttach } from '../runs.js';
+import { latestOutcomes } from '../../activities/outcomes.js';
+import { locateRun, readPlan, type RunLocation } from '../run-files.js';
+import { exitCodeOf, resolveRunId, startOrAttach } from '../runs.js';
 import { workflowUrl, type Session } from '../session.js';
 import { watchRun } from '../watch.js';
 import { describeReport } from './report.js';
@@ -64,7 +66,7 @@ function retryBudget(
 /** Writes retry-N.yaml and retry-N.json for the failed items; undefined when none failed. */
 async function prepareRetry(location: RunLocation, options: RetryOptions): Promise<RetryRecord | undefined> {
   const loaded = await readPlan(location.plan);
-  const latest = await latestOutcomes(location.plan, loaded);
+  const latest = await latestOutcomes(location.plan, loaded.items);
   const failed = loaded.items.filter((_, index) => latest[index]?.status === 'failed');
   if (failed.length === 0) return undefined;
   const budgetCredits = retryBudget(loaded, latest, options);
@@ -135,8 +137,7 @@ async function retryFailed(session: Session, runId: string, options: RetryOption
   }
   const report = await rewriteReport(session.client, location);
   say(describeReport(runId, report));
-  const { counts } = report;
-  return counts.failed + counts.cancelled + counts.expired + counts.skipped === 0 ? 0 : 3;
+  return exitCodeOf(report);
 }
 
 export function registerRetryFailedCommand(program: Command): void {
@@ -163,13 +164,15 @@ export function registerRetryFailedCommand(program: Command): void {
         '\nExit codes: 0 every item of the run now completed (or nothing failed), 3 some items still' +
         '\nnot completed, 1 error (no such run, run still running, budget spent).',
     )
-    .action((run: string, options: RetryOptions, command: Command) =>
-      withRun(
+    .action((run: string, options: RetryOptions, command: Command) => {
+      // Runs workers: the worker runtime takes over SIGINT (to drain them), so only here.
+      quietTemporalLogs(isDebug(command));
+      return withRun(
         originalRunId(resolveRunId(run)),
         async (session, runId) => {
           process.exitCode = await retryFailed(session, runId, options);
         },
-        { debug: isDebug(command), log: say, workers: true },
-      ),
-    );
+        { log: say },
+      );
+    });
 }

@@ -6,13 +6,8 @@ import { UserError } from '../../common/errors.js';
 import { runWorkflowId } from '../../common/names.js';
 import type { RunInput } from '../../common/types.js';
 import { loadManifest } from '../../manifest/load.js';
-import { DEMO_API_KEY } from '../../emulator/index.js';
-import {
-  quietTemporalLogs,
-  startEmbeddedEmulator,
-  startInProcessWorkers,
-  type InProcessWorkers,
-} from '../embedded.js';
+import { quietTemporalLogs } from '../embedded.js';
+import { startLocalWorkers } from '../local-workers.js';
 import { openSession, stateDirectory, workflowUrl } from '../session.js';
 import { startOrAttach } from '../runs.js';
 import { watchRun } from '../watch.js';
@@ -76,37 +71,23 @@ async function runManifest(file: string, options: RunOptions, debug: boolean): P
   const session = await openSession({ log: say });
   const cleanups: (() => Promise<void>)[] = [() => session.close()];
   try {
-    let workers: InProcessWorkers | undefined;
-    if (session.mode === 'embedded') {
-      let api: { baseUrl?: string; apiKey?: string } = { ...(apiBaseUrl ? { baseUrl: apiBaseUrl } : {}) };
-      const webhookSecret = webhooks ? embeddedWebhookSecret(webhooks.secretEnv, emulated) : undefined;
-      if (emulated) {
-        const emulator = await startEmbeddedEmulator(stateDirectory(), process.env, webhookSecret);
-        cleanups.push(() => emulator.close());
-        api = { baseUrl: emulator.url, apiKey: DEMO_API_KEY };
-        say(
-          `pixelmill: no API configured: using the built-in emulator at ${emulator.url} (this run is emulated)`,
-        );
-      }
-      if (webhooks && webhookSecret) {
-        const receiver = await startEmbeddedReceiver({
-          client: session.client,
-          stateDir: stateDirectory(),
-          secret: webhookSecret,
-          publicUrl: webhookPublicUrl(webhooks.publicUrl),
-          log: say,
-        });
-        cleanups.push(() => receiver.server.close());
-        webhookBase = receiver.baseUrl;
-        say(`pixelmill: webhooks on: receiver at ${receiver.server.url}, called at ${receiver.baseUrl}/...`);
-      }
-      workers = await startInProcessWorkers(session.endpoint, api);
-      cleanups.push(() => workers!.stop());
-    } else if (emulated) {
-      throw new UserError(
-        'api_not_configured',
-        'no API configured: set PIXELMILL_API_BASE_URL (or api.base_url in the manifest); the built-in emulator runs only without TEMPORAL_ADDRESS',
-      );
+    const webhookSecret =
+      session.mode === 'embedded' && webhooks
+        ? embeddedWebhookSecret(webhooks.secretEnv, emulated)
+        : undefined;
+    const workers = await startLocalWorkers(session, apiBaseUrl, say, webhookSecret);
+    cleanups.push(() => workers.close());
+    if (webhooks && webhookSecret) {
+      const receiver = await startEmbeddedReceiver({
+        client: session.client,
+        stateDir: stateDirectory(),
+        secret: webhookSecret,
+        publicUrl: webhookPublicUrl(webhooks.publicUrl),
+        log: say,
+      });
+      cleanups.push(() => receiver.server.close());
+      webhookBase = receiver.baseUrl;
+      say(`pixelmill: webhooks on: receiver at ${receiver.server.url}, called at ${receiver.baseUrl}/...`);
     }
 
     if (webhooks && !webhookBase) {
@@ -151,7 +132,7 @@ async function runManifest(file: string, options: RunOptions, debug: boolean): P
     }
     return await watchRun(session.client, handle, {
       tty: options.progress && process.stderr.isTTY,
-      stopped: workers?.done,
+      stopped: workers.stopped,
     });
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);

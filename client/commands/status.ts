@@ -10,13 +10,13 @@ import { planFiles, type PlanMeta } from '../../activities/plan.js';
 import { REPORT_FILE, SUMMARY_FILE } from '../../activities/report.js';
 import type { ApiCallCounts, ItemCounts, PlanRef, RunState } from '../../common/types.js';
 import { colorEnabled } from '../display/display.js';
-import { finishedItems } from '../display/frame.js';
+import { finishedItems } from '../../workflows/tracking.js';
 import { liveProgress } from '../progress.js';
 import { listRetries } from '../retries.js';
 import { locateRun } from '../run-files.js';
 import { describeRun } from '../runs.js';
 import { workflowUrl } from '../session.js';
-import { examples, isDebug, localTime, RUN_ARGUMENT, withRun } from './with-run.js';
+import { examples, localTime, RUN_ARGUMENT, withRun } from './with-run.js';
 import { zeroCounts } from '../../workflows/tracking.js';
 
 export interface RunStatus {
@@ -206,18 +206,14 @@ export function registerStatusCommand(program: Command): void {
         'pixelmill status pixelmill/demo --json | jq .counts',
       ) + '\n\nExit codes: 0 the status was shown (whatever the run state), 1 error (e.g. no such run).',
     )
-    .action((run: string, options: { json?: boolean }, command: Command) =>
-      withRun(
-        run,
-        async (session, runId) => {
-          const status = await runStatus(session.client, runId, workflowUrl(session, runId));
-          process.stdout.write(
-            options.json
-              ? `${JSON.stringify(status, null, 2)}\n`
-              : `${statusText(status, colorEnabled(process.stdout))}\n`,
-          );
-        },
-        { debug: isDebug(command) },
-      ),
+    .action((run: string, options: { json?: boolean }) =>
+      withRun(run, async (session, runId) => {
+        const status = await runStatus(session.client, runId, workflowUrl(session, runId));
+        process.stdout.write(
+          options.json
+            ? `${JSON.stringify(status, null, 2)}\n`
+            : `${statusText(status, colorEnabled(process.stdout))}\n`,
+        );
+      }),
     );
 }

@@ -1,7 +1,6 @@
 // What the commands on an existing run share: the RUN argument, a session around the action, the
 // shape of their help text.
 import { InvalidArgumentError, type Command } from 'commander';
-import { quietTemporalLogs } from '../embedded.js';
 import { requireRun, resolveRunId } from '../runs.js';
 import { openSession, type Session } from '../session.js';
 
@@ -10,17 +9,12 @@ export const RUN_ARGUMENT = [
   'the manifest file, the run id (pixelmill/<name>) or the manifest name',
 ] as const;
 
-/**
- * Opens a session, checks the run exists, runs `body`, closes the session. Only a command that
- * runs workers (`workers`) sets up the worker runtime: it takes over SIGINT to drain them, which
- * would leave a command without workers deaf to Ctrl-C.
- */
+/** Opens a session, checks the run exists, runs `body`, closes the session. */
 export async function withRun<T>(
   run: string,
   body: (session: Session, runId: string) => Promise<T>,
-  options: { debug?: boolean; log?: (line: string) => void; workers?: boolean } = {},
+  options: { log?: (line: string) => void } = {},
 ): Promise<T> {
-  if (options.workers) quietTemporalLogs(Boolean(options.debug));
   const runId = resolveRunId(run);
   const session = await openSession(options.log ? { log: options.log } : {});
   try {
