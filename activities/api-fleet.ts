@@ -2,11 +2,9 @@
 // distinct identities that polled it recently. The pacer divides the run's rate by this number.
 // A worker that died keeps counting until its last poll ages out, which only slows the others
 // for a while: the error always falls on the side of fewer calls.
-import { Context } from '@temporalio/activity';
 import { API_TASK_QUEUE } from '../common/names.js';
-
-/** temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY */
-const TASK_QUEUE_TYPE_ACTIVITY = 2;
+import { TASK_QUEUE_TYPE_ACTIVITY } from './rate-limit.js';
+import { activityContext } from './store-results.js';
 /** A live worker re-polls at least every minute (the server's long-poll expiry). */
 const POLLER_FRESH_MS = 90_000;
 const REFRESH_MS = 10_000;
@@ -15,28 +13,29 @@ export class ApiWorkerFleet {
   #size = 1;
   #checkedAt = Number.NEGATIVE_INFINITY;
   #refreshing: Promise<void> | undefined;
+  #counted = false;
 
   constructor(private readonly now: () => number = Date.now) {}
 
   /** The current estimate (at least 1); refreshed from the server at most every 10 s. */
   async size(): Promise<number> {
-    // Callers arriving during a refresh wait for it too: the first calls of a worker must not
-    // go out at the whole run's rate before the first count is in.
     if (this.#refreshing === undefined && this.now() - this.#checkedAt >= REFRESH_MS) {
-      this.#refreshing = this.#refresh().finally(() => (this.#refreshing = undefined));
+      this.#refreshing = this.#refresh().finally(() => {
+        this.#refreshing = undefined;
+        this.#counted = true;
+      });
     }
-    if (this.#refreshing !== undefined) await this.#refreshing;
+    // The first calls of a worker wait for the first count: they must not go out at the whole
+    // run's rate before it is in. Later refreshes run behind the cached estimate, so a slow
+    // server does not stall every call of the worker.
+    if (this.#refreshing !== undefined && !this.#counted) await this.#refreshing;
     return this.#size;
   }
 
   async #refresh(): Promise<void> {
     this.#checkedAt = this.now();
-    let context;
-    try {
-      context = Context.current();
-    } catch {
-      return; // outside an activity (unit tests): keep the estimate
-    }
+    const context = activityContext();
+    if (!context) return; // outside an activity (unit tests): keep the estimate
     try {
       const { client, info } = context;
       const described = await client.workflowService.describeTaskQueue({

@@ -1,7 +1,6 @@
 // Public entry of the activities: `createActivities(deps)` builds every activity of a run around
 // shared per-worker state (plan cache, API client pools), for the worker to register. Workflows
 // import the `Activities` type only and call them through proxyActivities.
-import { Context } from '@temporalio/activity';
 import { ApiClients } from './api-clients.js';
 import { ApiWorkerFleet } from './api-fleet.js';
 import { apiCallActivities } from './api-calls.js';
@@ -12,7 +11,7 @@ import { PlanCache } from './plan.js';
 import { planShardActivity, prepareRunActivity } from './prepare.js';
 import { configureRateLimit } from './rate-limit.js';
 import { writeReportActivity } from './report.js';
-import { storeResultsActivity } from './store-results.js';
+import { activityContext, storeResultsActivity } from './store-results.js';
 
 export type { ActivityDeps } from './deps.js';
 export { toActivityFailure } from './failures.js';
@@ -30,7 +29,11 @@ function buildActivities(resolved: ResolvedDeps, clients: ApiClients) {
   const pacer = new CallPacer(systemPacerClock);
   const fleet = new ApiWorkerFleet();
   const pace = async (requestsPerSecond: number): Promise<void> =>
-    pacer.acquire(requestsPerSecond, resolved.apiWorkers ?? (await fleet.size()), cancellationSignal());
+    pacer.acquire(
+      requestsPerSecond,
+      resolved.apiWorkers ?? (await fleet.size()),
+      activityContext()?.cancellationSignal,
+    );
   const { submitItem, lookupTasks, fetchTask } = apiCallActivities({ plans, clients, pace });
   return {
     prepareRun: prepareRunActivity(resolved.resultStore),
@@ -43,15 +46,6 @@ function buildActivities(resolved: ResolvedDeps, clients: ApiClients) {
     writeReport: writeReportActivity({ plans, now: resolved.now, resultStore: resolved.resultStore }),
     configureRateLimit,
   };
-}
-
-/** The running activity's cancellation signal; none when called directly (unit tests). */
-function cancellationSignal(): AbortSignal | undefined {
-  try {
-    return Context.current().cancellationSignal;
-  } catch {
-    return undefined;
-  }
 }
 
 /** The activities plus a way to release their connection pools. */

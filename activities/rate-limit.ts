@@ -8,7 +8,7 @@ import { API_TASK_QUEUE } from '../common/names.js';
 import type { ConfigureRateLimitInput } from '../common/types.js';
 
 /** temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY (@temporalio/proto is not a direct dependency). */
-const TASK_QUEUE_TYPE_ACTIVITY = 2;
+export const TASK_QUEUE_TYPE_ACTIVITY = 2;
 /** gRPC status UNIMPLEMENTED: the server predates UpdateTaskQueueConfig. */
 const GRPC_UNIMPLEMENTED = 12;
 

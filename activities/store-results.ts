@@ -61,7 +61,8 @@ interface ItemOutcome {
 /** How often storeResults reports it is alive; well under the workflow's heartbeat timeout. */
 const LIVENESS_HEARTBEAT_MS = 3_000;
 
-function activityContext(): Context | undefined {
+/** The running activity's context; undefined outside a worker (a script, a unit test). */
+export function activityContext(): Context | undefined {
   try {
     return Context.current();
   } catch {

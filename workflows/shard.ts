@@ -30,6 +30,7 @@ import type {
 import { fetchTask, lookupTasks, planShard, recordOutcomes, storeResults, submitItem } from './activities.js';
 import {
   countItems,
+  finishedItems,
   failureSummary,
   FINAL_PHASE,
   freshShardState,
@@ -72,7 +73,8 @@ interface KnownResult {
 export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
   const { plan, shard, limits } = input;
   const poll = pollBounds(limits);
-  const firstPollMs = Math.min(poll.maxMs, Math.max(poll.minMs, limits.firstPollMs ?? poll.minMs));
+  // An earlier shard's pace, already within these bounds (every shard of a run has the same).
+  const firstPollMs = limits.firstPollMs ?? poll.minMs;
   const s = input.carried ?? freshShardState(shard.count, input.paused, input.cancelled, firstPollMs);
   const indexByTask = new Map<string, number>();
   s.taskIds.forEach((taskId, index) => {
@@ -119,12 +121,11 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
 
   /** Only if the run passed its search attributes on (common/search-attributes.ts). */
   const indexed = workflowInfo().typedSearchAttributes.get(MANIFEST_ATTRIBUTE) !== undefined;
-  const finishedCount = (): number => s.phase.reduce((n, p) => n + (isFinal(p) ? 1 : 0), 0);
-  let publishedFinished = finishedCount();
+  let publishedFinished = finishedItems(countItems(s.phase));
   /** The UI's current details on every call; the search attributes every PUBLISH_STEP items. */
   function publish(force: boolean): void {
     const counts = countItems(s.phase, processing);
-    const done = finishedCount();
+    const done = finishedItems(counts);
     setCurrentDetails(
       `${done} of ${shard.count} items finished: ${counts.stored} completed, ${counts.failed} failed; ` +
         `${counts.submitted + counts.processing + counts.completed} at the API, ${counts.queued} queued.`,

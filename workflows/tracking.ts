@@ -79,6 +79,11 @@ export function zeroCounts(): ItemCounts {
   };
 }
 
+/** Items in a final state. */
+export function finishedItems(counts: ItemCounts): number {
+  return counts.stored + counts.failed + counts.cancelled + counts.expired + counts.skipped;
+}
+
 /** Counts by phase; `processing` are the submitted items among `processing` (a lookup's word). */
 export function countItems(
   phases: readonly number[],

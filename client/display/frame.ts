@@ -5,6 +5,7 @@ import picocolors from 'picocolors';
 import type { ItemCounts, RunState } from '../../common/types.js';
 import type { LiveProgress } from '../progress.js';
 import type { Rates } from './rates.js';
+import { finishedItems } from '../../workflows/tracking.js';
 
 export type Colors = ReturnType<typeof picocolors.createColors>;
 
@@ -16,11 +17,6 @@ export interface ProgressView {
 }
 
 const BAR_WIDTH = 30;
-
-/** Items in a final state. */
-export function finishedItems(counts: ItemCounts): number {
-  return counts.stored + counts.failed + counts.cancelled + counts.expired + counts.skipped;
-}
 
 /** `1:05`, `1:02:03`. */
 export function formatDuration(seconds: number): string {
