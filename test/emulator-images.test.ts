@@ -10,7 +10,9 @@ import {
   renderResultPng,
   type ImageSpec,
 } from '../emulator/images/render.js';
+import { RgbCanvas } from '../emulator/images/canvas.js';
 import { glyphColumns } from '../emulator/images/font.js';
+import { encodePng } from '../emulator/images/png.js';
 import { wrapText } from '../emulator/images/text-layout.js';
 
 const spec = (overrides: Partial<ImageSpec> = {}): ImageSpec => ({
@@ -70,6 +72,27 @@ describe('imageDimensions', () => {
       expect((error as ImageSizeError).code).toBe('image_size_invalid');
       expect((error as ImageSizeError).name).toBe('ImageSizeError');
     }
+  });
+});
+
+describe('encodePng', () => {
+  it('encodes every pixel of the canvas, as an independent decoder reads it (CRCs checked)', () => {
+    // Odd sizes and rectangles clipped at every edge: a row-stride or filter-byte slip shows.
+    const canvas = new RgbCanvas(37, 23);
+    canvas.fillRect(0, 0, 37, 23, [10, 20, 30]);
+    canvas.fillRect(-5, 3, 12, 7, [200, 1, 2]);
+    canvas.fillRect(30, 18, 20, 20, [3, 250, 4]);
+    canvas.fillRect(36, 0, 1, 23, [5, 6, 255]);
+    const decoded = PNG.sync.read(encodePng(canvas), { checkCRC: true });
+    expect({ width: decoded.width, height: decoded.height }).toEqual({ width: 37, height: 23 });
+    const mismatches: string[] = [];
+    for (let y = 0; y < 23; y++)
+      for (let x = 0; x < 37; x++)
+        if (pixelAt(decoded, x, y).join() !== canvas.pixel(x, y).join()) mismatches.push(`${x},${y}`);
+    expect(mismatches).toEqual([]);
+    expect(canvas.pixel(0, 3)).toEqual([200, 1, 2]);
+    expect(canvas.pixel(36, 22)).toEqual([5, 6, 255]);
+    expect(canvas.pixel(31, 19)).toEqual([3, 250, 4]);
   });
 });
 

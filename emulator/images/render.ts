@@ -2,12 +2,12 @@
 // the prompt, whose band pattern and footer marks come from the image index, and which shows the
 // prompt text. Rendering is deterministic (same spec, same bytes), because downloads are checked
 // by sha256 across retries.
-import { PNG } from 'pngjs';
 import type { Resolution } from '../../api/schemas.js';
 import { ByteBoundedLru } from './cache.js';
 import { RgbCanvas } from './canvas.js';
 import { CELL_HEIGHT, CELL_WIDTH, drawTextLine, lineWidth } from './draw-text.js';
 import { paletteFor, type Palette } from './palette.js';
+import { encodePng } from './png.js';
 import { wrapText } from './text-layout.js';
 
 export interface ImageSpec {
@@ -144,25 +144,5 @@ function paintPrompt(
     const y = top + i * CELL_HEIGHT * scale;
     drawTextLine(canvas, line, left + shadow, y + shadow, scale, palette.shadow);
     drawTextLine(canvas, line, left, y, scale, palette.text);
-  });
-}
-
-function encodePng(canvas: RgbCanvas): Buffer {
-  // A PNG built without dimensions allocates no RGBA buffer; the RGB data is handed over as is
-  // (pngjs skips conversion when input and output colour types match). No row filter plus the
-  // default zlib strategy at level 1 was measured fastest and small: pngjs's default RLE strategy
-  // cannot see runs in unfiltered RGB triplets and gave 30x larger files.
-  const png = new PNG();
-  png.width = canvas.width;
-  png.height = canvas.height;
-  png.data = canvas.data;
-  return PNG.sync.write(png, {
-    colorType: 2,
-    inputColorType: 2,
-    inputHasAlpha: false,
-    bitDepth: 8,
-    filterType: 0,
-    deflateLevel: 1,
-    deflateStrategy: 0,
   });
 }
