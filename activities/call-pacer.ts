@@ -17,40 +17,70 @@ export interface PacerClock {
 export const MAX_PACER_WAIT_MS = 10_000;
 
 export class CallPacer {
-  /** Epoch ms booked for the next caller to start. */
-  #next = 0;
-  /** Epoch ms at which the last call actually went out. */
-  #lastRelease = Number.NEGATIVE_INFINITY;
+  /** When the last call was due: the next is due one interval later. */
+  #due = Number.NEGATIVE_INFINITY;
+  /** When recent calls went out, oldest first: at most one window's worth. */
+  readonly #releases: number[] = [];
+  /** Settles when the last caller in line has gone (or given up): callers go one by one, in order. */
+  #lineEnd: Promise<void> = Promise.resolve();
+  #waiting = 0;
 
   constructor(private readonly clock: PacerClock) {}
 
   /**
-   * Waits for this worker's next slot at `ratePerSecond / workers`. Callers book slots in order
-   * before waiting; on waking each also keeps one interval after the call actually released
-   * before it, so a late wake-up (a busy event loop) never squeezes two calls together. An
-   * aborted wait leaves its slot unused (errs towards fewer calls). A queue longer than
+   * Waits for this worker's next slot at `ratePerSecond / workers`. Callers line up and go one
+   * interval apart, in order. A wake-up that comes late (timers on a busy event loop fire a few
+   * ms after their time) does not push the schedule back: the next call may go half an interval
+   * after it, until the schedule is kept again. Were every lateness added to the next wait, a
+   * worker held to 50/s would send 45. Lateness beyond one interval (a stall) is given up, not
+   * caught up in a burst, and no one-second window ever holds more than ceil(rate / workers)
+   * calls. An aborted wait leaves its slot to the next caller. A line longer than
    * MAX_PACER_WAIT_MS is answered with a retryable, benign failure so the server can hand the
    * task to a less busy worker.
    */
   async acquire(ratePerSecond: number, workers: number, signal?: AbortSignal): Promise<void> {
     const interval = (1000 * Math.max(1, workers)) / ratePerSecond;
-    const now = this.clock.now();
-    const booked = Math.max(now, this.#next);
-    if (booked - now > MAX_PACER_WAIT_MS) {
+    const perWindow = Math.ceil(ratePerSecond / Math.max(1, workers));
+    const arrived = this.clock.now();
+    const expected = Math.max(arrived, this.#due + interval * (this.#waiting + 1));
+    if (expected - arrived > MAX_PACER_WAIT_MS) {
       throw ApplicationFailure.create({
         type: 'PacerBacklog',
-        message: `this worker's API calls are booked ${Math.round((booked - now) / 1000)} s ahead; trying later`,
-        nextRetryDelay: Math.min(booked - now, 30_000),
+        message: `this worker's API calls are booked ${Math.round((expected - arrived) / 1000)} s ahead; trying later`,
+        nextRetryDelay: Math.min(expected - arrived, 30_000),
         category: 'BENIGN',
       });
     }
-    this.#next = booked + interval;
-    for (;;) {
-      const wait = Math.max(booked, this.#lastRelease + interval) - this.clock.now();
-      if (wait <= 0) break;
-      await this.clock.sleep(wait, signal);
+    const ahead = this.#lineEnd;
+    let gone!: () => void;
+    this.#lineEnd = new Promise((resolve) => (gone = resolve));
+    this.#waiting++;
+    try {
+      await ahead;
+      signal?.throwIfAborted();
+      // The caller ahead has just gone; one that arrives to an empty line starts a new schedule.
+      const scheduled = Math.max(this.#due + interval, this.clock.now());
+      let heldByWindow = false;
+      for (;;) {
+        const last = this.#releases.at(-1) ?? Number.NEGATIVE_INFINITY;
+        const windowOpens =
+          this.#releases.length >= perWindow
+            ? this.#releases.at(-perWindow)! + 1000
+            : Number.NEGATIVE_INFINITY;
+        heldByWindow = windowOpens > Math.max(scheduled, last + interval / 2);
+        const wait = Math.max(scheduled, last + interval / 2, windowOpens) - this.clock.now();
+        if (wait <= 0) break;
+        await this.clock.sleep(wait, signal);
+      }
+      const now = this.clock.now();
+      // Held by the window, the schedule moves with the call (catching up would meet it again).
+      this.#due = heldByWindow ? now : Math.max(scheduled, now - interval);
+      this.#releases.push(now);
+      if (this.#releases.length > perWindow) this.#releases.shift();
+    } finally {
+      this.#waiting--;
+      gone();
     }
-    this.#lastRelease = this.clock.now();
   }
 }
 

@@ -18,6 +18,59 @@ function steppingClock(): PacerClock {
   };
 }
 
+/**
+ * A clock whose timers fire `lateBy()` ms after they are due, in order, as the event loop of a
+ * busy worker does, and none before `blockedUntil` (an event loop blocked until then); `run`
+ * drives it until the work settles and returns what the work returned.
+ */
+function simulatedClock(lateBy: () => number, blockedUntil = 0) {
+  let now = 0;
+  const timers: { at: number; fire: () => void }[] = [];
+  const clock: PacerClock = {
+    now: () => now,
+    sleep: (ms) =>
+      new Promise<void>(
+        (fire) => void timers.push({ at: Math.max(now + ms + lateBy(), blockedUntil), fire }),
+      ),
+  };
+  async function run<T>(work: () => Promise<T>): Promise<T> {
+    let settled = false;
+    const result = work().finally(() => void (settled = true));
+    while (!settled) {
+      await new Promise((resolve) => setImmediate(resolve));
+      timers.sort((a, b) => a.at - b.at);
+      const next = timers.shift();
+      if (!next) continue;
+      now = Math.max(now, next.at);
+      next.fire();
+    }
+    return result;
+  }
+  return { clock, run };
+}
+
+/** `count` callers queued at once; the times they were let through, in order. */
+async function queue(pacer: CallPacer, count: number, rate: number, workers: number): Promise<number[]> {
+  const releases: number[] = [];
+  const clockOf = (pacer as unknown as { clock: PacerClock }).clock;
+  await Promise.all(
+    Array.from({ length: count }, () =>
+      pacer.acquire(rate, workers).then(() => releases.push(clockOf.now())),
+    ),
+  );
+  return releases;
+}
+
+/** The most releases in any one-second window [t, t + 1000). */
+function busiestSecond(releases: number[]): number {
+  let busiest = 0;
+  for (let i = 0, j = 0; j < releases.length; j++) {
+    while (releases[j]! - releases[i]! >= 1000) i++;
+    busiest = Math.max(busiest, j - i + 1);
+  }
+  return busiest;
+}
+
 describe('CallPacer', () => {
   it('spaces calls evenly at the rate: never more than the limit in a one-second window', async () => {
     const clock = steppingClock();
@@ -42,50 +95,66 @@ describe('CallPacer', () => {
     expect(clock.now() - first).toBe(300);
   });
 
-  it('concurrent callers line up; a queue beyond the wait limit fails as a benign retry', async () => {
+  it('concurrent callers line up; a line beyond the wait limit fails as a benign retry', async () => {
     let now = 0;
     const sleeps: number[] = [];
     const pacer = new CallPacer({
       now: () => now,
-      // Waits never end here: only the booking is under test.
+      // Waits never end here: only the line is under test.
       sleep: (ms) => new Promise(() => void sleeps.push(ms)),
     });
-    const slots = MAX_PACER_WAIT_MS / 1000; // at 1 call/s, the waits 0 .. MAX are all allowed
-    for (let i = 0; i <= slots; i += 1) void pacer.acquire(1, 1);
-    await Promise.resolve();
-    expect(sleeps).toEqual(Array.from({ length: slots }, (_, i) => (i + 1) * 1000));
+    await pacer.acquire(1, 1); // goes at once
+    const slots = MAX_PACER_WAIT_MS / 1000; // at 1 call/s, waits of 1 .. MAX s are all allowed
+    for (let i = 0; i < slots; i += 1) void pacer.acquire(1, 1);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(sleeps).toEqual([1000]); // only the first in line waits on the clock
     const failure = await rejection(pacer.acquire(1, 1));
     expect(failure).toBeInstanceOf(ApplicationFailure);
     expect(failure).toMatchObject({ type: 'PacerBacklog', nonRetryable: false, category: 'BENIGN' });
+    // The refused call took no place in line: at 5 s the next one is expected in 6 s and waits.
     now = 5_000;
-    void pacer.acquire(1, 1); // the refused call booked nothing: this one waits 6 s, not 7
-    await Promise.resolve();
-    expect(sleeps.at(-1)).toBe(MAX_PACER_WAIT_MS + 1000 - 5_000);
+    const outcome = await Promise.race([
+      pacer.acquire(1, 1).then(
+        () => 'went',
+        () => 'refused',
+      ),
+      new Promise((resolve) => setImmediate(() => resolve('waiting'))),
+    ]);
+    expect(outcome).toBe('waiting');
   });
 
-  it('after a stall, queued callers still go out one interval apart', async () => {
-    let now = 0;
-    const timers: { at: number; fire: () => void }[] = [];
-    const pacer = new CallPacer({
-      now: () => now,
-      sleep: (ms) => new Promise<void>((fire) => void timers.push({ at: now + ms, fire })),
-    });
-    const releases: number[] = [];
-    const calls = [0, 1, 2].map(() => pacer.acquire(5, 1).then(() => releases.push(now)));
-    await Promise.resolve();
-    // The event loop was blocked until 600 ms: the timers for 200 and 400 both fire late, at once.
-    now = 600;
-    const flush = async () => {
-      const due = timers.filter((timer) => timer.at <= now);
-      timers.splice(0, timers.length, ...timers.filter((timer) => timer.at > now));
-      for (const timer of due) timer.fire();
-      await new Promise((resolve) => setImmediate(resolve));
-    };
-    await flush();
-    now = 800;
-    await flush();
-    await Promise.all(calls);
-    expect(releases).toEqual([0, 600, 800]);
+  it('late wake-ups do not add up: a worker kept 3 ms late still sends at its rate', async () => {
+    const sim = simulatedClock(() => 3);
+    const pacer = new CallPacer(sim.clock);
+    const releases = await sim.run(() => queue(pacer, 101, 50, 1));
+    // 100 intervals of 20 ms; each late wake-up pushing the next call back would take 2,300 ms.
+    // The one-second window may still hold a call by the lateness once a second (3 ms a second).
+    expect(releases.at(-1)! - releases[0]!).toBeLessThanOrEqual(2_000 + 3 + 2 * 3);
+    expect(busiestSecond(releases)).toBeLessThanOrEqual(50);
+  });
+
+  it('catches up a late call at half an interval, never more than ceil(rate) in a second', async () => {
+    // Wake-ups late by 0 to 15 ms of a 20 ms interval, in a repeating pattern.
+    let k = 0;
+    const sim = simulatedClock(() => [0, 15, 2, 9, 0, 14, 1][k++ % 7]!);
+    const pacer = new CallPacer(sim.clock);
+    const releases = await sim.run(() => queue(pacer, 300, 50, 1));
+    const gaps = releases.slice(1).map((at, i) => at - releases[i]!);
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(10);
+    expect(busiestSecond(releases)).toBeLessThanOrEqual(50);
+    // Within 3% of the schedule; pushing every later call back by each lateness took 29% longer.
+    expect(releases.at(-1)! - releases[0]!).toBeLessThan(299 * 20 * 1.03);
+  });
+
+  it('after a stall, queued callers make up one interval at most, within the window', async () => {
+    const sim = simulatedClock(() => 0, 1_000);
+    const pacer = new CallPacer(sim.clock);
+    const releases = await sim.run(() => queue(pacer, 12, 5, 1));
+    // Due at 0, 200, 400, ...; the event loop is blocked until 1,000. The late call goes at once and
+    // the next half an interval later, making up one interval; the rest of the stall is given up.
+    // The one-second window then holds the sixth call until 2,000, and the schedule moves with it.
+    expect(releases).toEqual([0, 1000, 1100, 1200, 1400, 1600, 2000, 2200, 2400, 2600, 2800, 3000]);
+    expect(busiestSecond(releases)).toBeLessThanOrEqual(5);
   });
 
   it('an aborted wait rejects with the abort reason', async () => {
