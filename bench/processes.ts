@@ -14,9 +14,19 @@ export const CLI = fileURLToPath(new URL('../client/main.js', import.meta.url));
 /** The node flags of bin/pixelmill.js's shebang: the CLI runs here as `npx pixelmill` runs it. */
 const CLI_NODE_FLAGS = ['--max-semi-space-size=4'];
 
+/**
+ * With PIXELMILL_BENCH_CPU_PROF=<dir>, every CLI child (the run, the emulator) writes a V8 CPU
+ * profile there when it exits: where a benchmark's CPU goes (node refuses --cpu-prof in
+ * NODE_OPTIONS, so it is passed here).
+ */
+function profileFlags(): string[] {
+  const dir = process.env.PIXELMILL_BENCH_CPU_PROF;
+  return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
+}
+
 /** `pixelmill <args>` as a child process. */
 export function spawnCli(args: string[], options: SpawnOptions = {}): ChildProcess {
-  return spawnNode([...CLI_NODE_FLAGS, CLI, ...args], options);
+  return spawnNode([...CLI_NODE_FLAGS, ...profileFlags(), CLI, ...args], options);
 }
 
 const children = new Set<ChildProcess>();

@@ -1,7 +1,7 @@
 // Names shared by workflows, activities, the worker and the CLI: task queues, workflow ids,
 // signals and queries. Defined once here so that no string is spelled twice.
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-import type { PauseRequest, RunProgress, ShardProgress, TaskFinishedSignal } from './types.js';
+import type { PauseRequest, RunProgress, ShardHandoff, ShardProgress, TaskFinishedSignal } from './types.js';
 
 /** Workflow tasks, and activities that are neither API calls nor transfers. */
 export const WORKFLOW_TASK_QUEUE = 'pixelmill';
@@ -34,9 +34,11 @@ export const resumeSignal = defineSignal('resume');
 export const cancelSignal = defineSignal('cancel');
 /**
  * Run to shard: your share of `max_in_flight` is now this many items (only ever raised: sent
- * when the last shards run and the ones that finished left their share unused).
+ * as earlier shards close and free the slots they held).
  */
 export const inFlightShareSignal = defineSignal<[number]>('inFlightShare');
+/** Shard to run: every item has been submitted; the run may start the next shard (in-flight-shares.ts). */
+export const shardSubmittedSignal = defineSignal<[ShardHandoff]>('shardSubmitted');
 /** A task's terminal state learned from a webhook, routed to the shard that owns it. */
 export const taskFinishedSignal = defineSignal<[TaskFinishedSignal]>('taskFinished');
 

@@ -126,6 +126,8 @@ export interface ShardLimits {
   webhookBaseUrl?: string;
   /** History length at which the shard continues as new (default SHARD_HISTORY_LIMIT). */
   historyLimit?: number;
+  /** Tell the run (shardSubmittedSignal) once every item has been submitted. */
+  handOff?: boolean;
 }
 
 export interface ShardInput {
@@ -157,6 +159,14 @@ export interface ShardCarriedState {
   busyPollMs?: number;
   /** When the next batch lookup is due (workflow time, ms), once its wait has begun. */
   nextLookupAt?: number;
+  /** Set once the run has been told that every item was submitted. */
+  handedOff?: boolean;
+}
+
+export interface ShardHandoff {
+  workflowId: string;
+  /** Items still at the API: all the shard can ever have again. */
+  holding: number;
 }
 
 export interface ShardResult {

@@ -104,6 +104,24 @@ describe('run and shard workflows (stub activities)', () => {
     expect(api.maxConcurrentAtApi).toBeLessThanOrEqual(20);
   });
 
+  it('starts the next shard once one has submitted everything, within max_in_flight', async () => {
+    // max_in_flight 1,000 runs three shards at a time with 334 slots each. A shard submits its last
+    // items when its first ones finish, so it hands off holding fewer than its share: the fourth
+    // shard starts on what is free while the first three still have items at the API.
+    const { api, start } = startRun({ items: 2000, lookupsToFinish: 3, maxInFlight: 1000 });
+    const result = await withWorkers(api, async () => (await start()).result() as Promise<RunResult>);
+    expect(result.counts.stored).toBe(2000);
+    expect(api.maxConcurrentAtApi).toBeLessThanOrEqual(1000);
+    const shardOf = (index: number): number => Math.floor(index / 500);
+    const firstSubmitOfShard4 = api.timeline.findIndex((e) => e.event === 'submit' && shardOf(e.index) === 3);
+    // None of the first three shards had closed: each stored items after shard 4's first submit.
+    const lastStores = [0, 1, 2].map((shard) =>
+      api.timeline.findLastIndex((e) => e.event === 'store' && shardOf(e.index) === shard),
+    );
+    expect(firstSubmitOfShard4).toBeGreaterThan(0);
+    expect(firstSubmitOfShard4).toBeLessThan(Math.min(...lastStores));
+  });
+
   it('resubmits failures the retry policy names, and reports the others with their error', async () => {
     const { api, start } = startRun({
       items: 50,

@@ -17,6 +17,7 @@ import {
   resumeSignal,
   runProgressQuery,
   SHARD_SIZE,
+  shardSubmittedSignal,
   shardWorkflowId,
   WORKFLOW_TASK_QUEUE,
 } from '../common/names.js';
@@ -32,6 +33,7 @@ import type {
 } from '../common/types.js';
 import { countAttributes, ITEMS_ATTRIBUTE, MANIFEST_ATTRIBUTE } from '../common/search-attributes.js';
 import { configureRateLimit, prepareRun, writeReport } from './activities.js';
+import { InFlightShares } from './in-flight-shares.js';
 import { shardWorkflow } from './shard.js';
 import { zeroCounts } from './tracking.js';
 
@@ -39,14 +41,15 @@ import { zeroCounts } from './tracking.js';
 const POLL_MIN_MS = 1_000;
 const POLL_MAX_MS = 10_000;
 
-/** Shards running at once: enough to keep `max_in_flight` items at the API, plus one so that a
- * shard's tail (its last slow tasks) never leaves the rate limit idle. */
+/** Shards submitting at once: enough to keep `max_in_flight` items at the API, plus one. */
 export function concurrentShards(shardCount: number, maxInFlight: number): number {
   return Math.max(1, Math.min(shardCount, Math.ceil(maxInFlight / SHARD_SIZE) + 1));
 }
 
 /** Runs recorded before shares were raised replay without the signals (test/fixtures/histories). */
 const RAISE_SHARES_PATCH = 'raise-in-flight-shares';
+/** Runs recorded before shards handed off (in-flight-shares.ts) replay starting shards as they close. */
+const HANDOFF_PATCH = 'shard-handoff';
 
 /**
  * Submits each shard keeps scheduled on the rate-limited queue: about 1.5 s of the run's rate
@@ -173,9 +176,27 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
     publish();
   };
 
+  const handOff = patched(HANDOFF_PATCH);
+  const shares = new InFlightShares(plan.maxInFlight, perShardInFlight);
+  const raiseShares = (): void => {
+    const reachable = (workflowId: string): boolean => running.has(workflowId);
+    for (const [workflowId, share] of shares.raise(shardsNotStarted === 0, reachable))
+      // A shard that ends before the signal lands needs no share: ignore its refusal.
+      running
+        .get(workflowId)
+        ?.signal(inFlightShareSignal, share)
+        .catch(() => undefined);
+  };
+  setHandler(shardSubmittedSignal, ({ workflowId, holding }) => {
+    shares.handOff(workflowId, holding);
+    raiseShares();
+  });
+  const canStartShard = (): boolean =>
+    handOff ? shares.submitting < parallel && shares.free() > 0 : running.size < parallel;
+
   const shardsDone: Promise<void>[] = [];
   for (let index = 0; index < shardCount && !cancelled; index++) {
-    await condition(() => running.size < parallel || cancelled);
+    await condition(() => canStartShard() || cancelled);
     if (cancelled) break;
     const offset = index * SHARD_SIZE;
     let allowance: number | undefined;
@@ -206,7 +227,8 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
           runId,
           shard: { index, offset, count },
           limits: {
-            maxInFlight: perShardInFlight,
+            maxInFlight: handOff ? shares.start(workflowId) : perShardInFlight,
+            ...(handOff ? { handOff } : {}),
             maxPendingSubmits: submitQueueDepth(plan.requestsPerSecond, parallel),
             ...(allowance !== undefined ? { allowance } : {}),
             retry: plan.retry,
@@ -223,13 +245,16 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
     });
     running.set(workflowId, child);
     shardsNotStarted--;
+    if (handOff) raiseShares();
     shardsDone.push(
       child.result().then((result) => {
         running.delete(workflowId);
         absorb(result, allowance);
-        // Once every shard has started, a finished shard's share of max_in_flight would go unused:
-        // the last shards get it, or the run's tail crawls at a fraction of the rate limit.
-        if (shardsNotStarted === 0 && running.size > 0 && patched(RAISE_SHARES_PATCH)) {
+        if (handOff) {
+          shares.close(workflowId);
+          raiseShares();
+        } else if (shardsNotStarted === 0 && running.size > 0 && patched(RAISE_SHARES_PATCH)) {
+          // Before handoffs: once every shard had started, the last ones got the finished shards' shares.
           const share = Math.floor(plan.maxInFlight / running.size);
           // A shard that ends before the signal lands needs no share: ignore its refusal.
           for (const other of running.values())

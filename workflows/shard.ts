@@ -15,6 +15,7 @@ import {
   pauseSignal,
   resumeSignal,
   shardProgressQuery,
+  shardSubmittedSignal,
   taskFinishedSignal,
 } from '../common/names.js';
 import { countAttributes, MANIFEST_ATTRIBUTE } from '../common/search-attributes.js';
@@ -252,6 +253,25 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
     }
   }
 
+  /**
+   * Tells the run once every item has been submitted, so that it starts the next shard now rather
+   * than when this one's last tasks are stored (workflows/in-flight-shares.ts). What is at the API
+   * then is all this shard can ever hold again: a resubmit reuses the failed item's slot.
+   */
+  async function handOffWhenSubmitted(): Promise<void> {
+    if (!limits.handOff || s.handedOff) return;
+    await condition(
+      () => draining || s.cancelled || !workLeft() || (count(Phase.queued) === 0 && pendingSubmits === 0),
+    );
+    if (draining || s.cancelled || !workLeft()) return;
+    s.handedOff = true;
+    const handoff = { workflowId: workflowInfo().workflowId, holding: atApi() };
+    // Only a run that is gone refuses it, and then nothing waits for this shard's slots.
+    await getExternalWorkflowHandle(input.runId)
+      .signal(shardSubmittedSignal, handoff)
+      .catch(() => undefined);
+  }
+
   // ----- tracking -----
 
   async function pollLane(): Promise<void> {
@@ -398,7 +418,12 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
     }
   }
 
-  await Promise.all([submitLane().finally(() => void (submitLaneDone = true)), pollLane(), collectLane()]);
+  await Promise.all([
+    submitLane().finally(() => void (submitLaneDone = true)),
+    handOffWhenSubmitted(),
+    pollLane(),
+    collectLane(),
+  ]);
   while (inFlight.size > 0) await Promise.all([...inFlight]);
 
   if (draining && (atApi() > 0 || (count(Phase.queued) > 0 && !s.cancelled && !s.budgetStopped))) {

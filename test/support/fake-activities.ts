@@ -35,8 +35,9 @@ export interface FakeApi {
   gets: number;
   outcomes: RecordOutcomesInput['outcomes'];
   stored: number[];
-  /** Resolves the next time a submit arrives (for pausing mid-run). */
   maxConcurrentAtApi: number;
+  /** Submits and stores in the order they happened. */
+  timeline: { event: 'submit' | 'store'; index: number }[];
 }
 
 export function fakeApi(scenario: FakeScenario): FakeApi {
@@ -50,6 +51,7 @@ export function fakeApi(scenario: FakeScenario): FakeApi {
     outcomes: [],
     stored: [],
     maxConcurrentAtApi: 0,
+    timeline: [],
   };
   const atApi = (): number => [...tasks.values()].filter((task) => !task.done).length;
 
@@ -87,6 +89,7 @@ export function fakeApi(scenario: FakeScenario): FakeApi {
         });
       }
       api.submits.push({ index: input.index, attempt: input.attempt });
+      api.timeline.push({ event: 'submit', index: input.index });
       const taskId = `task-${input.index}-${input.attempt}`;
       tasks.set(taskId, { index: input.index, attempt: input.attempt, lookups: 0, done: false });
       api.maxConcurrentAtApi = Math.max(api.maxConcurrentAtApi, atApi());
@@ -114,6 +117,7 @@ export function fakeApi(scenario: FakeScenario): FakeApi {
     },
     async storeResults(input: StoreResultsInput) {
       api.stored.push(...input.items.map((item) => item.index));
+      for (const item of input.items) api.timeline.push({ event: 'store', index: item.index });
       return {
         items: input.items.map((item) => ({
           index: item.index,
