@@ -27,6 +27,6 @@ COPY --from=build /app/deploy/emulator.yaml ./deploy/emulator.yaml
 # /data holds the emulator's task journal; a named volume mounted there inherits this owner.
 RUN mkdir -p /data /app/out && chown node:node /data /app/out
 USER node
-# The flag is the one of bin/pixelmill.js's shebang (a small young generation: less memory).
-ENTRYPOINT ["node", "--max-semi-space-size=4", "bin/pixelmill.js"]
+# The flags are those of bin/pixelmill.js's shebang (smaller V8 generations: less memory).
+ENTRYPOINT ["node", "--max-semi-space-size=4", "--heap-growing-percent=20", "bin/pixelmill.js"]
 CMD ["--help"]

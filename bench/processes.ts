@@ -12,7 +12,7 @@ import { freePort } from '../temporal/dev-server-process.js';
 export const CLI = fileURLToPath(new URL('../client/main.js', import.meta.url));
 
 /** The node flags of bin/pixelmill.js's shebang: the CLI runs here as `npx pixelmill` runs it. */
-const CLI_NODE_FLAGS = ['--max-semi-space-size=4'];
+const CLI_NODE_FLAGS = ['--max-semi-space-size=4', '--heap-growing-percent=20'];
 
 /**
  * With PIXELMILL_BENCH_CPU_PROF=<dir>, every CLI child (the run, the emulator) writes a V8 CPU
