@@ -1,6 +1,7 @@
-// Small node:http helpers shared by the routes: JSON responses, bounded body reading, NDJSON.
-import type { IncomingMessage, ServerResponse } from 'node:http';
+// Small node:http helpers shared by the routes: JSON and NDJSON responses.
+import type { ServerResponse } from 'node:http';
 
+/** The largest request body the emulator reads (common/http-body.ts). */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 export function sendJson(
@@ -25,43 +26,6 @@ export function sendJsonText(
     'content-length': Buffer.byteLength(json),
   });
   res.end(json);
-}
-
-/**
- * The request body, or `undefined` when it exceeds `limit` bytes. An oversized body is not read
- * to its end: the response then carries `connection: close` so the rest is never parsed as a
- * next request. A body cut off by the client resolves with what arrived (its JSON will not parse).
- */
-export function readBody(req: IncomingMessage, limit: number = MAX_BODY_BYTES): Promise<Buffer | undefined> {
-  const declared = Number(req.headers['content-length']);
-  if (declared > limit) return Promise.resolve(undefined);
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let length = 0;
-    const onData = (chunk: Buffer): void => {
-      length += chunk.length;
-      if (length > limit) {
-        cleanup();
-        resolve(undefined);
-        return;
-      }
-      chunks.push(chunk);
-    };
-    const onEnd = (): void => {
-      cleanup();
-      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length));
-    };
-    const cleanup = (): void => {
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onEnd);
-      req.off('aborted', onEnd);
-    };
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', onEnd);
-    req.on('aborted', onEnd);
-  });
 }
 
 /** Streams `lines` as NDJSON in chunks, respecting backpressure. */

@@ -16,7 +16,8 @@ import {
   SERVER_FAULT_CODES,
   type ApiErrorCode,
 } from './errors.js';
-import { readBody, sendJson, sendJsonText } from './http.js';
+import { readBody } from '../common/http-body.js';
+import { MAX_BODY_BYTES, sendJson, sendJsonText } from './http.js';
 import { parseLanguage } from './i18n.js';
 import { MALFORMED_KINDS, malformedBody, type MalformedKind } from './malformed.js';
 import type { RateClass } from './rate-limit.js';
@@ -195,7 +196,9 @@ export function createEmulatorServer(ctx: EmulatorContext, log: (line: string) =
     query: URLSearchParams,
     exchange: Exchange,
   ): Promise<void> {
-    const body: ParsedBody = route.readsBody ? parseBody(await readBody(req)) : { kind: 'none' };
+    const body: ParsedBody = route.readsBody
+      ? parseBody(await readBody(req, MAX_BODY_BYTES))
+      : { kind: 'none' };
     if (body.kind === 'too_large') res.setHeader('connection', 'close');
     exchange.tMs = clock.now();
     const bodyLanguage = route === SUBMIT ? submitLanguage(body) : undefined;

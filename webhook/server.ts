@@ -10,6 +10,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { TaskSchema } from '../api/schemas.js';
+import { readBody } from '../common/http-body.js';
 import { UserError } from '../common/errors.js';
 import { SeenTasks } from './dedupe.js';
 import { shardIdFromPath } from './route.js';
@@ -90,8 +91,6 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     if (req.method !== 'POST') return { status: 405, outcome: 'not_found' };
     const workflowId = shardIdFromPath(new URL(req.url ?? '/', 'http://receiver').pathname);
     if (workflowId === undefined) return { status: 404, outcome: 'not_found' };
-    if (Number(req.headers['content-length'] ?? 0) > maxBodyBytes)
-      return { status: 413, outcome: 'too_large' };
     const body = await readBody(req, maxBodyBytes);
     if (body === undefined) return { status: 413, outcome: 'too_large' };
     const header = req.headers['x-webhook-signature'];
@@ -182,24 +181,6 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
       return closing;
     },
   };
-}
-
-/** The whole body, or undefined as soon as it passes `limit` bytes (the rest is discarded). */
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer): void => {
-      size += chunk.length;
-      if (size <= limit) return void chunks.push(chunk);
-      req.off('data', onData);
-      req.resume();
-      resolve(undefined);
-    };
-    req.on('data', onData);
-    req.once('end', () => resolve(Buffer.concat(chunks)));
-    req.once('error', reject);
-  });
 }
 
 function respond(res: ServerResponse, answer: Answer, counts: WebhookCounts): void {
