@@ -5,18 +5,10 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { ensureDevServer } from '../temporal/dev-server.js';
 import { writeItemsFile, writeManifest } from './catalog-files.js';
 import { BENCH_API_KEY, type EmulatorProcess } from './emulator-process.js';
 import { round } from './figures.js';
-import {
-  spawnCli,
-  exited,
-  freePort,
-  registerDevServer,
-  stopChild,
-  stopRegisteredDevServer,
-} from './processes.js';
+import { spawnCli, exited, startDevServerIn, stopChild, stopRegisteredDevServer } from './processes.js';
 
 export interface BigManifestFigures {
   items: number;
@@ -58,12 +50,9 @@ export async function bigManifest(
   const validateS = await timeValidate(dir, manifest, items);
 
   const stateDir = join(dir, '.pixelmill');
-  const port = await freePort();
-  const uiPort = await freePort();
-  registerDevServer(stateDir);
   try {
     const serverStarted = performance.now();
-    await ensureDevServer({ stateDir, port, uiPort });
+    const { env: serverEnv } = await startDevServerIn(stateDir);
     const devServerS = (performance.now() - serverStarted) / 1000;
 
     const started = performance.now();
@@ -71,12 +60,9 @@ export async function bigManifest(
       cwd: dir,
       env: {
         ...process.env,
-        PIXELMILL_STATE_DIR: stateDir,
-        PIXELMILL_TEMPORAL_PORT: String(port),
-        PIXELMILL_TEMPORAL_UI_PORT: String(uiPort),
+        ...serverEnv,
         PIXELMILL_API_BASE_URL: emulator.url,
         PIXELMILL_API_KEY: BENCH_API_KEY,
-        TEMPORAL_ADDRESS: '',
       },
     });
     cli.stdout!.resume();

@@ -8,7 +8,7 @@ import type { Client, WorkflowHandle } from '@temporalio/client';
 import { request } from 'undici';
 import type { ReportLine } from '../activities/report.js';
 import { shardWorkflowId } from '../common/names.js';
-import type { RunningEmulator } from '../emulator/index.js';
+import type { EmulatorStats, RunningEmulator } from '../emulator/index.js';
 import type { GroundTruthTask } from '../emulator/routes/admin.js';
 
 /** A run's output folder (a test's Catalog, a benchmark's run). */
@@ -17,7 +17,12 @@ export interface RunOutput {
 }
 
 export function readReport(catalog: RunOutput): ReportLine[] {
-  return readFileSync(join(catalog.outputDir, 'report.jsonl'), 'utf8')
+  return parseReport(readFileSync(join(catalog.outputDir, 'report.jsonl'), 'utf8'));
+}
+
+/** The lines of a report.jsonl's text (read from a bucket, say). */
+export function parseReport(text: string): ReportLine[] {
+  return text
     .trim()
     .split('\n')
     .map((line) => JSON.parse(line) as ReportLine);
@@ -118,6 +123,23 @@ export async function runHistories(client: Client, runId: string, shardCount: nu
 /** Images downloaded successfully from the result host so far (the emulator's counter). */
 export function downloadsServed(emulator: RunningEmulator): number {
   return emulator.stats().requests['GET /results/{task_id}/{index}.png']?.['200'] ?? 0;
+}
+
+/** API calls by kind, and result downloads, from the emulator's request counts. */
+export function apiCallCounts(stats: EmulatorStats): {
+  submit: number;
+  lookup: number;
+  get: number;
+  downloads: number;
+} {
+  const total = (route: string): number =>
+    Object.values(stats.requests[route] ?? {}).reduce((sum, count) => sum + count, 0);
+  return {
+    submit: total('POST /v1/images/generations'),
+    lookup: total('POST /v1/tasks/batch'),
+    get: total('GET /v1/tasks/{id}'),
+    downloads: total('GET /results/{task_id}/{index}.png'),
+  };
 }
 
 /** Arrival times (emulator clock, ms) of every API call (`/v1/...`), from `/_emulator/requests`. */

@@ -1,6 +1,7 @@
 // What `npm run chaos` prints: the checks of issue #6 section 2 with their limits, then the
 // disruptions and the faults the emulator really injected, as a plain text table.
 import type { ChaosResult } from './chaos-run.js';
+import { renderTable } from './report.js';
 
 export interface ChaosCheck {
   name: string;
@@ -47,18 +48,6 @@ export function chaosChecks(result: ChaosResult): ChaosCheck[] {
   ];
 }
 
-function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, col) => Math.max(...rows.map((row) => row[col]!.length)));
-  return rows
-    .map((row) =>
-      row
-        .map((cell, col) => cell.padEnd(widths[col]!))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
-}
-
 export function formatChaosReport(result: ChaosResult, checks: ChaosCheck[]): string {
   const { audit, faults } = result;
   const lines = [
@@ -67,12 +56,12 @@ export function formatChaosReport(result: ChaosResult, checks: ChaosCheck[]): st
     `wall ${result.wall_s} s; ${audit.completed} completed, ${audit.failed_by_api} failed by the API ` +
       `(every one of their generations failed), ${audit.tasks_at_api} tasks at the API`,
     '',
-    table([
+    renderTable([
       ['check', 'value', 'limit', ''],
       ...checks.map((check) => [check.name, String(check.value), check.limit, check.ok ? 'ok' : 'FAIL']),
     ]),
     '',
-    table([
+    renderTable([
       ['disruption', 'at share', 'at s', 'detail'],
       ...result.disruptions.map((event) => [
         event.kind,
@@ -85,7 +74,7 @@ export function formatChaosReport(result: ChaosResult, checks: ChaosCheck[]): st
       ? ['', 'processes that died by themselves (restarted by the harness):', ...result.unplanned_restarts]
       : []),
     '',
-    table([
+    renderTable([
       ['fault injected', 'count'],
       ['HTTP 429 (rate limit)', String(faults.http_429)],
       ['HTTP 5xx (server_error_rate)', String(faults.server_error)],

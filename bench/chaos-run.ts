@@ -17,7 +17,7 @@ import {
   type InjectedFault,
   type RunningEmulator,
 } from '../emulator/index.js';
-import { downloadsServed } from './catalog-audit.js';
+import { apiCallCounts, downloadsServed } from './catalog-audit.js';
 import { auditChaosRun, type ChaosAudit } from './chaos-audit.js';
 import { ChaosCluster } from './chaos-cluster.js';
 import {
@@ -154,18 +154,6 @@ async function startRunWithCli(cli: string, cluster: ChaosCluster, dir: string, 
   if (code !== 0) throw new Error(`pixelmill run exited with code ${code}:\n${output}`);
 }
 
-function apiCalls(emulator: RunningEmulator): ChaosResult['api_calls'] {
-  const { requests } = emulator.stats();
-  const total = (route: string): number =>
-    Object.values(requests[route] ?? {}).reduce((sum, count) => sum + count, 0);
-  return {
-    submit: total('POST /v1/images/generations'),
-    lookup: total('POST /v1/tasks/batch'),
-    get: total('GET /v1/tasks/{id}'),
-    downloads: total('GET /results/{task_id}/{index}.png'),
-  };
-}
-
 function faultFigures(emulator: RunningEmulator): ChaosResult['faults'] {
   const stats = emulator.stats();
   const http429 = Object.values(stats.requests).reduce((sum, byStatus) => sum + (byStatus['429'] ?? 0), 0);
@@ -229,7 +217,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     const unplanned = [...cluster.events.workerExits, ...cluster.events.webhookServerExits];
     await cluster.stop();
     // Before the audit, whose own downloads would count.
-    const calls = apiCalls(emulator);
+    const calls = apiCallCounts(emulator.stats());
     const faults = faultFigures(emulator);
     const audit = await auditChaosRun({
       items,

@@ -3,6 +3,7 @@
 // 10,240-event warning applies to) and "events per item" counts them all.
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { SHARD_SIZE, shardWorkflowId } from '../common/names.js';
+import { historyChain } from './catalog-audit.js';
 
 export interface HistoryFigures {
   /** Workflow ids (the run plus its shards). */
@@ -16,21 +17,12 @@ export interface HistoryFigures {
 
 /** Event counts of every execution of `workflowId`, oldest first; none if it never started. */
 async function chainEventCounts(client: Client, workflowId: string): Promise<number[]> {
-  const counts: number[] = [];
-  let runId: string | undefined;
   try {
-    runId = (await client.workflow.getHandle(workflowId).describe()).runId;
+    return (await historyChain(client, workflowId)).map(({ history }) => history.events?.length ?? 0);
   } catch (error) {
-    if (error instanceof WorkflowNotFoundError) return counts;
+    if (error instanceof WorkflowNotFoundError) return [];
     throw error;
   }
-  while (runId) {
-    const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
-    counts.unshift(history.events?.length ?? 0);
-    runId =
-      history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId ?? undefined;
-  }
-  return counts;
 }
 
 export async function runHistoryFigures(

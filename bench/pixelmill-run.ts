@@ -7,18 +7,10 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Client, Connection } from '@temporalio/client';
 import { runWorkflowId } from '../common/names.js';
-import { ensureDevServer } from '../temporal/dev-server.js';
 import { writeItemsFile, writeManifest } from './catalog-files.js';
 import { BENCH_API_KEY, BENCH_WEBHOOK_SECRET, type EmulatorProcess } from './emulator-process.js';
 import { runHistoryFigures, type HistoryFigures } from './histories.js';
-import {
-  spawnCli,
-  exited,
-  freePort,
-  PeakRssSampler,
-  registerDevServer,
-  stopRegisteredDevServer,
-} from './processes.js';
+import { spawnCli, exited, PeakRssSampler, startDevServerIn, stopRegisteredDevServer } from './processes.js';
 
 export interface PixelmillRunSpec {
   /** An empty folder for the manifest, items, output and Temporal state. */
@@ -106,24 +98,18 @@ export async function runPixelmill(spec: PixelmillRunSpec): Promise<PixelmillRun
     ...(spec.webhooks ? { extra: { webhooks: spec.webhooks } } : {}),
   });
   const stateDir = join(spec.dir, '.pixelmill');
-  const port = await freePort();
-  const uiPort = await freePort();
-  registerDevServer(stateDir);
   try {
     // Started here rather than by the CLI so its start-up is not part of the measured run.
-    const server = await ensureDevServer({ stateDir, port, uiPort });
+    const { server, env: serverEnv } = await startDevServerIn(stateDir);
     const env: NodeJS.ProcessEnv = {
       ...process.env,
-      PIXELMILL_STATE_DIR: stateDir,
-      PIXELMILL_TEMPORAL_PORT: String(port),
-      PIXELMILL_TEMPORAL_UI_PORT: String(uiPort),
+      ...serverEnv,
       PIXELMILL_API_BASE_URL: spec.emulator.url,
       PIXELMILL_API_KEY: BENCH_API_KEY,
       PIXELMILL_WEBHOOK_SECRET: BENCH_WEBHOOK_SECRET,
       // The embedded receiver on a free local port, called at its own address.
       PIXELMILL_WEBHOOK_URL: '',
       PIXELMILL_WEBHOOK_PORT: '',
-      TEMPORAL_ADDRESS: '',
     };
     const started = performance.now();
     const cli = spawnCli(['run', manifest, '--no-progress'], { cwd: spec.dir, env });

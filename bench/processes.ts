@@ -5,7 +5,7 @@ import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process'
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { stopDevServer } from '../temporal/dev-server.js';
+import { ensureDevServer, stopDevServer } from '../temporal/dev-server.js';
 import { freePort } from '../temporal/dev-server-process.js';
 
 /** The built CLI entry (dist/client/main.js). */
@@ -59,6 +59,27 @@ export async function stopChild(child: ChildProcess, graceMs = 5_000, signal: No
 /** Remembers a state folder whose embedded dev server must be stopped at the end. */
 export function registerDevServer(stateDir: string): void {
   devServerDirs.add(stateDir);
+}
+
+/**
+ * A Temporal dev server in `stateDir`, registered for clean-up, and the environment that points a
+ * `pixelmill` child at it. Started before a measured run, so its start-up is not measured.
+ */
+export async function startDevServerIn(stateDir: string): Promise<{
+  server: Awaited<ReturnType<typeof ensureDevServer>>;
+  env: NodeJS.ProcessEnv;
+}> {
+  const port = await freePort();
+  const uiPort = await freePort();
+  registerDevServer(stateDir);
+  const server = await ensureDevServer({ stateDir, port, uiPort });
+  const env = {
+    PIXELMILL_STATE_DIR: stateDir,
+    PIXELMILL_TEMPORAL_PORT: String(port),
+    PIXELMILL_TEMPORAL_UI_PORT: String(uiPort),
+    TEMPORAL_ADDRESS: '',
+  };
+  return { server, env };
 }
 
 export async function stopRegisteredDevServer(stateDir: string): Promise<void> {

@@ -49,14 +49,15 @@ export function targetsOf(result: BenchResult, webhooks: boolean): Target[] {
   return targets;
 }
 
-type Cell = string | number | null | undefined;
+export type Cell = string | number | null | undefined;
 
 function cell(value: Cell): string {
   if (value === null || value === undefined) return '-';
   return typeof value === 'number' ? String(value) : value;
 }
 
-function render(rows: Cell[][]): string {
+/** A plain-text table: columns padded to their widest cell, a rule under the header row. */
+export function renderTable(rows: Cell[][]): string {
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => cell(row[column]).length)));
   const line = (row: Cell[]): string =>
     row
@@ -110,7 +111,8 @@ export function formatTable(result: BenchResult): string {
     `emulator: rate limit ${emulator.rate_limit_per_s}/s (submit and query), time_scale ${emulator.time_scale} ` +
       `(mean generation ${emulator.mean_generation_s} s); ${emulator.note}`,
   );
-  if (result.pixelmill || result.naive) sections.push(render(comparisonRows(result.pixelmill, result.naive)));
+  if (result.pixelmill || result.naive)
+    sections.push(renderTable(comparisonRows(result.pixelmill, result.naive)));
   const other: Cell[][] = [['figure', 'value']];
   if (result.capacity) {
     const { capacity } = result;
@@ -131,10 +133,10 @@ export function formatTable(result: BenchResult): string {
     other.push([`run of ${big.items} items started after s`, big.run_start_s]);
     other.push(['(dev server start-up s, not included)', big.dev_server_start_s]);
   }
-  if (other.length > 1) sections.push(render(other));
+  if (other.length > 1) sections.push(renderTable(other));
   if (result.targets.length) {
     sections.push(
-      render([
+      renderTable([
         ['target', 'limit', 'value', 'met'],
         ...result.targets.map((t): Cell[] => [
           t.name,

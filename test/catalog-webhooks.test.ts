@@ -11,7 +11,7 @@ import { DEMO_API_KEY, type EmulatorStats } from '../emulator/index.js';
 import { webhookBaseUrl } from '../webhook/route.js';
 import { startWebhookServer, type RunningWebhookServer } from '../webhook/server.js';
 import { temporalSignaller } from '../webhook/signal.js';
-import { readReport, readSummary, type Summary } from '../bench/catalog-audit.js';
+import { apiCallCounts, readReport, readSummary, type Summary } from '../bench/catalog-audit.js';
 import {
   startCatalogHarness,
   startInProcessWorkers,
@@ -64,12 +64,8 @@ function items(prefix: string): CatalogItem[] {
 
 type Calls = { submit: number; lookup: number; get: number };
 function apiCalls(stats: EmulatorStats): Calls {
-  const total = (route: string) => Object.values(stats.requests[route] ?? {}).reduce((a, b) => a + b, 0);
-  return {
-    submit: total('POST /v1/images/generations'),
-    lookup: total('POST /v1/tasks/batch'),
-    get: total('GET /v1/tasks/{id}'),
-  };
+  const { submit, lookup, get } = apiCallCounts(stats);
+  return { submit, lookup, get };
 }
 const minus = (a: Calls, b: Calls): Calls => ({
   submit: a.submit - b.submit,

@@ -4,6 +4,8 @@
 import { readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ReportLine } from '../activities/report.js';
+import { readReport } from '../bench/catalog-audit.js';
 import { EXIT_CODES } from '../client/exit-codes.js';
 import { cliSandbox, sha256File, type CliResult, type CliSandbox } from './support/cli.js';
 
@@ -12,22 +14,10 @@ const ITEMS = 12;
 const BLOCKED = new Set([2, 7, 11]);
 const RUN_ID = 'pixelmill/cli-test';
 
-interface ReportLine {
-  id: string;
-  status: string;
-  attempts: number;
-  task_id: string | null;
-  images: { path: string; sha256: string }[];
-}
-
 let sandbox: CliSandbox;
 let first: CliResult;
 const out = (...parts: string[]): string => join(sandbox.dir, 'out', ...parts);
-const readReport = (): ReportLine[] =>
-  readFileSync(out('report.jsonl'), 'utf8')
-    .trim()
-    .split('\n')
-    .map((line) => JSON.parse(line) as ReportLine);
+const report = (): ReportLine[] => readReport({ outputDir: out() });
 
 function emulatorConfig(file: string, blockedWords: string[]): string {
   const path = join(sandbox.dir, file);
@@ -120,7 +110,7 @@ describe('pixelmill status --json', () => {
 
 describe('pixelmill retry-failed', () => {
   it('runs only the failed items again, into the same folder, and rewrites the report', async () => {
-    const before = readReport();
+    const before = report();
     const failedIds = before.filter((line) => line.status === 'failed').map((line) => line.id);
     expect(failedIds).toEqual([...BLOCKED].map((i) => `c${i}`));
 
@@ -136,7 +126,7 @@ describe('pixelmill retry-failed', () => {
     const derived = readFileSync(out('.pixelmill', 'retry-1.yaml'), 'utf8');
     expect(derived.match(/^ {2}- id: /gm)).toHaveLength(3);
 
-    const after = readReport();
+    const after = report();
     expect(after.map((line) => line.id)).toEqual(before.map((line) => line.id));
     for (const [index, line] of after.entries()) {
       expect(line.status).toBe('completed');

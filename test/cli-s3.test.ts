@@ -7,6 +7,8 @@ import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ReportLine } from '../activities/report.js';
+import { parseReport } from '../bench/catalog-audit.js';
 import { cliSandbox, type CliSandbox } from './support/cli.js';
 import { startS3Server, type S3TestServer } from './support/s3-server.js';
 
@@ -15,13 +17,6 @@ const PREFIX = 'catalog/2026';
 const ITEMS = 6;
 /** Items whose prompt holds a blocked word: they fail (content policy) until the retry. */
 const BLOCKED = new Set([1, 4]);
-
-interface ReportLine {
-  id: string;
-  status: string;
-  attempts: number;
-  images: { path: string; sha256: string }[];
-}
 
 let server: S3TestServer;
 let sandbox: CliSandbox;
@@ -41,10 +36,7 @@ async function objectText(key: string): Promise<string> {
 }
 
 async function report(): Promise<ReportLine[]> {
-  return (await objectText(`${PREFIX}/report.jsonl`))
-    .trim()
-    .split('\n')
-    .map((line) => JSON.parse(line) as ReportLine);
+  return parseReport(await objectText(`${PREFIX}/report.jsonl`));
 }
 
 /** Every completed line's images are in the bucket with the sha256 the report gives. */

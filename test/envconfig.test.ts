@@ -22,7 +22,7 @@ import {
   writeCatalog,
   type CatalogHarness,
 } from './support/catalog-harness.js';
-import { CLI, type CliResult } from './support/cli.js';
+import { CLI, collectOutput, type CliResult } from './support/cli.js';
 
 const NAMESPACE = 'pixelmill-envconfig';
 const INIT_SCRIPT = fileURLToPath(new URL('../deploy/temporal/init.sh', import.meta.url));
@@ -53,20 +53,8 @@ function runProcess(
   args: string[],
   env: NodeJS.ProcessEnv,
   cwd: string,
-  timeoutMs = 120_000,
 ): Promise<CliResult> {
-  const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-  return new Promise((resolve) =>
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    }),
-  );
+  return collectOutput(spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] }));
 }
 
 function pixelmill(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {

@@ -1,22 +1,13 @@
 // The shard's side of the webhook fast path, with stub activities on the time-skipping server: a
 // task's `taskFinished` signal replaces its lookup and its GET, even when the webhook outruns the
 // submit's own result (fast tasks), and duplicates change nothing.
-import { fileURLToPath } from 'node:url';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  API_TASK_QUEUE,
-  shardWorkflowId,
-  taskFinishedSignal,
-  TRANSFER_TASK_QUEUE,
-  WORKFLOW_TASK_QUEUE,
-} from '../common/names.js';
+import { shardWorkflowId, taskFinishedSignal, WORKFLOW_TASK_QUEUE } from '../common/names.js';
 import type { RunInput, RunResult, SubmitItemInput } from '../common/types.js';
 import { fakeApi } from './support/fake-activities.js';
-import { startTimeSkippingEnv } from './support/temporal.js';
+import { startTimeSkippingEnv, withStubWorkers } from './support/temporal.js';
 
-const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 const RUN_ID = 'pixelmill/webhook-shard';
 let env: TestWorkflowEnvironment;
 
@@ -50,12 +41,6 @@ describe('shard with webhooks', () => {
       return { taskId };
     };
 
-    const common = { connection: env.nativeConnection, activities: api.activities };
-    const workers = await Promise.all([
-      Worker.create({ ...common, taskQueue: WORKFLOW_TASK_QUEUE, workflowsPath }),
-      Worker.create({ ...common, taskQueue: API_TASK_QUEUE }),
-      Worker.create({ ...common, taskQueue: TRANSFER_TASK_QUEUE }),
-    ]);
     const input: RunInput = {
       manifestFile: '/nonexistent.yaml',
       manifestHash: 'h',
@@ -68,10 +53,7 @@ describe('shard with webhooks', () => {
         workflowId: RUN_ID,
         args: [input],
       }) as Promise<RunResult>;
-    const result = await workers.reduce<() => Promise<RunResult>>(
-      (body, worker) => () => worker.runUntil(body()),
-      run,
-    )();
+    const result = await withStubWorkers(env, api.activities, run);
 
     expect(webhooks).toHaveLength(items);
     expect(result.counts.stored).toBe(items);

@@ -1,23 +1,18 @@
 // The run and shard workflows' logic, with stub activities on the time-skipping test server:
 // sharding, in-flight bounds, retry policy, budget, pause/resume (402), cancel, continue-as-new.
-import { fileURLToPath } from 'node:url';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  API_TASK_QUEUE,
   cancelSignal,
   resumeSignal,
   runProgressQuery,
   shardWorkflowId,
-  TRANSFER_TASK_QUEUE,
   WORKFLOW_TASK_QUEUE,
 } from '../common/names.js';
 import type { RunResult } from '../common/types.js';
 import { fakeApi, type FakeApi, type FakeScenario } from './support/fake-activities.js';
-import { startTimeSkippingEnv } from './support/temporal.js';
+import { startTimeSkippingEnv, withStubWorkers } from './support/temporal.js';
 
-const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 let env: TestWorkflowEnvironment;
 let counter = 0;
 
@@ -29,14 +24,8 @@ afterAll(async () => {
 });
 
 /** Runs `body` with workers on all three queues serving the fake API. */
-async function withWorkers<T>(api: FakeApi, body: () => Promise<T>): Promise<T> {
-  const common = { connection: env.nativeConnection, activities: api.activities };
-  const workers = await Promise.all([
-    Worker.create({ ...common, taskQueue: WORKFLOW_TASK_QUEUE, workflowsPath }),
-    Worker.create({ ...common, taskQueue: API_TASK_QUEUE }),
-    Worker.create({ ...common, taskQueue: TRANSFER_TASK_QUEUE }),
-  ]);
-  return workers.reduce<() => Promise<T>>((run, worker) => () => worker.runUntil(run()), body)();
+function withWorkers<T>(api: FakeApi, body: () => Promise<T>): Promise<T> {
+  return withStubWorkers(env, api.activities, body);
 }
 
 function startRun(scenario: FakeScenario, tuning?: { shardHistoryLimit: number }) {

@@ -48,24 +48,26 @@ export async function cliSandbox(extraEnv: NodeJS.ProcessEnv = {}): Promise<CliS
     dir,
     env,
     spawn: (args, more) => spawnCli(args, more),
-    run(args, options = {}) {
-      const child = spawnCli(args, options.env);
-      let stdout = '';
-      let stderr = '';
-      child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-      child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-      const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 120_000);
-      return new Promise((resolve) =>
-        child.on('close', (code) => {
-          clearTimeout(timer);
-          resolve({ code, stdout, stderr });
-        }),
-      );
-    },
+    run: (args, options = {}) => collectOutput(spawnCli(args, options.env), options.timeoutMs),
     async stop() {
       await stopDevServer(join(dir, '.pixelmill'));
     },
   };
+}
+
+/** Waits for `child` to exit, with what it printed; killed after `timeoutMs`. */
+export function collectOutput(child: ChildProcess, timeoutMs = 120_000): Promise<CliResult> {
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  return new Promise((resolve) =>
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    }),
+  );
 }
 
 export function sha256File(path: string): string {

@@ -1,5 +1,8 @@
 // Starts real Temporal servers for tests, from the binaries temporal/binaries.ts resolves.
+import { fileURLToPath } from 'node:url';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import { API_TASK_QUEUE, TRANSFER_TASK_QUEUE, WORKFLOW_TASK_QUEUE } from '../../common/names.js';
 import { explainMissingBinary, resolveTemporalExecutable } from '../../temporal/binaries.js';
 
 /** A real `temporal server start-dev` on 127.0.0.1 and a free port, in-memory. */
@@ -22,4 +25,21 @@ export async function startTimeSkippingEnv(): Promise<TestWorkflowEnvironment> {
   } catch (error) {
     throw explainMissingBinary('test-server', resolved, error);
   }
+}
+
+const workflowsPath = fileURLToPath(new URL('../../workflows/index.ts', import.meta.url));
+
+/** Runs `body` with workers on all three task queues of `env`, serving `activities` (stubs). */
+export async function withStubWorkers<T>(
+  env: TestWorkflowEnvironment,
+  activities: object,
+  body: () => Promise<T>,
+): Promise<T> {
+  const common = { connection: env.nativeConnection, activities };
+  const workers = await Promise.all([
+    Worker.create({ ...common, taskQueue: WORKFLOW_TASK_QUEUE, workflowsPath }),
+    Worker.create({ ...common, taskQueue: API_TASK_QUEUE }),
+    Worker.create({ ...common, taskQueue: TRANSFER_TASK_QUEUE }),
+  ]);
+  return workers.reduce<() => Promise<T>>((run, worker) => () => worker.runUntil(run()), body)();
 }
