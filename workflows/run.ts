@@ -64,8 +64,9 @@ export function submitQueueDepth(requestsPerSecond: number, parallelShards: numb
 /**
  * A catalog run. Durable because it holds only references and totals: the manifest is frozen into
  * a plan file by an activity, items are worked on by shard workflows (each under Temporal's
- * history limits), and per-item outcomes go to files. Its history grows by a handful of events per
- * shard, so even 100,000 items (200 shards) stay far below the limits without continue-as-new.
+ * history limits), and per-item outcomes go to files. Its history grows by about 22 events per
+ * shard (start, handoff, share raises, close; measured at 10,000 items), so 100,000 items (200
+ * shards) take under half of Temporal's 10,240-event warning without continue-as-new.
  */
 export async function runWorkflow(input: RunInput): Promise<RunResult> {
   const { workflowId: runId, startTime } = workflowInfo();
