@@ -6,16 +6,18 @@
 //
 //   RECORD_HISTORIES=1 npx vitest run test/workflow-replay.test.ts
 //
-// Recording runs two real catalogs (dev server, in-process workers, the emulator): one with random
-// failures, a blocked prompt, resubmits and a shard that continues as new; one stopped by its
-// budget; one paused, resumed and cancelled by signals.
+// Recording runs three real catalogs (dev server, in-process workers, the emulator): one with
+// random failures, a blocked prompt, resubmits and a shard that continues as new; one stopped by
+// its budget; one paused, resumed and cancelled by signals. `RECORD_HISTORIES=handoff` adds a
+// three-shard run whose shards hand off to each other, keeping the older fixtures (which replay
+// the code paths of runs started before the handoff patch).
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
-import { cancelSignal, pauseSignal, resumeSignal } from '../common/names.js';
-import { groundTruth, runHistories } from '../bench/catalog-audit.js';
+import { cancelSignal, pauseSignal, resumeSignal, shardWorkflowId } from '../common/names.js';
+import { groundTruth, historyChain, runHistories } from '../bench/catalog-audit.js';
 import {
   FAST_EMULATOR,
   startInProcessWorkers,
@@ -101,8 +103,39 @@ async function record(): Promise<void> {
   await save(control.runId, 'control');
 }
 
+/**
+ * Adds the handoff fixtures, keeping the others (`RECORD_HISTORIES=handoff`): 1,100 items in three
+ * shards, two at a time, so the third starts when one of the first two has submitted everything
+ * (workflows/in-flight-shares.ts). Saved: the run, and the third shard (started on a handoff with
+ * a reduced share, raised as the tails close, handing off itself).
+ */
+async function recordHandoff(): Promise<void> {
+  const { env, dir } = await startTemporalHarness();
+  await startInProcessWorkers(env);
+  const emulator = await startTestEmulator(FAST_EMULATOR);
+  const catalog = writeCatalog(dir, {
+    name: 'replay-handoff',
+    baseUrl: emulator.url,
+    items: catalogItems(1_100, (i) => `handoff item ${i}`),
+    maxInFlight: 60,
+  });
+  await (await startRun(env.client, catalog)).result();
+  const [run] = await historyChain(env.client, catalog.runId);
+  const thirdShard = await historyChain(env.client, shardWorkflowId(catalog.runId, 2));
+  for (const [name, record] of [
+    ['handoff-run-0.json', run],
+    ['handoff-shard-3.json', thirdShard.at(-1)],
+  ] as const)
+    writeFileSync(join(FIXTURES, name), historyFixtureJson(record!.workflowId, record!.history));
+}
+
 describe('workflow replay', () => {
   it.runIf(process.env.RECORD_HISTORIES === '1')('records fresh histories', record, 240_000);
+  it.runIf(process.env.RECORD_HISTORIES === 'handoff')(
+    'records the handoff histories',
+    recordHandoff,
+    240_000,
+  );
 
   it('replays every recorded history with the current workflow code', async () => {
     const fixtures = loadFixtures();
