@@ -2,6 +2,7 @@
 // no image is ever buffered whole or read twice), hashing a file, and a plain existence check.
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
+import { once } from 'node:events';
 import { access } from 'node:fs/promises';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -18,11 +19,15 @@ export async function writeHashed(body: Readable, file: string, mode?: number): 
       callback(null, chunk);
     },
   });
-  await pipeline(
-    body,
-    hashing,
-    createWriteStream(file, { flags: 'wx', ...(mode !== undefined ? { mode } : {}) }),
-  );
+  const out = createWriteStream(file, { flags: 'wx', ...(mode !== undefined ? { mode } : {}) });
+  try {
+    await pipeline(body, hashing, out);
+  } catch (error) {
+    // A body that fails at once destroys the file stream while it is still opening, and the open
+    // then creates the file after the caller's clean-up. Waiting for its close orders the two.
+    if (!out.closed) await once(out, 'close');
+    throw error;
+  }
   return { sha256: hash.digest('hex'), bytes };
 }
 
