@@ -4,7 +4,7 @@
 // for a while: the error always falls on the side of fewer calls.
 import { API_TASK_QUEUE } from '../common/names.js';
 import { TASK_QUEUE_TYPE_ACTIVITY } from './rate-limit.js';
-import { activityContext } from './store-results.js';
+import { activityContext } from './context.js';
 /** A live worker re-polls at least every minute (the server's long-poll expiry). */
 const POLLER_FRESH_MS = 90_000;
 const REFRESH_MS = 10_000;

@@ -59,19 +59,16 @@ export class CallPacer {
       await ahead;
       signal?.throwIfAborted();
       // The caller ahead has just gone; one that arrives to an empty line starts a new schedule.
+      // Only the head of the line writes the pacer's state, so its release time is fixed now.
       const scheduled = Math.max(this.#due + interval, this.clock.now());
-      let heldByWindow = false;
-      for (;;) {
-        const last = this.#releases.at(-1) ?? Number.NEGATIVE_INFINITY;
-        const windowOpens =
-          this.#releases.length >= perWindow
-            ? this.#releases.at(-perWindow)! + 1000
-            : Number.NEGATIVE_INFINITY;
-        heldByWindow = windowOpens > Math.max(scheduled, last + interval / 2);
-        const wait = Math.max(scheduled, last + interval / 2, windowOpens) - this.clock.now();
-        if (wait <= 0) break;
+      const paced = Math.max(scheduled, (this.#releases.at(-1) ?? Number.NEGATIVE_INFINITY) + interval / 2);
+      const windowOpens =
+        this.#releases.length >= perWindow ? this.#releases.at(-perWindow)! + 1000 : Number.NEGATIVE_INFINITY;
+      const heldByWindow = windowOpens > paced;
+      const releaseAt = Math.max(paced, windowOpens);
+      // A loop: a timer may fire a little early.
+      for (let wait = releaseAt - this.clock.now(); wait > 0; wait = releaseAt - this.clock.now())
         await this.clock.sleep(wait, signal);
-      }
       const now = this.clock.now();
       // Held by the window, the schedule moves with the call (catching up would meet it again).
       this.#due = heldByWindow ? now : Math.max(scheduled, now - interval);

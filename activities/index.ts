@@ -11,7 +11,8 @@ import { PlanCache } from './plan.js';
 import { planShardActivity, prepareRunActivity } from './prepare.js';
 import { configureRateLimit } from './rate-limit.js';
 import { writeReportActivity } from './report.js';
-import { activityContext, storeResultsActivity } from './store-results.js';
+import { activityContext } from './context.js';
+import { storeResultsActivity } from './store-results.js';
 
 export type { ActivityDeps } from './deps.js';
 export { toActivityFailure } from './failures.js';

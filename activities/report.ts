@@ -68,7 +68,7 @@ export interface WriteReportDeps {
   plans: PlanCache;
   now: () => number;
   /** The run's store: for an S3 output, the report files built locally are published there too. */
-  resultStore?: ResolvedDeps['resultStore'];
+  resultStore: ResolvedDeps['resultStore'];
 }
 
 export function writeReportActivity(deps: WriteReportDeps) {
@@ -115,14 +115,13 @@ export function writeReportActivity(deps: WriteReportDeps) {
       for (const [index, item] of items.entries()) yield { item, line: reportLine(item.id, outcomes[index]) };
     }
     await writeGallery(join(meta.outputDir, GALLERY_FILE), summary, galleryEntries());
-    const published =
-      meta.objectStore && deps.resultStore
-        ? await publishReportFiles(deps.resultStore(meta.outputDir, meta.objectStore), meta.outputDir, [
-            REPORT_FILE,
-            SUMMARY_FILE,
-            GALLERY_FILE,
-          ])
-        : [];
+    const published = meta.objectStore
+      ? await publishReportFiles(deps.resultStore(meta.outputDir, meta.objectStore), meta.outputDir, [
+          REPORT_FILE,
+          SUMMARY_FILE,
+          GALLERY_FILE,
+        ])
+      : [];
     const locationOf = (name: string, local: string): string =>
       published.find((file) => file.name === name)?.location ?? local;
 

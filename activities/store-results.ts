@@ -8,7 +8,8 @@
 // - an image whose source URL is already recorded for this shard, and whose file still has the
 //   recorded size and sha256, is not downloaded again.
 import { setMaxListeners } from 'node:events';
-import { Context } from '@temporalio/activity';
+import type { Context } from '@temporalio/activity';
+import { activityContext } from './context.js';
 import { isImageApiError, ResultExpiredError, type ImageApiClient } from '../api/index.js';
 import type {
   ErrorSummary,
@@ -60,16 +61,6 @@ interface ItemOutcome {
 
 /** How often storeResults reports it is alive; well under the workflow's heartbeat timeout. */
 const LIVENESS_HEARTBEAT_MS = 3_000;
-
-/** The running activity's context; undefined outside a worker (a script, a unit test). */
-export function activityContext(): Context | undefined {
-  try {
-    return Context.current();
-  } catch {
-    // Called outside a worker (a script, a unit test): no heartbeats, no cancellation.
-    return undefined;
-  }
-}
 
 function previousProgress(context: Context | undefined): Map<number, StoredItem> {
   const details = context?.info.heartbeatDetails as Partial<StoreHeartbeat> | undefined;

@@ -11,8 +11,19 @@ import { freePort } from '../temporal/dev-server-process.js';
 /** The built CLI entry (dist/client/main.js). */
 export const CLI = fileURLToPath(new URL('../client/main.js', import.meta.url));
 
-/** The node flags of bin/pixelmill.js's shebang: the CLI runs here as `npx pixelmill` runs it. */
-const CLI_NODE_FLAGS = ['--max-semi-space-size=4', '--heap-growing-percent=20'];
+/** The node flags in a `#!/usr/bin/env -S node <flags>` line (bin/pixelmill.js's first). */
+export function shebangNodeFlags(shebang: string): string[] {
+  return shebang
+    .replace(/^#!\/usr\/bin\/env -S node ?/, '')
+    .split(' ')
+    .filter(Boolean);
+}
+
+/** The flags of bin/pixelmill.js's shebang, read from it: the CLI runs here as `npx pixelmill` runs it. */
+function cliNodeFlags(): string[] {
+  const bin = new URL('../../bin/pixelmill.js', import.meta.url); // from dist/bench/
+  return shebangNodeFlags(readFileSync(bin, 'utf8').split('\n')[0]!);
+}
 
 /**
  * With PIXELMILL_BENCH_CPU_PROF=<dir>, every CLI child (the run, the emulator) writes a V8 CPU
@@ -26,7 +37,7 @@ function profileFlags(): string[] {
 
 /** `pixelmill <args>` as a child process. */
 export function spawnCli(args: string[], options: SpawnOptions = {}): ChildProcess {
-  return spawnNode([...CLI_NODE_FLAGS, ...profileFlags(), CLI, ...args], options);
+  return spawnNode([...cliNodeFlags(), ...profileFlags(), CLI, ...args], options);
 }
 
 const children = new Set<ChildProcess>();

@@ -49,7 +49,7 @@ export function targetsOf(result: BenchResult, webhooks: boolean): Target[] {
   return targets;
 }
 
-export type Cell = string | number | null | undefined;
+type Cell = string | number | null | undefined;
 
 function cell(value: Cell): string {
   if (value === null || value === undefined) return '-';

@@ -1,7 +1,7 @@
 // Publishes a run's report files (report.jsonl, summary.json, the gallery) from the local
-// directory where writeReport builds them to the run's store. For a local output the store is
-// that same directory and nothing is copied; for S3 each file becomes an object beside the
-// images, skipped when an identical object is already there.
+// directory where writeReport builds them to the run's S3 store (a local output's report files
+// are written in place and never published): each file becomes an object beside the images,
+// skipped when an identical object is already there.
 import { join } from 'node:path';
 import { pathExists } from './files.js';
 import type { ResultStore, StoredImage } from './result-store.js';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createActivities } from '../activities/index.js';
 import type { StoreResultsInput } from '../common/types.js';
-import type { RunningEmulator } from '../emulator/index.js';
+import { apiCallCounts } from '../bench/catalog-audit.js';
 import { ManualClock, startTestEmulator } from './support/emulator.js';
 import {
   applicationFailure,
@@ -19,10 +19,6 @@ import {
 const KEY = 'sk-live-store-key';
 const accounts = [{ id: 'acct_store', keys: [{ key: KEY }] }];
 const RESULT_ROUTE = 'GET /results/{task_id}/{index}.png';
-
-function downloads(emulator: RunningEmulator): number {
-  return Object.values(emulator.stats().requests[RESULT_ROUTE] ?? {}).reduce((sum, count) => sum + count, 0);
-}
 
 /** A prepared two-item run whose tasks have completed; returns the store requests for both. */
 async function completedRun(config: Parameters<typeof startTestEmulator>[0] = {}) {
@@ -104,13 +100,13 @@ describe('storeResults', () => {
       expect(onDisk.length).toBe(served.bytes);
     }
     expect(images[0]!.sha256).not.toBe(images[1]!.sha256);
-    expect(downloads(emulator)).toBe(3 + 2); // the activity's three, plus the test's own two
+    expect(apiCallCounts(emulator.stats()).downloads).toBe(3 + 2); // the activity's three, plus the test's own two
   });
 
   it('does not download an image again while the stored file still has its sha256', async () => {
     const { emulator, fixture, activities, input } = await completedRun();
     await inActivity(activities.storeResults, input).result;
-    const afterFirst = downloads(emulator);
+    const afterFirst = apiCallCounts(emulator.stats()).downloads;
 
     // A new activity (no heartbeat to resume from): everything is already stored.
     expect(await inActivity(activities.storeResults, input).result).toMatchObject({
@@ -119,14 +115,14 @@ describe('storeResults', () => {
         { status: 'completed', images: 1 },
       ],
     });
-    expect(downloads(emulator)).toBe(afterFirst);
+    expect(apiCallCounts(emulator.stats()).downloads).toBe(afterFirst);
 
     // A damaged file is downloaded again and repaired.
     const pine = join(fixture.outputDir, 'chairs/1K/pine-1x1-0.png');
     const good = readFileSync(pine);
     writeFileSync(pine, Buffer.concat([good.subarray(0, 100), Buffer.from('not the image')]));
     await inActivity(activities.storeResults, input).result;
-    expect(downloads(emulator)).toBe(afterFirst + 1);
+    expect(apiCallCounts(emulator.stats()).downloads).toBe(afterFirst + 1);
     expect(readFileSync(pine).equals(good)).toBe(true);
   });
 
@@ -140,7 +136,7 @@ describe('storeResults', () => {
         { index: 1, status: 'completed', images: 1 },
       ],
     });
-    expect(downloads(emulator)).toBe(1);
+    expect(apiCallCounts(emulator.stats()).downloads).toBe(1);
     expect(outcomeLines(input.plan.stateDir, fixture.hash).map((line) => line.id)).toEqual(['pine']);
   });
 

@@ -49,14 +49,11 @@ function simulatedClock(lateBy: () => number, blockedUntil = 0) {
   return { clock, run };
 }
 
-/** `count` callers queued at once; the times they were let through, in order. */
-async function queue(pacer: CallPacer, count: number, rate: number, workers: number): Promise<number[]> {
+/** `count` callers queued at once at `rate` (one worker); the times they were let through, in order. */
+async function queue(pacer: CallPacer, clock: PacerClock, count: number, rate: number): Promise<number[]> {
   const releases: number[] = [];
-  const clockOf = (pacer as unknown as { clock: PacerClock }).clock;
   await Promise.all(
-    Array.from({ length: count }, () =>
-      pacer.acquire(rate, workers).then(() => releases.push(clockOf.now())),
-    ),
+    Array.from({ length: count }, () => pacer.acquire(rate, 1).then(() => releases.push(clock.now()))),
   );
   return releases;
 }
@@ -111,8 +108,9 @@ describe('CallPacer', () => {
     const failure = await rejection(pacer.acquire(1, 1));
     expect(failure).toBeInstanceOf(ApplicationFailure);
     expect(failure).toMatchObject({ type: 'PacerBacklog', nonRetryable: false, category: 'BENIGN' });
-    // The refused call took no place in line: at 5 s the next one is expected in 6 s and waits.
-    now = 5_000;
+    // The refused call took no place in line: at 1 s the next one is expected in exactly 10 s and
+    // is taken; had the refused call kept a place, it would be 11 s ahead and refused.
+    now = 1_000;
     const outcome = await Promise.race([
       pacer.acquire(1, 1).then(
         () => 'went',
@@ -126,7 +124,7 @@ describe('CallPacer', () => {
   it('late wake-ups do not add up: a worker kept 3 ms late still sends at its rate', async () => {
     const sim = simulatedClock(() => 3);
     const pacer = new CallPacer(sim.clock);
-    const releases = await sim.run(() => queue(pacer, 101, 50, 1));
+    const releases = await sim.run(() => queue(pacer, sim.clock, 101, 50));
     // 100 intervals of 20 ms; each late wake-up pushing the next call back would take 2,300 ms.
     // The one-second window may still hold a call by the lateness once a second (3 ms a second).
     expect(releases.at(-1)! - releases[0]!).toBeLessThanOrEqual(2_000 + 3 + 2 * 3);
@@ -138,7 +136,7 @@ describe('CallPacer', () => {
     let k = 0;
     const sim = simulatedClock(() => [0, 15, 2, 9, 0, 14, 1][k++ % 7]!);
     const pacer = new CallPacer(sim.clock);
-    const releases = await sim.run(() => queue(pacer, 300, 50, 1));
+    const releases = await sim.run(() => queue(pacer, sim.clock, 300, 50));
     const gaps = releases.slice(1).map((at, i) => at - releases[i]!);
     expect(Math.min(...gaps)).toBeGreaterThanOrEqual(10);
     expect(busiestSecond(releases)).toBeLessThanOrEqual(50);
@@ -149,7 +147,7 @@ describe('CallPacer', () => {
   it('after a stall, queued callers make up one interval at most, within the window', async () => {
     const sim = simulatedClock(() => 0, 1_000);
     const pacer = new CallPacer(sim.clock);
-    const releases = await sim.run(() => queue(pacer, 12, 5, 1));
+    const releases = await sim.run(() => queue(pacer, sim.clock, 12, 5));
     // Due at 0, 200, 400, ...; the event loop is blocked until 1,000. The late call goes at once and
     // the next half an interval later, making up one interval; the rest of the stall is given up.
     // The one-second window then holds the sixth call until 2,000, and the schedule moves with it.

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { shebangNodeFlags } from '../bench/processes.js';
 import { API_TASK_QUEUE } from '../common/names.js';
 import { PIXELMILL_SEARCH_ATTRIBUTES } from '../common/search-attributes.js';
 import { DEMO_API_KEY, loadEmulatorConfig } from '../emulator/index.js';
@@ -138,11 +139,7 @@ describe('docker-compose.yml', () => {
     const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
     expect(dockerfile).toMatch(/^FROM node:20-slim\b/m);
     // The node flags of the shebang, which an ENTRYPOINT with "node" bypasses, are passed along.
-    const shebang = readFileSync(join(ROOT, 'bin', 'pixelmill.js'), 'utf8').split('\n')[0]!;
-    const flags = shebang
-      .replace(/^#!\/usr\/bin\/env -S node ?/, '')
-      .split(' ')
-      .filter(Boolean);
+    const flags = shebangNodeFlags(readFileSync(join(ROOT, 'bin', 'pixelmill.js'), 'utf8').split('\n')[0]!);
     expect(flags.length).toBeGreaterThan(0);
     const entrypoint = JSON.stringify(['node', ...flags, 'bin/pixelmill.js']).replaceAll(',', ', ');
     expect(dockerfile.split('\n')).toContain(`ENTRYPOINT ${entrypoint}`);

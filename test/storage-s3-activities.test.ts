@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { GetObjectCommand, HeadObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities, REPORT_FILE, SUMMARY_FILE } from '../activities/index.js';
-import type { RunningEmulator } from '../emulator/index.js';
+import { apiCallCounts } from '../bench/catalog-audit.js';
 import { UserError } from '../common/errors.js';
 import { loadManifest } from '../manifest/load.js';
 import {
@@ -24,7 +24,6 @@ import { startS3Server, type S3TestServer } from './support/s3-server.js';
 
 const KEY = 'sk-live-s3-key';
 const accounts = [{ id: 'acct_s3', keys: [{ key: KEY }] }];
-const RESULT_ROUTE = 'GET /results/{task_id}/{index}.png';
 const BUCKET = 'catalog';
 let server: S3TestServer;
 
@@ -36,10 +35,6 @@ beforeAll(async () => {
   server = await startS3Server();
   await server.createBucket(BUCKET);
 });
-
-function downloads(emulator: RunningEmulator): number {
-  return Object.values(emulator.stats().requests[RESULT_ROUTE] ?? {}).reduce((sum, count) => sum + count, 0);
-}
 
 /** A prepared run writing to `s3://<bucket>/runs/chairs` whose two tasks have completed. */
 async function completedS3Run(bucket = BUCKET, env: NodeJS.ProcessEnv = server.env) {
@@ -95,9 +90,9 @@ describe('a run with an S3 output', () => {
     expect(existsSync(join(localDir, 'chairs'))).toBe(false); // no image on local disk
 
     // A new activity (no heartbeat): every image is already in the bucket, nothing is downloaded.
-    const before = downloads(emulator);
+    const before = apiCallCounts(emulator.stats()).downloads;
     await inActivity(activities.storeResults, input).result;
-    expect(downloads(emulator)).toBe(before);
+    expect(apiCallCounts(emulator.stats()).downloads).toBe(before);
 
     await activities.writeReport({
       plan,

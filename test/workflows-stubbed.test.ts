@@ -6,6 +6,7 @@ import {
   cancelSignal,
   resumeSignal,
   runProgressQuery,
+  SHARD_SIZE,
   shardWorkflowId,
   WORKFLOW_TASK_QUEUE,
 } from '../common/names.js';
@@ -101,7 +102,7 @@ describe('run and shard workflows (stub activities)', () => {
     const result = await withWorkers(api, async () => (await start()).result() as Promise<RunResult>);
     expect(result.counts.stored).toBe(2000);
     expect(api.maxConcurrentAtApi).toBeLessThanOrEqual(1000);
-    const shardOf = (index: number): number => Math.floor(index / 500);
+    const shardOf = (index: number): number => Math.floor(index / SHARD_SIZE);
     const firstSubmitOfShard4 = api.timeline.findIndex((e) => e.event === 'submit' && shardOf(e.index) === 3);
     // None of the first three shards had closed: each stored items after shard 4's first submit.
     const lastStores = [0, 1, 2].map((shard) =>

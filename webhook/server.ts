@@ -93,6 +93,8 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     if (workflowId === undefined) return { status: 404, outcome: 'not_found' };
     const body = await readBody(req, maxBodyBytes);
     if (body === undefined) return { status: 413, outcome: 'too_large' };
+    // Cut off by the sender: not a bad signature, and nobody is left to answer.
+    if (!req.complete) return { status: 400, outcome: 'bad_request' };
     const header = req.headers['x-webhook-signature'];
     if (!isValidSignature(body, typeof header === 'string' ? header : undefined, secret))
       return { status: 401, outcome: 'unauthorized' };

@@ -179,14 +179,13 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
 
   const handOff = patched(HANDOFF_PATCH);
   const shares = new InFlightShares(plan.maxInFlight, perShardInFlight);
+  /** A shard that ends before the signal lands needs no share: its refusal is ignored. */
+  const sendShare = (shard: ChildWorkflowHandle<typeof shardWorkflow> | undefined, share: number): void =>
+    void shard?.signal(inFlightShareSignal, share).catch(() => undefined);
   const raiseShares = (): void => {
     const reachable = (workflowId: string): boolean => running.has(workflowId);
     for (const [workflowId, share] of shares.raise(shardsNotStarted === 0, reachable))
-      // A shard that ends before the signal lands needs no share: ignore its refusal.
-      running
-        .get(workflowId)
-        ?.signal(inFlightShareSignal, share)
-        .catch(() => undefined);
+      sendShare(running.get(workflowId), share);
   };
   setHandler(shardSubmittedSignal, ({ workflowId, holding }) => {
     shares.handOff(workflowId, holding);
@@ -257,9 +256,7 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
         } else if (shardsNotStarted === 0 && running.size > 0 && patched(RAISE_SHARES_PATCH)) {
           // Before handoffs: once every shard had started, the last ones got the finished shards' shares.
           const share = Math.floor(plan.maxInFlight / running.size);
-          // A shard that ends before the signal lands needs no share: ignore its refusal.
-          for (const other of running.values())
-            other.signal(inFlightShareSignal, share).catch(() => undefined);
+          for (const other of running.values()) sendShare(other, share);
         }
       }),
     );
