@@ -15,6 +15,7 @@ import type {
 import type { ApiClients } from './api-clients.js';
 import { callApi, toActivityFailure } from './failures.js';
 import type { PlanCache } from './plan.js';
+import { currentSubmitCall, earlierTask, recordTask } from './submit-journal.js';
 
 /** Status reported for an id the batch answer left out: not a task state, so "not finished yet". */
 export const MISSING_FROM_BATCH = 'missing';
@@ -40,10 +41,17 @@ export function apiCallActivities({ plans, clients, pace }: ApiCallDeps) {
     if (item.image_urls?.length) request.image_urls = item.image_urls;
     if (item.language !== undefined) request.language = item.language;
     if (input.webhook !== undefined) request.webhook = input.webhook;
+
+    // A retry whose earlier attempt got the task before its worker died takes that task.
+    const call = currentSubmitCall();
+    const earlier = call && (await earlierTask(input.plan.stateDir, call));
+    if (earlier !== undefined) return { taskId: earlier };
     await pace(plan.meta.requestsPerSecond);
     const result = await callApi(() => client.submit(request));
     // submit() rejects an acknowledgement without ids, so the first one exists.
-    return { taskId: result.taskIds[0]! };
+    const taskId = result.taskIds[0]!;
+    if (call) await recordTask(input.plan.stateDir, call, taskId);
+    return { taskId };
   }
 
   async function lookupTasks(input: LookupTasksInput): Promise<LookupTasksOutput> {

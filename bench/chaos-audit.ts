@@ -3,11 +3,14 @@
 // `npm run chaos` can print them and test/chaos.test.ts can hold them to their bounds. The reading
 // of report.jsonl, summary.json and the ground truth is bench/catalog-audit.ts's, shared
 // with the durability test.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunningEmulator } from '../emulator/index.js';
 import type { GroundTruthTask } from '../emulator/routes/admin.js';
 import type { ReportLine } from '../activities/report.js';
+import { parseJsonLines } from '../activities/files.js';
+import { stateDirOf } from '../activities/plan.js';
+import type { JournalLine } from '../activities/submit-journal.js';
 import {
   groundTruth,
   mapLimit,
@@ -36,6 +39,11 @@ export interface ChaosAudit {
   extra_submissions: number;
   /** Credits the emulator charged for those extra tasks (the price of the duplicates). */
   credits_charged_for_duplicates: number;
+  /**
+   * Retried submits that took the task of an attempt cut off after the API answered, from the
+   * submit journal (activities/submit-journal.ts): the duplicates the journal saved.
+   */
+  submits_taken_over: number;
   /** Report or summary entries that contradict the emulator or each other. Must be 0. */
   report_inconsistencies: number;
   tasks_at_api: number;
@@ -95,6 +103,7 @@ export async function auditChaosRun({
     prompts_submitted_more_than_once: 0,
     extra_submissions: 0,
     credits_charged_for_duplicates: 0,
+    submits_taken_over: submitTakeovers(outputDir),
     report_inconsistencies: 0,
     tasks_at_api: tasks.length,
     resubmitted: [],
@@ -191,6 +200,19 @@ export async function auditChaosRun({
   for (const line of summaryInconsistencies(readSummary(catalog), [...report.values()], charged, audit))
     inconsistent(line);
   return audit;
+}
+
+/** The takeover lines of every shard's submit journal under `<output>/.pixelmill/submits`. */
+function submitTakeovers(outputDir: string): number {
+  const dir = join(stateDirOf(outputDir), 'submits');
+  if (!existsSync(dir)) return 0;
+  let count = 0;
+  for (const file of readdirSync(dir)) {
+    for (const value of parseJsonLines(readFileSync(join(dir, file), 'utf8'))) {
+      if ((value as Partial<JournalLine> | null)?.taken_over_at_attempt !== undefined) count++;
+    }
+  }
+  return count;
 }
 
 interface ImageToCheck {

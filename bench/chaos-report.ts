@@ -89,7 +89,8 @@ export function formatChaosReport(result: ChaosResult, checks: ChaosCheck[]): st
     `API calls: ${result.api_calls.submit} submits, ${result.api_calls.lookup} batch lookups, ` +
       `${result.api_calls.get} task GETs; ${result.api_calls.downloads} downloads`,
     `webhooks: ${result.webhooks.delivered} delivered, ${result.webhooks.gave_up} given up (left to polling)`,
-    `extra submissions: ${audit.extra_submissions} tasks, ${audit.credits_charged_for_duplicates} credits charged for them`,
+    `extra submissions: ${audit.extra_submissions} tasks, ${audit.credits_charged_for_duplicates} credits charged for them; ` +
+      `${audit.submits_taken_over} retried submits took their cut-off attempt's task instead (submit journal)`,
     ...(audit.resubmitted.length
       ? [
           'resubmitted items (s after the start at which each of their tasks was created):',

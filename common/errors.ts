@@ -18,3 +18,8 @@ export class UserError extends Error {
 export function isUserError(error: unknown): error is UserError {
   return error instanceof UserError;
 }
+
+/** The message of anything thrown, for a one-line log. */
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

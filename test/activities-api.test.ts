@@ -1,10 +1,12 @@
 // The API activities against the real emulator over HTTP: submit, batch lookup and task GET map
 // answers to what the workflow needs, and every failure becomes an ApplicationFailure whose
 // retryability and delay come from the client's classification, without the key in it.
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createActivities, type ActivityDeps } from '../activities/index.js';
+import { submitJournalFile } from '../activities/submit-journal.js';
 import { ManualClock, startTestEmulator } from './support/emulator.js';
-import { applicationFailure, writeManifest } from './activities-fixture.js';
+import { applicationFailure, inActivity, writeManifest } from './activities-fixture.js';
 
 const KEY = 'sk-live-activities-key';
 const POOR_KEY = 'sk-live-activities-poor';
@@ -80,6 +82,47 @@ describe('submitItem, lookupTasks, fetchTask', () => {
     expect(done.expiresAt! % 1000).toBe(0);
     expect(done.expiresAt!).toBeGreaterThanOrEqual(expiry);
     expect(done.expiresAt!).toBeLessThan(expiry + 1000);
+  });
+
+  it('a retried submit takes the task its cut-off attempt created, from the journal', async () => {
+    const emulator = await startTestEmulator({ accounts });
+    const { activities, plan } = await prepared({ apiBaseUrl: emulator.url, apiKey: KEY });
+    const tasksAtApi = async () =>
+      (await (await fetch(`${emulator.url}/_emulator/tasks`)).text()).trim().split('\n').filter(Boolean)
+        .length;
+    const call = (activityId: string, attempt: number, runId = 'run-a') =>
+      inActivity(
+        activities.submitItem,
+        { plan, index: 0, attempt: 1 },
+        { workflowExecution: { workflowId: 'run/chairs/shard-0', runId }, activityId, attempt },
+      ).result;
+
+    // Attempt 1 got its answer, but (as if its worker died) Temporal never recorded it.
+    const { taskId } = await call('7', 1);
+    expect(await tasksAtApi()).toBe(1);
+    expect(await call('7', 2)).toEqual({ taskId });
+    expect(await call('7', 3)).toEqual({ taskId });
+    expect(await tasksAtApi()).toBe(1);
+
+    // Another call, or the same activity id in another run of the shard, is a submit of its own.
+    const other = await call('8', 2);
+    const nextRun = await call('7', 2, 'run-b');
+    expect(new Set([taskId, other.taskId, nextRun.taskId]).size).toBe(3);
+    expect(await tasksAtApi()).toBe(3);
+
+    const journal = readFileSync(submitJournalFile(plan.stateDir, 'run/chairs/shard-0'), 'utf8');
+    expect(
+      journal
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as unknown),
+    ).toEqual([
+      { run: 'run-a', activity: '7', task: taskId },
+      { run: 'run-a', activity: '7', task: taskId, taken_over_at_attempt: 2 },
+      { run: 'run-a', activity: '7', task: taskId, taken_over_at_attempt: 3 },
+      { run: 'run-a', activity: '8', task: other.taskId },
+      { run: 'run-b', activity: '7', task: nextRun.taskId },
+    ]);
   });
 
   it('reports expired and unknown tasks as answers, not failures', async () => {

@@ -1,4 +1,4 @@
-// The shard's side of the webhook fast path, with stub activities on the time-skipping server: a
+// The shard's side of the webhook fast path, with stub activities on a real dev server: a
 // task's `taskFinished` signal replaces its lookup and its GET, even when the webhook outruns the
 // submit's own result (fast tasks), and duplicates change nothing.
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -6,13 +6,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { shardWorkflowId, taskFinishedSignal, WORKFLOW_TASK_QUEUE } from '../common/names.js';
 import type { RunInput, RunResult, SubmitItemInput } from '../common/types.js';
 import { fakeApi } from './support/fake-activities.js';
-import { startTimeSkippingEnv, withStubWorkers } from './support/temporal.js';
+import { startDevServerEnv, withStubWorkers } from './support/temporal.js';
 
 const RUN_ID = 'pixelmill/webhook-shard';
 let env: TestWorkflowEnvironment;
 
 beforeAll(async () => {
-  env = await startTimeSkippingEnv();
+  env = await startDevServerEnv();
 });
 afterAll(async () => {
   await env?.teardown();

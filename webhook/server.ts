@@ -11,7 +11,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { TaskSchema } from '../api/schemas.js';
 import { readBody } from '../common/http-body.js';
-import { UserError } from '../common/errors.js';
+import { UserError, errorMessage } from '../common/errors.js';
 import { SeenTasks } from './dedupe.js';
 import { shardIdFromPath } from './route.js';
 import { isValidSignature } from './signature.js';
@@ -122,7 +122,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     } catch (error) {
       if (first)
         log(
-          `pixelmill webhook: signalling ${workflowId} failed (the service will retry): ${describe(error)}`,
+          `pixelmill webhook: signalling ${workflowId} failed (the service will retry): ${errorMessage(error)}`,
         );
       return { status: 503, outcome: 'failed' };
     }
@@ -143,7 +143,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     const work = handle(req)
       .then((answer) => respond(res, answer, counts))
       .catch((error: unknown) => {
-        log(`pixelmill webhook: unexpected error: ${describe(error)}`);
+        log(`pixelmill webhook: unexpected error: ${errorMessage(error)}`);
         respond(res, { status: 500, outcome: 'failed' }, counts);
       })
       .finally(() => handlers.delete(work));
@@ -193,8 +193,4 @@ function respond(res: ServerResponse, answer: Answer, counts: WebhookCounts): vo
   if (answer.status === 413) headers.connection = 'close';
   if (answer.status === 405) headers.allow = 'POST';
   res.writeHead(answer.status, headers).end(JSON.stringify({ outcome: answer.outcome }));
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -26,6 +26,8 @@ export interface FakeScenario {
   maxInFlight?: number;
   budgetCredits?: number;
   retry?: { maxAttempts: number; on: string[] };
+  /** The plan's poll bounds; default 1 s and 5 s. */
+  poll?: { minMs: number; maxMs: number };
 }
 
 export interface FakeApi {
@@ -71,8 +73,8 @@ export function fakeApi(scenario: FakeScenario): FakeApi {
         shardCredits: Array.from({ length: Math.ceil(scenario.items / 500) }, (_, k) =>
           Math.min(500, scenario.items - k * 500),
         ),
-        pollMinMs: 1000,
-        pollMaxMs: 5000,
+        pollMinMs: scenario.poll?.minMs ?? 1000,
+        pollMaxMs: scenario.poll?.maxMs ?? 5000,
       };
     },
     async configureRateLimit(): Promise<void> {},

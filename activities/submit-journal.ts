@@ -1,0 +1,90 @@
+// Submit is not idempotent: the API has no idempotency key, so a retried submit creates (and
+// bills) a second task. The dangerous moment is a worker dying after the API answered but before
+// Temporal recorded the activity's result; at the run's pace that can be a dozen submits per kill.
+// So each accepted submit is appended to a journal beside the plan, keyed by the activity
+// execution (workflow, run, activity id: the same for every retry of one call), and a retry that
+// finds its call there takes that task without calling the API. What remains is a worker dying
+// during the HTTP round trip itself, which no client of this API can tell apart.
+//
+// The lines are not fsynced: they must outlive the worker process (SIGKILL, OOM, a crash), which
+// the page cache does, not the machine. The files stay after the run as the record of every task
+// pixelmill created, one per shard workflow: `<state dir>/submits/<workflow id>.jsonl`.
+import { appendFile, mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { log } from '@temporalio/activity';
+import { errorMessage } from '../common/errors.js';
+import { activityContext } from './context.js';
+import { parseJsonLines } from './files.js';
+
+/** One call of the submit activity, the same across its retries, and which attempt this is. */
+export interface SubmitCall {
+  workflowId: string;
+  runId: string;
+  activityId: string;
+  attempt: number;
+}
+
+export interface JournalLine {
+  run: string;
+  activity: string;
+  task: string;
+  /** On a second line for the call: the attempt that took the task over instead of submitting. */
+  taken_over_at_attempt?: number;
+}
+
+/** The running submit call; none outside a workflow's activity (a script, a unit test). */
+export function currentSubmitCall(): SubmitCall | undefined {
+  const info = activityContext()?.info;
+  if (!info?.workflowExecution) return undefined;
+  const { workflowId, runId } = info.workflowExecution;
+  return { workflowId, runId, activityId: info.activityId, attempt: info.attempt };
+}
+
+export function submitJournalFile(stateDir: string, workflowId: string): string {
+  return join(stateDir, 'submits', `${encodeURIComponent(workflowId)}.jsonl`);
+}
+
+/**
+ * Records that `call` created `taskId`: one O_APPEND write, so worker processes share a file. The
+ * task exists and is billed whatever happens next, so a journal that cannot be written is logged
+ * and does not fail the call (its retry would submit again).
+ */
+export async function recordTask(stateDir: string, call: SubmitCall, taskId: string): Promise<void> {
+  const line: JournalLine = { run: call.runId, activity: call.activityId, task: taskId };
+  await appendLine(stateDir, call.workflowId, line).catch((error: unknown) =>
+    log.warn(`cannot write the submit journal, so a retry would submit again: ${errorMessage(error)}`),
+  );
+}
+
+async function appendLine(stateDir: string, workflowId: string, line: JournalLine): Promise<void> {
+  await mkdir(join(stateDir, 'submits'), { recursive: true });
+  await appendFile(submitJournalFile(stateDir, workflowId), `${JSON.stringify(line)}\n`);
+}
+
+/**
+ * The task an earlier attempt of `call` created, if it lived to record it. A second line records
+ * the takeover: the journal then also counts the duplicate submits it saved.
+ */
+export async function earlierTask(stateDir: string, call: SubmitCall): Promise<string | undefined> {
+  if (call.attempt === 1) return undefined;
+  let text: string;
+  try {
+    text = await readFile(submitJournalFile(stateDir, call.workflowId), 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
+      log.warn(`cannot read the submit journal, so this retry submits again: ${errorMessage(error)}`);
+    return undefined;
+  }
+  for (const value of parseJsonLines(text)) {
+    const line = value as Partial<JournalLine> | null;
+    if (line?.run === call.runId && line.activity === call.activityId && typeof line.task === 'string') {
+      log.info(`an earlier attempt of this submit created ${line.task} before it was cut off`);
+      const takeover = { ...(line as JournalLine), taken_over_at_attempt: call.attempt };
+      await appendLine(stateDir, call.workflowId, takeover).catch((error: unknown) =>
+        log.warn(`cannot record a takeover in the submit journal: ${errorMessage(error)}`),
+      );
+      return line.task;
+    }
+  }
+  return undefined;
+}
