@@ -50,7 +50,7 @@ export function apiCallActivities({ plans, clients, pace }: ApiCallDeps) {
     const result = await callApi(() => client.submit(request));
     // submit() rejects an acknowledgement without ids, so the first one exists.
     const taskId = result.taskIds[0]!;
-    if (call) await recordTask(input.plan.stateDir, call, taskId);
+    if (call) recordTask(input.plan.stateDir, call, taskId);
     return { taskId };
   }
 

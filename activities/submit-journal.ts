@@ -6,11 +6,14 @@
 // finds its call there takes that task without calling the API. What remains is a worker dying
 // during the HTTP round trip itself, which no client of this API can tell apart.
 //
-// The lines are not fsynced: they must outlive the worker process (SIGKILL, OOM, a crash), which
-// the page cache does, not the machine. The files stay after the run as the record of every task
-// pixelmill created, one per shard workflow: `<state dir>/submits/<workflow id>.jsonl`.
-import { appendFile, mkdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+// A line is written synchronously the moment the answer is read: an asynchronous write would wait
+// in libuv's thread pool behind the image downloads' file writes, and the worker could die
+// meanwhile. It is not fsynced: it must outlive the worker process (SIGKILL, OOM, a crash),
+// which the page cache does, not the machine. The files stay after the run as the record of
+// every task pixelmill created, one per shard workflow: `<state dir>/submits/<workflow id>.jsonl`.
+import { appendFileSync, mkdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { log } from '@temporalio/activity';
 import { errorMessage } from '../common/errors.js';
 import { activityContext } from './context.js';
@@ -49,16 +52,31 @@ export function submitJournalFile(stateDir: string, workflowId: string): string 
  * task exists and is billed whatever happens next, so a journal that cannot be written is logged
  * and does not fail the call (its retry would submit again).
  */
-export async function recordTask(stateDir: string, call: SubmitCall, taskId: string): Promise<void> {
+export function recordTask(stateDir: string, call: SubmitCall, taskId: string): void {
   const line: JournalLine = { run: call.runId, activity: call.activityId, task: taskId };
-  await appendLine(stateDir, call.workflowId, line).catch((error: unknown) =>
-    log.warn(`cannot write the submit journal, so a retry would submit again: ${errorMessage(error)}`),
+  appendLine(
+    stateDir,
+    call.workflowId,
+    line,
+    'cannot write the submit journal, so a retry would submit again',
   );
 }
 
-async function appendLine(stateDir: string, workflowId: string, line: JournalLine): Promise<void> {
-  await mkdir(join(stateDir, 'submits'), { recursive: true });
-  await appendFile(submitJournalFile(stateDir, workflowId), `${JSON.stringify(line)}\n`);
+function appendLine(stateDir: string, workflowId: string, line: JournalLine, onError: string): void {
+  const file = submitJournalFile(stateDir, workflowId);
+  const text = `${JSON.stringify(line)}\n`;
+  try {
+    try {
+      appendFileSync(file, text);
+    } catch (error) {
+      // The run's first submit creates the directory.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      mkdirSync(dirname(file), { recursive: true });
+      appendFileSync(file, text);
+    }
+  } catch (error) {
+    log.warn(`${onError}: ${errorMessage(error)}`);
+  }
 }
 
 /**
@@ -80,9 +98,7 @@ export async function earlierTask(stateDir: string, call: SubmitCall): Promise<s
     if (line?.run === call.runId && line.activity === call.activityId && typeof line.task === 'string') {
       log.info(`an earlier attempt of this submit created ${line.task} before it was cut off`);
       const takeover = { ...(line as JournalLine), taken_over_at_attempt: call.attempt };
-      await appendLine(stateDir, call.workflowId, takeover).catch((error: unknown) =>
-        log.warn(`cannot record a takeover in the submit journal: ${errorMessage(error)}`),
-      );
+      appendLine(stateDir, call.workflowId, takeover, 'cannot record a takeover in the submit journal');
       return line.task;
     }
   }

@@ -1,0 +1,84 @@
+// A submit whose result Temporal never recorded (its worker died after the API answered) is
+// retried by Temporal, and the retry must take the task the first attempt created rather than
+// create and bill a second one (activities/submit-journal.ts). A real dev server runs the real
+// workflows and activities against the real emulator over HTTP; only the loss is simulated: the
+// first attempt of every submit fails after the real submit returned, as a killed worker's times out.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createActivityRuntime, type ActivityRuntime } from '../activities/index.js';
+import { stateDirOf } from '../activities/plan.js';
+import { groundTruth } from '../bench/catalog-audit.js';
+import { WORKFLOW_TASK_QUEUE } from '../common/names.js';
+import type { RunResult, SubmitItemInput } from '../common/types.js';
+import { writeManifest } from './activities-fixture.js';
+import { startTestEmulator } from './support/emulator.js';
+import { startDevServerEnv, withStubWorkers } from './support/temporal.js';
+
+const KEY = 'sk-live-journal';
+const ITEMS = 6;
+let env: TestWorkflowEnvironment;
+let runtime: ActivityRuntime | undefined;
+
+beforeAll(async () => {
+  env = await startDevServerEnv();
+});
+afterAll(async () => {
+  await runtime?.close();
+  await env?.teardown();
+});
+
+describe('the submit journal', () => {
+  it('a submit retried after its result was lost takes the task its first attempt created', async () => {
+    const emulator = await startTestEmulator({
+      accounts: [{ id: 'acct_journal', keys: [{ key: KEY }] }],
+      time_scale: 0.01,
+    });
+    const fixture = writeManifest([
+      'name: journal',
+      `api: { base_url: "${emulator.url}" }`,
+      'output: ./out',
+      'items:',
+      ...Array.from({ length: ITEMS }, (_, i) => `  - { id: p${i}, prompt: "journal product ${i}" }`),
+    ]);
+    runtime = createActivityRuntime({ apiKey: KEY, apiWorkers: 1 });
+    const real = runtime.activities;
+    const firstAttempts: string[] = [];
+    const activities = {
+      ...real,
+      async submitItem(input: SubmitItemInput) {
+        const output = await real.submitItem(input);
+        if (Context.current().info.attempt > 1) return output;
+        firstAttempts.push(output.taskId);
+        // BENIGN: the worker logs it at debug level, not as a warning with a stack.
+        throw ApplicationFailure.create({
+          type: 'LostResult',
+          message: 'the result never reached Temporal (simulated)',
+          category: 'BENIGN',
+        });
+      },
+    };
+
+    const result = await withStubWorkers(env, activities, () =>
+      env.client.workflow.execute('runWorkflow', {
+        taskQueue: WORKFLOW_TASK_QUEUE,
+        workflowId: 'pixelmill/journal-test',
+        args: [{ manifestFile: fixture.file, manifestHash: fixture.hash, emulated: true }],
+      }),
+    );
+
+    expect((result as RunResult).counts.stored).toBe(ITEMS);
+    // One task per item at the API: each retry took over its first attempt's task.
+    const tasks = await groundTruth(emulator);
+    expect(tasks).toHaveLength(ITEMS);
+    expect(new Set(tasks.map((task) => task.id))).toEqual(new Set(firstAttempts));
+    const journal = join(stateDirOf(fixture.outputDir), 'submits');
+    const takeovers = readdirSync(journal)
+      .flatMap((file) => readFileSync(join(journal, file), 'utf8').trim().split('\n'))
+      .map((line) => JSON.parse(line) as { task: string; taken_over_at_attempt?: number })
+      .filter((line) => line.taken_over_at_attempt === 2);
+    expect(takeovers.map((line) => line.task).sort()).toEqual([...firstAttempts].sort());
+  });
+});
