@@ -31,6 +31,8 @@ export interface JournalLine {
   run: string;
   activity: string;
   task: string;
+  /** When the answer was read (epoch ms): how long after the API created the task it was safe. */
+  at: number;
   /** On a second line for the call: the attempt that took the task over instead of submitting. */
   taken_over_at_attempt?: number;
 }
@@ -53,7 +55,7 @@ export function submitJournalFile(stateDir: string, workflowId: string): string 
  * and does not fail the call (its retry would submit again).
  */
 export function recordTask(stateDir: string, call: SubmitCall, taskId: string): void {
-  const line: JournalLine = { run: call.runId, activity: call.activityId, task: taskId };
+  const line: JournalLine = { run: call.runId, activity: call.activityId, task: taskId, at: Date.now() };
   appendLine(
     stateDir,
     call.workflowId,
@@ -97,7 +99,7 @@ export async function earlierTask(stateDir: string, call: SubmitCall): Promise<s
     const line = value as Partial<JournalLine> | null;
     if (line?.run === call.runId && line.activity === call.activityId && typeof line.task === 'string') {
       log.info(`an earlier attempt of this submit created ${line.task} before it was cut off`);
-      const takeover = { ...(line as JournalLine), taken_over_at_attempt: call.attempt };
+      const takeover = { ...(line as JournalLine), at: Date.now(), taken_over_at_attempt: call.attempt };
       appendLine(stateDir, call.workflowId, takeover, 'cannot record a takeover in the submit journal');
       return line.task;
     }

@@ -44,6 +44,12 @@ export interface ChaosAudit {
    * submit journal (activities/submit-journal.ts): the duplicates the journal saved.
    */
   submits_taken_over: number;
+  /**
+   * From the API creating a task to its line in the journal (ms): the time a kill would have
+   * cost a duplicate. Tasks without a line were created by a request whose answer was never read.
+   */
+  journal_lag_ms: { p50: number; p99: number; max: number };
+  tasks_not_journaled: number;
   /** Report or summary entries that contradict the emulator or each other. Must be 0. */
   report_inconsistencies: number;
   tasks_at_api: number;
@@ -103,7 +109,7 @@ export async function auditChaosRun({
     prompts_submitted_more_than_once: 0,
     extra_submissions: 0,
     credits_charged_for_duplicates: 0,
-    submits_taken_over: submitTakeovers(outputDir),
+    ...journalFigures(readSubmitJournal(outputDir), tasks),
     report_inconsistencies: 0,
     tasks_at_api: tasks.length,
     resubmitted: [],
@@ -202,17 +208,36 @@ export async function auditChaosRun({
   return audit;
 }
 
-/** The takeover lines of every shard's submit journal under `<output>/.pixelmill/submits`. */
-function submitTakeovers(outputDir: string): number {
+/** Every line of every shard's submit journal under `<output>/.pixelmill/submits`. */
+function readSubmitJournal(outputDir: string): Partial<JournalLine>[] {
   const dir = join(stateDirOf(outputDir), 'submits');
-  if (!existsSync(dir)) return 0;
-  let count = 0;
-  for (const file of readdirSync(dir)) {
-    for (const value of parseJsonLines(readFileSync(join(dir, file), 'utf8'))) {
-      if ((value as Partial<JournalLine> | null)?.taken_over_at_attempt !== undefined) count++;
-    }
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).flatMap((file) => [
+    ...(parseJsonLines(readFileSync(join(dir, file), 'utf8')) as Iterable<Partial<JournalLine>>),
+  ]);
+}
+
+function journalFigures(
+  lines: readonly Partial<JournalLine>[],
+  tasks: readonly GroundTruthTask[],
+): Pick<ChaosAudit, 'submits_taken_over' | 'journal_lag_ms' | 'tasks_not_journaled'> {
+  const journaledAt = new Map<string, number>();
+  for (const line of lines) {
+    if (line.taken_over_at_attempt === undefined && line.task !== undefined && line.at !== undefined)
+      journaledAt.set(line.task, line.at);
   }
-  return count;
+  const lags: number[] = [];
+  for (const task of tasks) {
+    const at = journaledAt.get(task.id);
+    if (at !== undefined) lags.push(at - task.submitted_at_ms);
+  }
+  lags.sort((a, b) => a - b);
+  const quantile = (q: number): number => lags[Math.min(lags.length - 1, Math.floor(q * lags.length))] ?? 0;
+  return {
+    submits_taken_over: lines.filter((line) => line.taken_over_at_attempt !== undefined).length,
+    journal_lag_ms: { p50: quantile(0.5), p99: quantile(0.99), max: lags.at(-1) ?? 0 },
+    tasks_not_journaled: tasks.length - lags.length,
+  };
 }
 
 interface ImageToCheck {

@@ -89,8 +89,10 @@ export function formatChaosReport(result: ChaosResult, checks: ChaosCheck[]): st
     `API calls: ${result.api_calls.submit} submits, ${result.api_calls.lookup} batch lookups, ` +
       `${result.api_calls.get} task GETs; ${result.api_calls.downloads} downloads`,
     `webhooks: ${result.webhooks.delivered} delivered, ${result.webhooks.gave_up} given up (left to polling)`,
-    `extra submissions: ${audit.extra_submissions} tasks, ${audit.credits_charged_for_duplicates} credits charged for them; ` +
-      `${audit.submits_taken_over} retried submits took their cut-off attempt's task instead (submit journal)`,
+    `extra submissions: ${audit.extra_submissions} tasks, ${audit.credits_charged_for_duplicates} credits charged for them`,
+    `submit journal: ${audit.submits_taken_over} retried submits took their cut-off attempt's task instead; ` +
+      `a task reached it ${audit.journal_lag_ms.p50} ms after the API created it (p99 ${audit.journal_lag_ms.p99}, ` +
+      `max ${audit.journal_lag_ms.max}); ${audit.tasks_not_journaled} tasks never did (their answer was not read)`,
     ...(audit.resubmitted.length
       ? [
           'resubmitted items (s after the start at which each of their tasks was created):',
