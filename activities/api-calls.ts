@@ -4,7 +4,6 @@
 // (`expired`, `not_found`) for the workflow to act on, not failures.
 import { NotFoundError, type GenerationRequest } from '../api/index.js';
 import type {
-  ErrorSummary,
   FetchTaskInput,
   FetchTaskOutput,
   LookupTasksInput,
@@ -12,10 +11,11 @@ import type {
   SubmitItemInput,
   SubmitItemOutput,
 } from '../common/types.js';
+import { taskError } from '../api/task-error.js';
 import type { ApiClients } from './api-clients.js';
 import { callApi, toActivityFailure } from './failures.js';
 import type { PlanCache } from './plan.js';
-import { currentSubmitCall, earlierTask, recordTask } from './submit-journal.js';
+import { currentSubmitCall, earlierTask, recordTakeover, recordTask } from './submit-journal.js';
 
 /** Status reported for an id the batch answer left out: not a task state, so "not finished yet". */
 export const MISSING_FROM_BATCH = 'missing';
@@ -29,6 +29,14 @@ export interface ApiCallDeps {
 
 export function apiCallActivities({ plans, clients, pace }: ApiCallDeps) {
   async function submitItem(input: SubmitItemInput): Promise<SubmitItemOutput> {
+    // A retry whose earlier attempt got its task before the worker died takes that task.
+    const call = currentSubmitCall();
+    const earlier = call && (await earlierTask(input.plan.stateDir, call));
+    if (earlier) {
+      recordTakeover(input.plan.stateDir, call, earlier);
+      return { taskId: earlier.task };
+    }
+
     const { plan, item } = await plans.item(input.plan, input.index);
     const client = clients.forPlan(plan.meta);
     const request: GenerationRequest = {
@@ -41,11 +49,6 @@ export function apiCallActivities({ plans, clients, pace }: ApiCallDeps) {
     if (item.image_urls?.length) request.image_urls = item.image_urls;
     if (item.language !== undefined) request.language = item.language;
     if (input.webhook !== undefined) request.webhook = input.webhook;
-
-    // A retry whose earlier attempt got the task before its worker died takes that task.
-    const call = currentSubmitCall();
-    const earlier = call && (await earlierTask(input.plan.stateDir, call));
-    if (earlier !== undefined) return { taskId: earlier };
     await pace(plan.meta.requestsPerSecond);
     const result = await callApi(() => client.submit(request));
     // submit() rejects an acknowledgement without ids, so the first one exists.
@@ -91,13 +94,4 @@ export function apiCallActivities({ plans, clients, pace }: ApiCallDeps) {
   }
 
   return { submitItem, lookupTasks, fetchTask };
-}
-
-/** A task's `error` (spec 2.3) as the report's `{type, code, message}`, with stand-ins for missing fields. */
-export function taskError(error: { type?: string; code?: string; message?: string }): ErrorSummary {
-  return {
-    type: error.type ?? 'unknown',
-    code: error.code ?? 'unknown',
-    message: error.message ?? 'the task failed without an error message',
-  };
 }

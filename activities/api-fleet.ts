@@ -13,22 +13,21 @@ export class ApiWorkerFleet {
   #size = 1;
   #checkedAt = Number.NEGATIVE_INFINITY;
   #refreshing: Promise<void> | undefined;
-  #counted = false;
+  /** The first count, which the worker's first calls wait for. */
+  #first: Promise<void> | undefined;
 
   constructor(private readonly now: () => number = Date.now) {}
 
   /** The current estimate (at least 1); refreshed from the server at most every 10 s. */
   async size(): Promise<number> {
     if (this.#refreshing === undefined && this.now() - this.#checkedAt >= REFRESH_MS) {
-      this.#refreshing = this.#refresh().finally(() => {
-        this.#refreshing = undefined;
-        this.#counted = true;
-      });
+      this.#refreshing = this.#refresh().finally(() => void (this.#refreshing = undefined));
+      this.#first ??= this.#refreshing;
     }
     // The first calls of a worker wait for the first count: they must not go out at the whole
     // run's rate before it is in. Later refreshes run behind the cached estimate, so a slow
-    // server does not stall every call of the worker.
-    if (this.#refreshing !== undefined && !this.#counted) await this.#refreshing;
+    // server does not stall every call of the worker. (#refresh never rejects.)
+    await this.#first;
     return this.#size;
   }
 

@@ -6,12 +6,12 @@
 // finds its call there takes that task without calling the API. What remains is a worker dying
 // during the HTTP round trip itself, which no client of this API can tell apart.
 //
-// A line is written synchronously the moment the answer is read: an asynchronous write would wait
-// in libuv's thread pool behind the image downloads' file writes, and the worker could die
-// meanwhile. It is not fsynced: it must outlive the worker process (SIGKILL, OOM, a crash),
+// A line is written synchronously the moment the answer is read (not with files.ts's
+// appendJsonLines): an asynchronous write would wait in libuv's thread pool behind the image
+// downloads' file writes, and the worker could die meanwhile. It is not fsynced: it must outlive the worker process (SIGKILL, OOM, a crash),
 // which the page cache does, not the machine. The files stay after the run as the record of
 // every task pixelmill created, one per shard workflow: `<state dir>/submits/<workflow id>.jsonl`.
-import { appendFileSync, mkdirSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { log } from '@temporalio/activity';
@@ -45,8 +45,10 @@ export function currentSubmitCall(): SubmitCall | undefined {
   return { workflowId, runId, activityId: info.activityId, attempt: info.attempt };
 }
 
+const SUBMITS_DIR = 'submits';
+
 export function submitJournalFile(stateDir: string, workflowId: string): string {
-  return join(stateDir, 'submits', `${encodeURIComponent(workflowId)}.jsonl`);
+  return join(stateDir, SUBMITS_DIR, `${encodeURIComponent(workflowId)}.jsonl`);
 }
 
 /**
@@ -81,11 +83,8 @@ function appendLine(stateDir: string, workflowId: string, line: JournalLine, onE
   }
 }
 
-/**
- * The task an earlier attempt of `call` created, if it lived to record it. A second line records
- * the takeover: the journal then also counts the duplicate submits it saved.
- */
-export async function earlierTask(stateDir: string, call: SubmitCall): Promise<string | undefined> {
+/** The line of the task an earlier attempt of `call` created, if it lived to record it. */
+export async function earlierTask(stateDir: string, call: SubmitCall): Promise<JournalLine | undefined> {
   if (call.attempt === 1) return undefined;
   let text: string;
   try {
@@ -97,12 +96,24 @@ export async function earlierTask(stateDir: string, call: SubmitCall): Promise<s
   }
   for (const value of parseJsonLines(text)) {
     const line = value as Partial<JournalLine> | null;
-    if (line?.run === call.runId && line.activity === call.activityId && typeof line.task === 'string') {
-      log.info(`an earlier attempt of this submit created ${line.task} before it was cut off`);
-      const takeover = { ...(line as JournalLine), at: Date.now(), taken_over_at_attempt: call.attempt };
-      appendLine(stateDir, call.workflowId, takeover, 'cannot record a takeover in the submit journal');
-      return line.task;
-    }
+    if (line?.run === call.runId && line.activity === call.activityId && typeof line.task === 'string')
+      return line as JournalLine;
   }
   return undefined;
+}
+
+/** A second line for the call: this attempt took the task over, so the journal counts the duplicates saved. */
+export function recordTakeover(stateDir: string, call: SubmitCall, earlier: JournalLine): void {
+  log.info(`an earlier attempt of this submit created ${earlier.task} before it was cut off`);
+  const line: JournalLine = { ...earlier, at: Date.now(), taken_over_at_attempt: call.attempt };
+  appendLine(stateDir, call.workflowId, line, 'cannot record a takeover in the submit journal');
+}
+
+/** Every line of every shard's journal under `stateDir`, for audits and tests. */
+export function readSubmitJournals(stateDir: string): Partial<JournalLine>[] {
+  const dir = join(stateDir, SUBMITS_DIR);
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).flatMap((file) =>
+    Array.from(parseJsonLines(readFileSync(join(dir, file), 'utf8')) as Iterable<Partial<JournalLine>>),
+  );
 }

@@ -3,14 +3,13 @@
 // `npm run chaos` can print them and test/chaos.test.ts can hold them to their bounds. The reading
 // of report.jsonl, summary.json and the ground truth is bench/catalog-audit.ts's, shared
 // with the durability test.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunningEmulator } from '../emulator/index.js';
 import type { GroundTruthTask } from '../emulator/routes/admin.js';
 import type { ReportLine } from '../activities/report.js';
-import { parseJsonLines } from '../activities/files.js';
 import { stateDirOf } from '../activities/plan.js';
-import type { JournalLine } from '../activities/submit-journal.js';
+import { readSubmitJournals, type JournalLine } from '../activities/submit-journal.js';
 import {
   groundTruth,
   mapLimit,
@@ -21,6 +20,7 @@ import {
   type Summary,
 } from './catalog-audit.js';
 import type { ChaosItem } from './chaos-config.js';
+import { percentile } from './figures.js';
 
 export interface ChaosAudit {
   items: number;
@@ -109,7 +109,7 @@ export async function auditChaosRun({
     prompts_submitted_more_than_once: 0,
     extra_submissions: 0,
     credits_charged_for_duplicates: 0,
-    ...journalFigures(readSubmitJournal(outputDir), tasks),
+    ...journalFigures(readSubmitJournals(stateDirOf(outputDir)), tasks),
     report_inconsistencies: 0,
     tasks_at_api: tasks.length,
     resubmitted: [],
@@ -208,15 +208,6 @@ export async function auditChaosRun({
   return audit;
 }
 
-/** Every line of every shard's submit journal under `<output>/.pixelmill/submits`. */
-function readSubmitJournal(outputDir: string): Partial<JournalLine>[] {
-  const dir = join(stateDirOf(outputDir), 'submits');
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir).flatMap((file) => [
-    ...(parseJsonLines(readFileSync(join(dir, file), 'utf8')) as Iterable<Partial<JournalLine>>),
-  ]);
-}
-
 function journalFigures(
   lines: readonly Partial<JournalLine>[],
   tasks: readonly GroundTruthTask[],
@@ -232,10 +223,9 @@ function journalFigures(
     if (at !== undefined) lags.push(at - task.submitted_at_ms);
   }
   lags.sort((a, b) => a - b);
-  const quantile = (q: number): number => lags[Math.min(lags.length - 1, Math.floor(q * lags.length))] ?? 0;
   return {
     submits_taken_over: lines.filter((line) => line.taken_over_at_attempt !== undefined).length,
-    journal_lag_ms: { p50: quantile(0.5), p99: quantile(0.99), max: lags.at(-1) ?? 0 },
+    journal_lag_ms: { p50: percentile(lags, 50), p99: percentile(lags, 99), max: lags.at(-1) ?? 0 },
     tasks_not_journaled: tasks.length - lags.length,
   };
 }

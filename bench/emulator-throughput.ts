@@ -14,6 +14,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
+import { percentile } from './figures.js';
 
 const KEY = 'sk-live-demo';
 
@@ -126,10 +127,6 @@ async function mixedLoad(pool: Pool, seconds: number, connections: number, ids: 
   };
   await Promise.all(Array.from({ length: connections }, worker));
   return tally;
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 }
 
 async function main(): Promise<void> {

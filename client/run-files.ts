@@ -6,7 +6,7 @@ import { dirname } from 'node:path';
 import type { Client, WorkflowExecutionStatusName } from '@temporalio/client';
 import { PlanCache, stateDirOf, type LoadedPlan } from '../activities/plan.js';
 import { isS3Url } from '../storage/s3-location.js';
-import { isUserError, UserError } from '../common/errors.js';
+import { errorMessage, isUserError, UserError } from '../common/errors.js';
 import type { PlanRef, RunResult } from '../common/types.js';
 import { loadManifest } from '../manifest/load.js';
 import { requireRun } from './runs.js';
@@ -80,7 +80,6 @@ export async function readPlan(plan: PlanRef): Promise<LoadedPlan> {
   try {
     return await plans.get(plan);
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    throw new UserError('plan_missing', message);
+    throw new UserError('plan_missing', errorMessage(error));
   }
 }

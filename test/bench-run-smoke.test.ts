@@ -65,9 +65,6 @@ function expectCompleteSide(side: Side, system: string, items: number): void {
   // Every image needs a submit and a way to learn its result; no call is invented.
   expect(side.api_calls.by_endpoint['POST /v1/images/generations']?.calls).toBeGreaterThanOrEqual(items);
   expect(side.api_calls.per_image).toBeGreaterThanOrEqual(1);
-  expect(side.api_calls.total).toBe(
-    Object.values(side.api_calls.by_endpoint).reduce((sum, endpoint) => sum + endpoint.calls, 0),
-  );
   expect(side.api_calls.downloads).toBeGreaterThanOrEqual(items);
   expect(side.api_calls_per_s).toBeGreaterThan(0);
   expect(side.peak_rss_mb).toBeGreaterThan(20);

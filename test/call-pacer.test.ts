@@ -5,6 +5,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { describe, expect, it } from 'vitest';
 import { getEventListeners } from 'node:events';
 import { CallPacer, MAX_PACER_WAIT_MS, systemPacerClock, type PacerClock } from '../activities/call-pacer.js';
+import { busiestWindow } from '../bench/catalog-audit.js';
 import { rejection } from './support/assertions.js';
 
 /** A clock whose sleeps complete at once, advancing time by the amount slept. */
@@ -59,15 +60,6 @@ async function queue(pacer: CallPacer, clock: PacerClock, count: number, rate: n
 }
 
 /** The most releases in any one-second window [t, t + 1000). */
-function busiestSecond(releases: number[]): number {
-  let busiest = 0;
-  for (let i = 0, j = 0; j < releases.length; j++) {
-    while (releases[j]! - releases[i]! >= 1000) i++;
-    busiest = Math.max(busiest, j - i + 1);
-  }
-  return busiest;
-}
-
 describe('CallPacer', () => {
   it('spaces calls evenly at the rate: never more than the limit in a one-second window', async () => {
     const clock = steppingClock();
@@ -128,7 +120,7 @@ describe('CallPacer', () => {
     // 100 intervals of 20 ms; each late wake-up pushing the next call back would take 2,300 ms.
     // The one-second window may still hold a call by the lateness once a second (3 ms a second).
     expect(releases.at(-1)! - releases[0]!).toBeLessThanOrEqual(2_000 + 3 + 2 * 3);
-    expect(busiestSecond(releases)).toBeLessThanOrEqual(50);
+    expect(busiestWindow(releases)).toBeLessThanOrEqual(50);
   });
 
   it('catches up a late call at half an interval, never more than ceil(rate) in a second', async () => {
@@ -139,7 +131,7 @@ describe('CallPacer', () => {
     const releases = await sim.run(() => queue(pacer, sim.clock, 300, 50));
     const gaps = releases.slice(1).map((at, i) => at - releases[i]!);
     expect(Math.min(...gaps)).toBeGreaterThanOrEqual(10);
-    expect(busiestSecond(releases)).toBeLessThanOrEqual(50);
+    expect(busiestWindow(releases)).toBeLessThanOrEqual(50);
     // Within 3% of the schedule; pushing every later call back by each lateness took 29% longer.
     expect(releases.at(-1)! - releases[0]!).toBeLessThan(299 * 20 * 1.03);
   });
@@ -152,7 +144,7 @@ describe('CallPacer', () => {
     // the next half an interval later, making up one interval; the rest of the stall is given up.
     // The one-second window then holds the sixth call until 2,000, and the schedule moves with it.
     expect(releases).toEqual([0, 1000, 1100, 1200, 1400, 1600, 2000, 2200, 2400, 2600, 2800, 3000]);
-    expect(busiestSecond(releases)).toBeLessThanOrEqual(5);
+    expect(busiestWindow(releases)).toBeLessThanOrEqual(5);
   });
 
   it('an aborted wait rejects with the abort reason', async () => {

@@ -3,13 +3,12 @@
 // create and bill a second one (activities/submit-journal.ts). A real dev server runs the real
 // workflows and activities against the real emulator over HTTP; only the loss is simulated: the
 // first attempt of every submit fails after the real submit returned, as a killed worker's times out.
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivityRuntime, type ActivityRuntime } from '../activities/index.js';
 import { stateDirOf } from '../activities/plan.js';
+import { readSubmitJournals } from '../activities/submit-journal.js';
 import { groundTruth } from '../bench/catalog-audit.js';
 import { WORKFLOW_TASK_QUEUE } from '../common/names.js';
 import type { RunResult, SubmitItemInput } from '../common/types.js';
@@ -74,11 +73,9 @@ describe('the submit journal', () => {
     const tasks = await groundTruth(emulator);
     expect(tasks).toHaveLength(ITEMS);
     expect(new Set(tasks.map((task) => task.id))).toEqual(new Set(firstAttempts));
-    const journal = join(stateDirOf(fixture.outputDir), 'submits');
-    const takeovers = readdirSync(journal)
-      .flatMap((file) => readFileSync(join(journal, file), 'utf8').trim().split('\n'))
-      .map((line) => JSON.parse(line) as { task: string; taken_over_at_attempt?: number })
-      .filter((line) => line.taken_over_at_attempt === 2);
+    const takeovers = readSubmitJournals(stateDirOf(fixture.outputDir)).filter(
+      (line) => line.taken_over_at_attempt === 2,
+    );
     expect(takeovers.map((line) => line.task).sort()).toEqual([...firstAttempts].sort());
   });
 });

@@ -50,8 +50,10 @@ function catalogItems(count: number, prompt: (i: number) => string): CatalogItem
 async function record(): Promise<void> {
   const { env, dir } = await startTemporalHarness();
   await startInProcessWorkers(env);
-  rmSync(FIXTURES, { recursive: true, force: true });
+  // Only this recording's own fixtures: the handoff ones are recordHandoff's.
   mkdirSync(FIXTURES, { recursive: true });
+  for (const name of readdirSync(FIXTURES))
+    if (/^(mixed|budget|control)-/.test(name)) rmSync(join(FIXTURES, name));
   const save = async (runId: string, prefix: string) => {
     const records = await runHistories(env.client, runId, 1);
     records.forEach(({ workflowId, history }, k) => {
@@ -124,7 +126,7 @@ async function recordHandoff(): Promise<void> {
   const thirdShard = await historyChain(env.client, shardWorkflowId(catalog.runId, 2));
   for (const [name, record] of [
     ['handoff-run-0.json', run],
-    ['handoff-shard-3.json', thirdShard.at(-1)],
+    ['handoff-shard-3.json', thirdShard[0]],
   ] as const)
     writeFileSync(join(FIXTURES, name), historyFixtureJson(record!.workflowId, record!.history));
 }

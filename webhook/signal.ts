@@ -4,7 +4,7 @@
 // workflow history.
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { isTerminalStatus, type Task } from '../api/schemas.js';
-import { taskError } from '../activities/api-calls.js';
+import { taskError } from '../api/task-error.js';
 import { taskFinishedSignal } from '../common/names.js';
 import type { TaskFinishedSignal } from '../common/types.js';
 

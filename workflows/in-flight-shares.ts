@@ -16,8 +16,8 @@ export class InFlightShares {
 
   /** `fullShare`: what a submitting shard gets while shards are still to start. */
   constructor(
-    readonly maxInFlight: number,
-    readonly fullShare: number,
+    private readonly maxInFlight: number,
+    private readonly fullShare: number,
   ) {}
 
   /** Shards still submitting. */

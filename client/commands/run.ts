@@ -11,6 +11,7 @@ import { startLocalWorkers } from '../local-workers.js';
 import { openSession, stateDirectory, workflowUrl } from '../session.js';
 import { startOrAttach } from '../runs.js';
 import { watchRun } from '../watch.js';
+import { isDebug } from './with-run.js';
 import { webhookPublicUrl } from '../../webhook/config.js';
 import { embeddedWebhookSecret, startEmbeddedReceiver } from '../../webhook/embedded.js';
 import { webhookBaseUrl } from '../../webhook/route.js';
@@ -50,11 +51,7 @@ export function registerRunCommand(program: Command): void {
       ].join('\n'),
     )
     .action(async (file: string, options: RunOptions, command: Command) => {
-      process.exitCode = await runManifest(
-        file,
-        options,
-        Boolean(command.optsWithGlobals<{ debug?: boolean }>().debug),
-      );
+      process.exitCode = await runManifest(file, options, isDebug(command));
     });
 }
 

@@ -8,16 +8,16 @@
 export type Rgb = readonly [number, number, number];
 
 export class RgbCanvas {
-  /** Rows of `rowStride` bytes: a filter-type byte, then `width` RGB triplets. */
+  /** Rows of 1 + 3 x `width` bytes: a filter-type byte, then `width` RGB triplets. */
   readonly data: Buffer;
-  readonly rowStride: number;
+  readonly #rowStride: number;
 
   constructor(
     readonly width: number,
     readonly height: number,
   ) {
-    this.rowStride = 1 + width * 3;
-    this.data = Buffer.alloc(this.rowStride * height);
+    this.#rowStride = 1 + width * 3;
+    this.data = Buffer.alloc(this.#rowStride * height);
   }
 
   /** Fills the rectangle, clipped to the canvas. */
@@ -40,6 +40,6 @@ export class RgbCanvas {
   }
 
   #offset(x: number, y: number): number {
-    return y * this.rowStride + 1 + x * 3;
+    return y * this.#rowStride + 1 + x * 3;
   }
 }

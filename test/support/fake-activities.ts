@@ -30,16 +30,21 @@ export interface FakeScenario {
   poll?: { minMs: number; maxMs: number };
 }
 
+export type FakeEvent =
+  { event: 'submit'; index: number; attempt: number } | { event: 'store'; index: number };
+
 export interface FakeApi {
   activities: Partial<Activities>;
-  submits: { index: number; attempt: number }[];
+  /** Submits and stores in the order they happened. */
+  timeline: FakeEvent[];
+  /** The submits of the timeline. */
+  readonly submits: { index: number; attempt: number }[];
+  /** The item indices stored, from the timeline. */
+  readonly stored: number[];
   lookups: number;
   gets: number;
   outcomes: RecordOutcomesInput['outcomes'];
-  stored: number[];
   maxConcurrentAtApi: number;
-  /** Submits and stores in the order they happened. */
-  timeline: { event: 'submit' | 'store'; index: number }[];
 }
 
 export function fakeApi(scenario: FakeScenario): FakeApi {
@@ -47,13 +52,19 @@ export function fakeApi(scenario: FakeScenario): FakeApi {
   let creditFailures = scenario.insufficientCredits ?? 0;
   const api: FakeApi = {
     activities: {},
-    submits: [],
+    timeline: [],
+    get submits() {
+      return this.timeline.flatMap((e) =>
+        e.event === 'submit' ? [{ index: e.index, attempt: e.attempt }] : [],
+      );
+    },
+    get stored() {
+      return this.timeline.flatMap((e) => (e.event === 'store' ? [e.index] : []));
+    },
     lookups: 0,
     gets: 0,
     outcomes: [],
-    stored: [],
     maxConcurrentAtApi: 0,
-    timeline: [],
   };
   const atApi = (): number => [...tasks.values()].filter((task) => !task.done).length;
 
@@ -90,8 +101,7 @@ export function fakeApi(scenario: FakeScenario): FakeApi {
           nonRetryable: true,
         });
       }
-      api.submits.push({ index: input.index, attempt: input.attempt });
-      api.timeline.push({ event: 'submit', index: input.index });
+      api.timeline.push({ event: 'submit', index: input.index, attempt: input.attempt });
       const taskId = `task-${input.index}-${input.attempt}`;
       tasks.set(taskId, { index: input.index, attempt: input.attempt, lookups: 0, done: false });
       api.maxConcurrentAtApi = Math.max(api.maxConcurrentAtApi, atApi());
@@ -118,7 +128,6 @@ export function fakeApi(scenario: FakeScenario): FakeApi {
       return { status: 'completed', urls: [`http://results.invalid/${input.taskId}/0.png`], creditsCost: 1 };
     },
     async storeResults(input: StoreResultsInput) {
-      api.stored.push(...input.items.map((item) => item.index));
       for (const item of input.items) api.timeline.push({ event: 'store', index: item.index });
       return {
         items: input.items.map((item) => ({
