@@ -2,6 +2,7 @@
 // dispatch rate Temporal limits across all workers): submit an item, look up a shard's tasks in
 // one batch, fetch one task. Their failures go through failures.ts; 404s of a task are answers
 // (`expired`, `not_found`) for the workflow to act on, not failures.
+import { ApplicationFailure } from '@temporalio/activity';
 import { NotFoundError, type GenerationRequest } from '../api/index.js';
 import type {
   FetchTaskInput,
@@ -13,12 +14,22 @@ import type {
 } from '../common/types.js';
 import { taskError } from '../api/task-error.js';
 import type { ApiClients } from './api-clients.js';
+import { activityContext } from './context.js';
 import { callApi, toActivityFailure } from './failures.js';
 import type { PlanCache } from './plan.js';
 import { currentSubmitCall, earlierTask, recordTakeover, recordTask } from './submit-journal.js';
 
 /** Status reported for an id the batch answer left out: not a task state, so "not finished yet". */
 export const MISSING_FROM_BATCH = 'missing';
+
+/**
+ * A task is fetched only once a lookup or a webhook said it finished. A GET that answers a
+ * status that is not terminal (`in_progress` and other values seen in the wild, or a lagging
+ * replica) is asked again by Temporal's retry, 1 + 2 + 4 s apart, before the task goes back to
+ * the shard's lookups: with webhooks on, those come tens of seconds apart.
+ */
+export const FETCH_ATTEMPTS_WHILE_UNFINISHED = 4;
+const TERMINAL_STATUSES = new Set(['completed', 'failed']);
 
 export interface ApiCallDeps {
   plans: PlanCache;
@@ -81,6 +92,13 @@ export function apiCallActivities({ plans, clients, pace }: ApiCallDeps) {
         return { status: error.apiCode === 'task_expired' ? 'expired' : 'not_found' };
       }
       throw toActivityFailure(error);
+    }
+    const attempt = activityContext()?.info.attempt ?? FETCH_ATTEMPTS_WHILE_UNFINISHED;
+    if (!TERMINAL_STATUSES.has(task.status) && attempt < FETCH_ATTEMPTS_WHILE_UNFINISHED) {
+      throw ApplicationFailure.retryable(
+        `task ${input.taskId} was reported finished, but its GET answered status "${task.status}"`,
+        'TaskNotFinished',
+      );
     }
     const output: FetchTaskOutput = { status: task.status };
     if (task.result !== undefined) {

@@ -1,6 +1,10 @@
 // The running activity's context, for the code that heartbeats or honours cancellation.
 import { Context } from '@temporalio/activity';
 
+/** How often a running activity tells Temporal it is alive: well under the heartbeat timeouts
+ * of workflows/activities.ts, so that a dead worker's activities are retried within seconds. */
+export const LIVENESS_HEARTBEAT_MS = 3_000;
+
 /** The running activity's context; undefined outside a worker (a script, a unit test). */
 export function activityContext(): Context | undefined {
   try {
@@ -9,4 +13,24 @@ export function activityContext(): Context | undefined {
     // Called outside a worker (a script, a unit test): no heartbeats, no cancellation.
     return undefined;
   }
+}
+
+/**
+ * Runs `work`, heartbeating every LIVENESS_HEARTBEAT_MS (with `beat`, or no details) until it
+ * settles. The first beat comes only after that interval: calls that end sooner cost no RPC.
+ */
+export async function whileAlive<T>(work: () => Promise<T>, beat?: () => void): Promise<T> {
+  const context = activityContext();
+  if (!context) return work();
+  const pulse = setInterval(beat ?? (() => context.heartbeat()), LIVENESS_HEARTBEAT_MS);
+  try {
+    return await work();
+  } finally {
+    clearInterval(pulse);
+  }
+}
+
+/** The activity `fn`, heartbeating while it runs (see whileAlive). */
+export function keptAlive<I, O>(fn: (input: I) => Promise<O>): (input: I) => Promise<O> {
+  return (input) => whileAlive(() => fn(input));
 }

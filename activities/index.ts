@@ -11,7 +11,7 @@ import { PlanCache } from './plan.js';
 import { planShardActivity, prepareRunActivity } from './prepare.js';
 import { configureRateLimit } from './rate-limit.js';
 import { writeReportActivity } from './report.js';
-import { activityContext } from './context.js';
+import { activityContext, keptAlive } from './context.js';
 import { storeResultsActivity } from './store-results.js';
 
 export type { ActivityDeps } from './deps.js';
@@ -39,9 +39,9 @@ function buildActivities(resolved: ResolvedDeps, clients: ApiClients) {
   return {
     prepareRun: prepareRunActivity(resolved.resultStore),
     planShard: planShardActivity(plans),
-    submitItem,
-    lookupTasks,
-    fetchTask,
+    submitItem: keptAlive(submitItem),
+    lookupTasks: keptAlive(lookupTasks),
+    fetchTask: keptAlive(fetchTask),
     storeResults: storeResultsActivity({ plans, clients, resolved }),
     recordOutcomes: recordOutcomesActivity(plans),
     writeReport: writeReportActivity({ plans, now: resolved.now, resultStore: resolved.resultStore }),

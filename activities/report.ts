@@ -5,6 +5,7 @@
 // 100,000 items take a moment, not minutes.
 import { join } from 'node:path';
 import type { ItemCounts, ItemStatus, WriteReportInput, WriteReportOutput } from '../common/types.js';
+import { removePartialWrites } from '../storage/local.js';
 import { publishReportFiles } from '../storage/publish.js';
 import type { ResolvedDeps } from './deps.js';
 import { writeFileAtomic } from './files.js';
@@ -94,6 +95,8 @@ export function writeReportActivity(deps: WriteReportDeps) {
         yield `${JSON.stringify(line)}\n`;
       }
     }
+    // Nothing writes images any more: what a killed worker left half-written goes.
+    if (!meta.objectStore) await removePartialWrites(meta.outputDir);
     const reportFile = join(meta.outputDir, REPORT_FILE);
     const summaryFile = join(meta.outputDir, SUMMARY_FILE);
     await writeFileAtomic(reportFile, lines());

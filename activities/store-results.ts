@@ -9,7 +9,7 @@
 //   recorded size and sha256, is not downloaded again.
 import { setMaxListeners } from 'node:events';
 import type { Context } from '@temporalio/activity';
-import { activityContext } from './context.js';
+import { activityContext, whileAlive } from './context.js';
 import { isImageApiError, ResultExpiredError, type ImageApiClient } from '../api/index.js';
 import type {
   ErrorSummary,
@@ -50,6 +50,8 @@ interface StoreContext {
   store: ResultStore;
   /** Images already stored for this shard, by source URL. */
   known: Map<string, ImageRecord>;
+  /** A retry of this activity: an earlier attempt may have left partial writes behind. */
+  retrying: boolean;
   signal: AbortSignal | undefined;
 }
 
@@ -58,9 +60,6 @@ interface ItemOutcome {
   images: ImageRecord[];
   error: ErrorSummary | null;
 }
-
-/** How often storeResults reports it is alive; well under the workflow's heartbeat timeout. */
-const LIVENESS_HEARTBEAT_MS = 3_000;
 
 function previousProgress(context: Context | undefined): Map<number, StoredItem> {
   const details = context?.info.heartbeatDetails as Partial<StoreHeartbeat> | undefined;
@@ -100,6 +99,7 @@ async function storeItem(ctx: StoreContext, request: StoreRequest, item: Planned
         'pixelmill-item-id': item.id,
         'pixelmill-image-index': String(index),
       });
+      if (ctx.retrying) await ctx.store.discardPartials?.(path);
       const image: ImageRecord = { path, sha256: stored.sha256, bytes: stored.bytes, source_url: url };
       images.push(image);
       ctx.known.set(url, image);
@@ -133,21 +133,18 @@ export function storeResultsActivity(deps: {
       client: deps.clients.forPlan(plan.meta),
       store: deps.resolved.resultStore(plan.meta.outputDir, plan.meta.objectStore),
       known: await storedImages(input),
+      retrying: (context?.info.attempt ?? 1) > 1,
       signal: context?.cancellationSignal,
       plans: deps.plans,
     };
     const done = previousProgress(context);
     const beat = (): void => context?.heartbeat({ done: [...done.values()] } satisfies StoreHeartbeat);
-    // Liveness while a download runs, so the heartbeat timeout can be short: a dead worker's
-    // downloads are retried elsewhere within seconds. A stalled download is the client's body
-    // timeout's business, not the heartbeat's.
-    const pulse = context ? setInterval(beat, LIVENESS_HEARTBEAT_MS) : undefined;
+    // Liveness while a download runs too, so the heartbeat timeout can be short. A stalled
+    // download is the client's body timeout's business, not the heartbeat's.
     try {
-      return await storeAll(input, ctx, done, beat);
+      return await whileAlive(() => storeAll(input, ctx, done, beat), beat);
     } catch (error) {
       throw toActivityFailure(error);
-    } finally {
-      clearInterval(pulse);
     }
   };
 }

@@ -5,6 +5,7 @@
 // and restarted too, and every such restart is counted (a worker that dies when the server goes
 // away is a finding, not something to hide).
 import type { ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ensureDevServer, stopDevServer } from '../temporal/dev-server.js';
@@ -14,6 +15,8 @@ import { exited, freePort, registerDevServer, spawnNode, stopChild } from './pro
 const READY_TIMEOUT_MS = 60_000;
 
 interface Managed {
+  /** e.g. `worker-0-2`: the third process started as worker 0. */
+  name: string;
   child: ChildProcess;
   output: string;
   /** Set when the harness killed it on purpose. */
@@ -30,6 +33,8 @@ export class ChaosCluster {
   readonly events: ClusterEvents = { workerExits: [], webhookServerExits: [] };
   readonly address: string;
   private workers: Managed[] = [];
+  /** Every process started, dead ones included, for their logs. */
+  private started: Managed[] = [];
   private receiver: Managed | undefined;
   private receiverPort: number | undefined;
   private stopping = false;
@@ -85,9 +90,11 @@ export class ChaosCluster {
   }
 
   /** Spawns a `pixelmill` child and resolves once `readyText` appears on its stdout. */
-  private async spawn(args: string[], readyText: RegExp, onExit: (managed: Managed) => void) {
+  private async spawn(name: string, args: string[], readyText: RegExp, onExit: (managed: Managed) => void) {
     const child = spawnNode([this.cli, ...args], { cwd: this.cwd, env: this.env() });
-    const managed: Managed = { child, output: '', killedByHarness: false };
+    const sameName = this.started.filter((managed) => managed.name.startsWith(`${name}-`)).length;
+    const managed: Managed = { name: `${name}-${sameName}`, child, output: '', killedByHarness: false };
+    this.started.push(managed);
     let isReady = false;
     const ready = new Promise<RegExpExecArray>((resolve, reject) => {
       const timer = setTimeout(
@@ -122,6 +129,7 @@ export class ChaosCluster {
   /** Starts worker `index` (replacing whatever ran under that index). */
   async startWorker(index: number): Promise<void> {
     const { managed } = await this.spawn(
+      `worker-${index}`,
       ['worker', '--identity', `chaos-worker-${index}-${Date.now()}`],
       /pixelmill worker connected/,
       (dead) => {
@@ -148,6 +156,7 @@ export class ChaosCluster {
   /** Starts the webhook receiver (on a free port the first time); resolves with its address. */
   async startWebhookServer(port = this.receiverPort ?? 0): Promise<string> {
     const { managed, match } = await this.spawn(
+      'webhook-server',
       ['webhook-server', '--port', String(port)],
       /listening on (http:\/\/\S+),/,
       (dead) => {
@@ -171,6 +180,14 @@ export class ChaosCluster {
     await exited(receiver.child);
     await sleep(ms);
     await this.startWebhookServer(this.receiverPort);
+  }
+
+  /** Writes every process's output to `<dir>/logs/<name>.log` (the server's log is in its state folder). */
+  writeLogs(dir: string): string {
+    const logs = join(dir, 'logs');
+    mkdirSync(logs, { recursive: true });
+    for (const managed of this.started) writeFileSync(join(logs, `${managed.name}.log`), managed.output);
+    return logs;
   }
 
   /** Stops every process and the dev server. */

@@ -20,6 +20,7 @@ import {
 import { apiCallCounts, downloadsServed } from './catalog-audit.js';
 import { auditChaosRun, type ChaosAudit } from './chaos-audit.js';
 import { ChaosCluster } from './chaos-cluster.js';
+import { writeChaosDiagnosis } from './chaos-diagnosis.js';
 import {
   CHAOS_MAX_ATTEMPTS,
   CHAOS_RUN_NAME,
@@ -172,6 +173,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const schedule = disruptionSchedule(options);
   const emulator = await startEmulator({ config: chaosEmulatorConfig(options.seed, options.faults) });
   let cluster: ChaosCluster | undefined;
+  /** A folder given by the caller is always kept; a temp folder only when the run did not finish. */
+  let keep = options.dir !== undefined;
   try {
     cluster = await ChaosCluster.start(dir, options.cli, log);
     const webhookUrl = await cluster.startWebhookServer();
@@ -214,6 +217,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     const wallS = seconds();
     log(`chaos: run ${finished ? 'finished' : 'NOT finished'} after ${wallS} s; auditing`);
     const stuck = finished ? 0 : await unfinishedItems(cluster.address, items.length);
+    if (!finished) {
+      keep = true;
+      const diagnosis = await writeChaosDiagnosis(cluster.address, CHAOS_RUN_NAME, dir);
+      const logs = cluster.writeLogs(dir);
+      log(
+        `chaos: kept ${dir}: what the run waited for in ${diagnosis}, process logs in ${logs}, Temporal state in ${join(dir, 'temporal')}`,
+      );
+    }
     const unplanned = [...cluster.events.workerExits, ...cluster.events.webhookServerExits];
     await cluster.stop();
     // Before the audit, whose own downloads would count.
@@ -249,6 +260,6 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   } finally {
     await cluster?.stop().catch(() => undefined);
     await emulator.close();
-    if (!options.dir) rmSync(dir, { recursive: true, force: true });
+    if (!keep) rmSync(dir, { recursive: true, force: true });
   }
 }

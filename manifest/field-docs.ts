@@ -46,7 +46,7 @@ export const FIELD_DOCS: Record<string, string> = {
   'retry.max_attempts': `Most submissions of one item, the first included. Default: ${DEFAULTS.retryMaxAttempts}.`,
   'retry.on': `Error types or codes of failed tasks (from the API's task \`error\`) worth another attempt. Default: ${DEFAULTS.retryOn.map((type) => `\`${type}\``).join(', ')}.`,
   webhooks:
-    'Terminal-state webhooks: the API tells the run when a task finishes, so the run skips most lookups and GETs and polls only as a safety net (10x slower). `pixelmill run` receives them itself in embedded mode; with a Temporal cluster run `pixelmill webhook-server`.',
+    'Terminal-state webhooks: the API tells the run when a task finishes, so the run skips most lookups and GETs and polls only as a safety net (3x slower). `pixelmill run` receives them itself in embedded mode; with a Temporal cluster run `pixelmill webhook-server`.',
   'webhooks.enabled': 'Set `false` to keep the block but turn webhooks off. Default: `true`.',
   'webhooks.public_url':
     'Address at which the API reaches the receiver (`PIXELMILL_WEBHOOK_URL` takes precedence); the API posts to `<public_url>/hooks/<shard>/callback`. Required with a Temporal cluster; in embedded mode the default is the local receiver.',

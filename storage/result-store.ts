@@ -40,6 +40,11 @@ export interface ResultStore {
    * the same sha256), nothing is copied.
    */
   putFile(path: string, file: string, attributes?: StoredAttributes): Promise<StoredImage>;
+  /**
+   * Removes what earlier writes of `path` that were cut off (a killed worker) left behind. Absent
+   * where a cut-off write leaves nothing (an object store's upload is never visible half-done).
+   */
+  discardPartials?(path: string): Promise<void>;
 }
 
 /** A path that would leave the store's root (absolute, `..`, empty segments). */

@@ -3,6 +3,7 @@
 // retryability and delay come from the client's classification, without the key in it.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { FETCH_ATTEMPTS_WHILE_UNFINISHED } from '../activities/api-calls.js';
 import { createActivities, type ActivityDeps } from '../activities/index.js';
 import { submitJournalFile } from '../activities/submit-journal.js';
 import { groundTruth } from '../bench/catalog-audit.js';
@@ -124,6 +125,25 @@ describe('submitItem, lookupTasks, fetchTask', () => {
       { run: 'run-a', activity: '8', task: other.taskId },
       { run: 'run-b', activity: '7', task: nextRun.taskId },
     ]);
+  });
+
+  it('asks again, through a retryable failure, when a GET says a finished task is not finished', async () => {
+    const clock = new ManualClock();
+    const emulator = await startTestEmulator({ accounts }, { clock });
+    const { activities, plan } = await prepared({ apiBaseUrl: emulator.url, apiKey: KEY });
+    const { taskId } = await activities.submitItem({ plan, index: 1, attempt: 1 });
+    const fetchAt = (attempt: number) =>
+      inActivity(activities.fetchTask, { plan, taskId }, { attempt }).result;
+
+    for (let attempt = 1; attempt < FETCH_ATTEMPTS_WHILE_UNFINISHED; attempt++) {
+      const failure = await applicationFailure(fetchAt(attempt));
+      expect(failure).toMatchObject({ type: 'TaskNotFinished', nonRetryable: false });
+      expect(failure.message).toContain('"pending"');
+    }
+    // The last attempt hands the answer back: the shard's lookups follow the task from there.
+    expect(await fetchAt(FETCH_ATTEMPTS_WHILE_UNFINISHED)).toMatchObject({ status: 'pending' });
+    clock.advance(10 * 60_000);
+    expect(await fetchAt(1)).toMatchObject({ status: 'completed' });
   });
 
   it('reports expired and unknown tasks as answers, not failures', async () => {

@@ -1,7 +1,7 @@
 // storeResults against the real emulator's result host: images land at the path template with the
 // sha256 of the bytes served, are not downloaded again when already stored, resume after a retry
 // from the heartbeat, and expired or truncated downloads end the way the workflow expects.
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createActivities } from '../activities/index.js';
@@ -172,5 +172,34 @@ describe('storeResults', () => {
     const dir = join(fixture.outputDir, 'chairs', '1K');
     expect(readdirSync(dir)).toEqual([]);
     expect(() => outcomeLines(input.plan.stateDir, fixture.hash)).toThrow(/ENOENT/);
+  });
+
+  it("removes what a killed worker's write left: on the item's retry, and at the run's end", async () => {
+    const { fixture, activities, input } = await completedRun();
+    const dir = join(fixture.outputDir, 'chairs', '1K');
+    mkdirSync(dir, { recursive: true });
+    // As a SIGKILL mid-download leaves them: the temp file of a write that never finished.
+    const oakPartial = join(dir, '.oak-16x9-0.png.0123456789ab.tmp');
+    const pinePartial = join(dir, '.pine-1x1-0.png.ba9876543210.tmp');
+    const notOurs = join(dir, '.notes.tmp');
+    for (const file of [oakPartial, pinePartial, notOurs]) writeFileSync(file, 'half an image');
+
+    // The retry of the oak item removes its own partial write, and only that.
+    const retry = { ...input, items: [input.items[0]!] };
+    await inActivity(activities.storeResults, retry, { attempt: 2 }).result;
+    expect(readdirSync(dir).sort()).toEqual(
+      ['.notes.tmp', '.pine-1x1-0.png.ba9876543210.tmp', 'oak-16x9-0.png', 'oak-16x9-1.png'].sort(),
+    );
+
+    // The run's end (its report) removes the rest of what was cut off.
+    await activities.writeReport({
+      plan: input.plan,
+      runId: 'run-partials',
+      emulated: true,
+      startedAt: new Date().toISOString(),
+      apiCalls: { submit: 2, lookup: 0, get: 2 },
+    });
+    expect(existsSync(pinePartial)).toBe(false);
+    expect(existsSync(notOurs)).toBe(true);
   });
 });

@@ -4,10 +4,8 @@
 // prompts resubmitted only for requests in flight when a worker died.
 //
 // Needs the built CLI (`npm run build`): the workers and the starter are real child processes.
-// Takes about 2.5 minutes, almost all of it waiting: the run itself needs ~25 s, but each SIGKILL
-// strands the activities the dead worker had started, and Temporal retries them only when their
-// timeouts expire (storeResults' 1-minute heartbeat timeout, the API calls' 45 s): until then
-// each shard's collect slots are held and the run makes no API calls at all.
+// Each SIGKILL strands the activities the dead worker had started until they miss their 10 s
+// heartbeat timeout (workflows/activities.ts): until then the slots they hold wait.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -7,8 +7,8 @@
 // image as served, resubmissions bounded by the disruptions, the report true to the ground truth.
 //
 // Needs the built CLI (`npm run build`): workers, webhook receiver and starter are real processes.
-// Most of its time is waiting: a SIGKILLed worker's activities are retried only when their
-// timeouts expire (45 s for API calls, 20 s heartbeat for downloads).
+// A run that misses its deadline keeps its folder (Temporal's state, the process logs and
+// diagnosis.json: what every running shard was waiting for) and says where.
 import { existsSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { chaosChecks, formatChaosReport } from '../bench/chaos-report.js';
@@ -17,6 +17,20 @@ import { cleanUpAll } from '../bench/processes.js';
 import { CLI } from './support/cli.js';
 
 afterAll(() => cleanUpAll());
+
+/**
+ * The run's deadline, from what each disruption can cost at most (workflows/activities.ts,
+ * workflows/tracking.ts), added up although they overlap:
+ * - the run undisturbed: 28 s measured on 2 cores, doubled for a loaded machine      60 s
+ * - each SIGKILL: the dead worker's activities miss their 10 s heartbeat timeout,
+ *   then a 2 s retry interval; two kills                                             24 s
+ * - the server restart: down up to 10 s, then the same 12 s for lost completions      22 s
+ * - the webhook outage: 15 s down, then a lost delivery waits for the next lookup,
+ *   at most 30 s apart with webhooks on                                              45 s
+ * - a task GET that contradicts its lookup is asked again 1 + 2 + 4 s later            7 s
+ *                                                                             sum  158 s
+ */
+const RUN_DEADLINE_MS = 160_000;
 
 describe('a catalog run under chaos', () => {
   it('loses nothing while workers are SIGKILLed, the server restarts and the API misbehaves', async () => {
@@ -36,7 +50,7 @@ describe('a catalog run under chaos', () => {
       webhookOutageMs: 15_000,
       // A small run makes few queries (webhooks report most tasks): garble more of them.
       faults: { malformed_response_rate: 0.3 },
-      deadlineMs: 200_000,
+      deadlineMs: RUN_DEADLINE_MS,
       cli: CLI,
       log: (line) => console.log(line),
     });

@@ -5,7 +5,6 @@
 // PIXELMILL_DOCS_SCREENSHOT=1 also copies the demo screenshot to docs/gallery.png.
 import {
   copyFileSync,
-  existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -17,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { PNG } from 'pngjs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities } from '../activities/index.js';
 import { GALLERY_FILE, writeGallery, type GalleryEntry, type GallerySummary } from '../activities/gallery.js';
@@ -26,8 +25,7 @@ import type { ItemStatus } from '../common/types.js';
 import { renderResultPng } from '../emulator/images/render.js';
 import type { PlannedItem } from '../manifest/normalize.js';
 import { writeManifest } from './activities-fixture.js';
-
-const CHROMIUM = '/usr/bin/chromium';
+import { launchChromium } from './support/browser.js';
 
 interface PageImage {
   src: string;
@@ -38,7 +36,6 @@ interface PageDocument {
   images: ArrayLike<PageImage>;
   querySelector(css: string): PageImage | null;
 }
-const INSTALL_CHROMIUM = 'apt-get update -qq && apt-get install -y -qq chromium';
 const DOCS_SCREENSHOT = join(dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'gallery.png');
 
 const HOSTILE_PROMPT =
@@ -53,13 +50,7 @@ const HOSTILE_ERROR = {
 let browser: Browser;
 const dirs: string[] = [];
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`Chromium is missing at ${CHROMIUM}; install it with: ${INSTALL_CHROMIUM}`);
-  }
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu'],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();

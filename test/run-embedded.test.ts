@@ -151,7 +151,6 @@ describe('pixelmill run (embedded)', () => {
     expect(new Set(prompts).size).toBe(40);
     // Only requests in flight at the kill may have been sent twice.
     expect(prompts.length - 40).toBeLessThanOrEqual(20);
-    // Calls in flight in the killed process are retried only after their 45 s start-to-close.
   }, 150_000);
 
   it('rejects an invalid manifest before anything starts, with file:line:col and exit code 1', async () => {

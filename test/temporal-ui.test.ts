@@ -9,7 +9,6 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
-import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInProcessWorkers } from '../client/embedded.js';
 import { startOrAttach } from '../client/runs.js';
@@ -28,10 +27,10 @@ import { ensureDevServer, type DevServer } from '../temporal/dev-server.js';
 import { ensureNamespace, ensureSearchAttributes } from '../temporal/server-admin.js';
 import { FAST_EMULATOR, waitUntil, writeCatalog, type Catalog } from './support/catalog-harness.js';
 import { freePort } from './support/cli.js';
+import { launchChromium } from './support/browser.js';
 import { startTestEmulator } from './support/emulator.js';
 
 const README_SCREENSHOT = fileURLToPath(new URL('../docs/temporal-ui.png', import.meta.url));
-const CHROMIUM = process.env.PIXELMILL_CHROMIUM ?? '/usr/bin/chromium';
 const MANIFEST_NAME = 'ui-catalog';
 /** Items whose prompt holds the emulator's blocked word fail (content policy), not billed. */
 const ITEMS = 12;
@@ -153,10 +152,7 @@ describe('runs in Temporal visibility', () => {
 
 describe('the run in the Temporal Web UI', () => {
   it("opens the run's page in chromium and shows its id and summary", async () => {
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu'],
-    });
+    const browser = await launchChromium();
     cleanups.push(() => browser.close());
     const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
     const url = `${server.uiUrl}/namespaces/default/workflows/${encodeURIComponent(catalog.runId)}`;

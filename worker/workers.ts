@@ -60,6 +60,9 @@ export async function createPixelmillWorkers(options: PixelmillWorkersOptions): 
     namespace: options.namespace,
     activities: options.activities,
     shutdownGraceTime: options.shutdownGraceTime ?? '10 seconds',
+    // A heartbeat goes out at most this late, whatever the activity's heartbeat timeout: the
+    // timeouts of workflows/activities.ts are short so that a dead worker is noticed quickly.
+    maxHeartbeatThrottleInterval: '3 seconds',
     ...(options.identity !== undefined ? { identity: options.identity } : {}),
   } satisfies Partial<WorkerOptions>;
 

@@ -14,16 +14,20 @@ type Activities = ReturnType<typeof createActivities>;
  */
 const apiRetry = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' };
 
-/**
- * A worker that dies mid-call is noticed only when the call times out, so the limit is close to
- * the client's own (10 s to connect, 30 s for headers): a killed run resumes within a minute.
- */
+/** Close to the client's own limits (10 s to connect, 30 s for headers): a call that hangs. */
 const API_CALL_TIMEOUT = '45 seconds';
+/**
+ * A worker that died is noticed when its activities miss their heartbeats, not at their
+ * start-to-close timeout. Running activities beat every 3 s (activities/context.ts), and the
+ * worker sends a beat at most 3 s late (maxHeartbeatThrottleInterval in worker/workers.ts).
+ */
+const HEARTBEAT_TIMEOUT = '10 seconds';
 
 /** Tracking outranks submitting: results must be fetched long before their URLs expire. */
 export const { lookupTasks, fetchTask } = proxyActivities<Activities>({
   taskQueue: API_TASK_QUEUE,
   startToCloseTimeout: API_CALL_TIMEOUT,
+  heartbeatTimeout: HEARTBEAT_TIMEOUT,
   retry: apiRetry,
   priority: { priorityKey: 1 },
 });
@@ -31,6 +35,7 @@ export const { lookupTasks, fetchTask } = proxyActivities<Activities>({
 export const { submitItem } = proxyActivities<Activities>({
   taskQueue: API_TASK_QUEUE,
   startToCloseTimeout: API_CALL_TIMEOUT,
+  heartbeatTimeout: HEARTBEAT_TIMEOUT,
   retry: apiRetry,
   priority: { priorityKey: 3 },
 });
@@ -39,7 +44,7 @@ export const { submitItem } = proxyActivities<Activities>({
 export const { storeResults } = proxyActivities<Activities>({
   taskQueue: TRANSFER_TASK_QUEUE,
   startToCloseTimeout: '30 minutes',
-  heartbeatTimeout: '20 seconds',
+  heartbeatTimeout: HEARTBEAT_TIMEOUT,
   retry: {
     initialInterval: '2 seconds',
     backoffCoefficient: 2,

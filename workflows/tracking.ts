@@ -132,8 +132,12 @@ export function nextPollDelay(
   return Math.round(Math.min(maxMs, Math.max(minMs, damped)));
 }
 
-/** With webhooks on, lookups only catch lost deliveries: the same pacing, this many times slower. */
-export const WEBHOOK_POLL_FACTOR = 10;
+/**
+ * With webhooks on, lookups only catch lost deliveries: the same pacing, this many times slower
+ * (3 s to 30 s by default). A task whose delivery was lost (the receiver was down) waits at most
+ * the slowest of these intervals: seconds next to a generation time of a minute.
+ */
+export const WEBHOOK_POLL_FACTOR = 3;
 
 /** The batch-lookup interval bounds of a shard: the run's, slowed down when webhooks are on. */
 export function pollBounds(limits: { pollMinMs: number; pollMaxMs: number; webhookBaseUrl?: string }): {

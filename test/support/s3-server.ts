@@ -1,7 +1,7 @@
 // A real S3-compatible server for tests: `rclone serve s3` on 127.0.0.1 and a port the OS picks,
 // over a temp directory (a bucket is a folder), with a random key pair. rclone comes from
-// .tools/s3-venv (scripts/install-s3-server.mjs), PIXELMILL_RCLONE_PATH, or PATH.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+// PIXELMILL_RCLONE_PATH, else .tools/s3-venv (installed by the tests' global setup), else PATH.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,11 +26,6 @@ function rcloneBinary(): string {
   const fromEnv = process.env.PIXELMILL_RCLONE_PATH;
   if (fromEnv) return fromEnv;
   const tools = join(projectRoot(), '.tools', 's3-venv', 'bin', 'rclone');
-  if (!isExecutable(tools)) {
-    spawnSync(process.execPath, [join(projectRoot(), 'scripts', 'install-s3-server.mjs')], {
-      stdio: 'inherit',
-    });
-  }
   if (isExecutable(tools)) return tools;
   const fromPath = onPath('rclone');
   if (fromPath) return fromPath;
