@@ -1,8 +1,7 @@
-// How many worker processes share the API task queue, as the Temporal server sees them: the
+// How many worker processes share this worker's API task queue, as the Temporal server sees them: the
 // distinct identities that polled it recently. The pacer divides the run's rate by this number.
 // A worker that died keeps counting until its last poll ages out, which only slows the others
 // for a while: the error always falls on the side of fewer calls.
-import { API_TASK_QUEUE } from '../common/names.js';
 import { TASK_QUEUE_TYPE_ACTIVITY } from './rate-limit.js';
 import { activityContext } from './context.js';
 /** A live worker re-polls at least every minute (the server's long-poll expiry). */
@@ -39,7 +38,7 @@ export class ApiWorkerFleet {
       const { client, info } = context;
       const described = await client.workflowService.describeTaskQueue({
         namespace: info.workflowNamespace ?? client.options.namespace,
-        taskQueue: { name: API_TASK_QUEUE },
+        taskQueue: { name: info.taskQueue },
         taskQueueType: TASK_QUEUE_TYPE_ACTIVITY,
       });
       const cutoff = this.now() - POLLER_FRESH_MS;
@@ -51,7 +50,7 @@ export class ApiWorkerFleet {
       this.#size = Math.max(1, identities.size);
     } catch (error) {
       // Keep the last estimate; the server's own dispatch limit still holds meanwhile.
-      context.log.warn(`cannot count the workers of ${API_TASK_QUEUE}: ${String(error)}`);
+      context.log.warn(`cannot count the workers of ${context.info.taskQueue}: ${String(error)}`);
     }
   }
 }

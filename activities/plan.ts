@@ -9,10 +9,11 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { PlanRef } from '../common/types.js';
 import type { LoadedManifest } from '../manifest/load.js';
 import type { PlannedItem, RunSettings } from '../manifest/normalize.js';
+import { STATE_DIR_NAME } from '../manifest/schema.js';
 import { pathExists } from '../storage/files.js';
 import { parseJsonLines, writeFileAtomic } from './files.js';
 
-export const STATE_DIR_NAME = '.pixelmill';
+export { STATE_DIR_NAME };
 export const PLAN_FORMAT_VERSION = 1;
 /** Expected credits per image until the API reports the real cost. */
 export const DEFAULT_CREDITS_PER_IMAGE: Readonly<Record<string, number>> = { '1K': 1, '2K': 2, '4K': 4 };

@@ -1,10 +1,10 @@
 // configureRateLimit: sets the run's requests_per_second as the server-side dispatch rate of
-// API_TASK_QUEUE. Temporal's matching service then hands out API activities no faster than that,
+// the run's API task queue. Temporal's matching service then hands out API activities no faster than that,
 // across every worker process together, which is what makes the limit global. Workers also set
 // maxTaskQueueActivitiesPerSecond as a fallback for servers without task queue config.
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { isGrpcServiceError } from '@temporalio/client';
-import { API_TASK_QUEUE } from '../common/names.js';
+import { taskQueuesOf } from '../common/names.js';
 import type { ConfigureRateLimitInput } from '../common/types.js';
 
 /** temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY (@temporalio/proto is not a direct dependency). */
@@ -19,6 +19,7 @@ function unsupported(error: unknown): boolean {
 
 export async function configureRateLimit(input: ConfigureRateLimitInput): Promise<void> {
   const { requestsPerSecond } = input;
+  const taskQueue = input.taskQueue ?? taskQueuesOf(undefined).api;
   if (!Number.isFinite(requestsPerSecond) || requestsPerSecond <= 0) {
     throw ApplicationFailure.create({
       type: 'InvalidRateLimit',
@@ -32,7 +33,7 @@ export async function configureRateLimit(input: ConfigureRateLimitInput): Promis
     await client.workflowService.updateTaskQueueConfig({
       namespace: info.workflowNamespace ?? client.options.namespace,
       identity: client.options.identity,
-      taskQueue: API_TASK_QUEUE,
+      taskQueue,
       taskQueueType: TASK_QUEUE_TYPE_ACTIVITY,
       updateQueueRateLimit: {
         rateLimit: { requestsPerSecond },
@@ -42,7 +43,7 @@ export async function configureRateLimit(input: ConfigureRateLimitInput): Promis
   } catch (error) {
     if (!unsupported(error)) throw error;
     context.log.warn(
-      `the Temporal server cannot set the rate limit of ${API_TASK_QUEUE}; ` +
+      `the Temporal server cannot set the rate limit of ${taskQueue}; ` +
         'each worker limits its own API calls instead (maxTaskQueueActivitiesPerSecond)',
     );
   }

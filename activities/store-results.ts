@@ -19,13 +19,14 @@ import type {
   StoreResultsOutput,
 } from '../common/types.js';
 import type { PlannedItem } from '../manifest/normalize.js';
+import { isStorageError } from '../storage/errors.js';
 import { UnsafeStoragePathError, type ResultStore } from '../storage/result-store.js';
 import type { ApiClients } from './api-clients.js';
 import type { ResolvedDeps } from './deps.js';
 import { toActivityFailure } from './failures.js';
 import { appendOutcomes, readOutcomeFile, shardOutcomesFile, type ImageRecord } from './outcomes.js';
 import type { LoadedPlan, PlanCache } from './plan.js';
-import { extensionFor, renderResultPath } from './result-paths.js';
+import { extensionFor, renderResultPath } from '../manifest/result-paths.js';
 
 export const RESULT_EXPIRED: ErrorSummary = {
   type: 'ResultExpired',
@@ -105,7 +106,12 @@ async function storeItem(ctx: StoreContext, request: StoreRequest, item: Planned
       ctx.known.set(url, image);
     } catch (error) {
       if (error instanceof ResultExpiredError) return { status: 'expired', images, error: RESULT_EXPIRED };
-      if ((isImageApiError(error) && !error.retryable) || error instanceof UnsafeStoragePathError) {
+      // This item's own failure (a refused download, a path the store will not take): it fails
+      // alone, and the batch goes on. What may heal (a 5xx, a full disk) retries the batch.
+      const itemAlone =
+        error instanceof UnsafeStoragePathError ||
+        ((isImageApiError(error) || isStorageError(error)) && !error.retryable);
+      if (itemAlone) {
         return {
           status: 'failed',
           images,

@@ -44,19 +44,27 @@ export class ChaosCluster {
     private readonly ports: { port: number; uiPort: number },
     private readonly cwd: string,
     private readonly cli: string,
+    /** The API the workers serve (they serve one account: this base URL with the chaos key). */
+    private readonly apiBaseUrl: string,
     private readonly log: (line: string) => void,
   ) {
     this.address = `127.0.0.1:${ports.port}`;
   }
 
   /** Starts the dev server on fixed free ports (a restart must come back at the same address). */
-  static async start(dir: string, cli: string, log: (line: string) => void): Promise<ChaosCluster> {
+  static async start(
+    dir: string,
+    cli: string,
+    apiBaseUrl: string,
+    log: (line: string) => void,
+  ): Promise<ChaosCluster> {
     const stateDir = join(dir, 'temporal');
     const cluster = new ChaosCluster(
       stateDir,
       { port: await freePort(), uiPort: await freePort() },
       dir,
       cli,
+      apiBaseUrl,
       log,
     );
     registerDevServer(stateDir);
@@ -70,7 +78,7 @@ export class ChaosCluster {
       TEMPORAL_ADDRESS: this.address,
       TEMPORAL_NAMESPACE: 'default',
       PIXELMILL_API_KEY: CHAOS_API_KEY,
-      PIXELMILL_API_BASE_URL: '',
+      PIXELMILL_API_BASE_URL: this.apiBaseUrl,
       PIXELMILL_WEBHOOK_SECRET: CHAOS_WEBHOOK_SECRET,
       PIXELMILL_WEBHOOK_URL: '',
     };

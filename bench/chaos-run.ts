@@ -22,6 +22,7 @@ import { auditChaosRun, type ChaosAudit } from './chaos-audit.js';
 import { ChaosCluster } from './chaos-cluster.js';
 import { writeChaosDiagnosis } from './chaos-diagnosis.js';
 import {
+  CHAOS_API_KEY,
   CHAOS_MAX_ATTEMPTS,
   CHAOS_RUN_NAME,
   chaosEmulatorConfig,
@@ -144,7 +145,9 @@ async function startRunWithCli(cli: string, cluster: ChaosCluster, dir: string, 
     env: {
       ...process.env,
       TEMPORAL_ADDRESS: cluster.address,
+      // The manifest names the emulator; the key makes the run's API account the workers'.
       PIXELMILL_API_BASE_URL: '',
+      PIXELMILL_API_KEY: CHAOS_API_KEY,
       PIXELMILL_WEBHOOK_URL: '',
     },
   });
@@ -176,7 +179,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   /** A folder given by the caller is always kept; a temp folder only when the run did not finish. */
   let keep = options.dir !== undefined;
   try {
-    cluster = await ChaosCluster.start(dir, options.cli, log);
+    cluster = await ChaosCluster.start(dir, options.cli, emulator.url, log);
     const webhookUrl = await cluster.startWebhookServer();
     for (let i = 0; i < options.workers; i++) await cluster.startWorker(i);
     const manifest = writeChaosManifest(dir, items, emulator.url, webhookUrl);

@@ -14,6 +14,7 @@ import {
   type RunningEmulator,
 } from '../emulator/index.js';
 import { connectWorkerConnection, type TemporalEndpoint } from '../temporal/connection.js';
+import type { TaskQueues } from '../common/names.js';
 import { createPixelmillWorkers } from '../worker/workers.js';
 
 /** Embedded runs compress the emulator's clock 10x by default: a 50 s generation takes 5 s. */
@@ -76,14 +77,16 @@ export interface InProcessWorkers {
   stop(): Promise<void>;
 }
 
+/** Workers in this process for one API account: its task queues, and only its base URL and key. */
 export async function startInProcessWorkers(
   endpoint: TemporalEndpoint,
-  api: { baseUrl?: string; apiKey?: string },
+  api: { baseUrl: string; apiKey: string },
+  queues: TaskQueues,
 ): Promise<InProcessWorkers> {
   const connection = await connectWorkerConnection(endpoint);
   const runtime = createActivityRuntime({
-    ...(api.baseUrl ? { apiBaseUrl: api.baseUrl } : {}),
-    ...(api.apiKey ? { apiKey: api.apiKey } : {}),
+    apiBaseUrl: api.baseUrl,
+    apiKey: api.apiKey,
     env: process.env,
     // This process is the run's only worker: earlier CLI processes that still look alive to the
     // server (for up to 90 s) must not halve its share of the rate.
@@ -92,6 +95,7 @@ export async function startInProcessWorkers(
   const workers = await createPixelmillWorkers({
     connection,
     namespace: endpoint.namespace,
+    queues,
     activities: runtime.activities,
   });
   const done = workers.run();

@@ -1,51 +1,125 @@
-// Workers for a command that starts a run and waits for it (`run`, `retry-failed`): embedded mode runs them in this process (with the built-in emulator when no API is
-// configured); with a cluster, workers are the cluster's (`pixelmill worker`), so none start here.
+// The API a command that starts a run and waits for it (`run`, `retry-failed`) gives the run, and
+// the workers that serve it. The run belongs to one API account (common/api-account.ts): the
+// base URL and key of this command's environment, or the built-in emulator when embedded mode has
+// no API configured. Embedded mode runs the workers in this process, on that account's task
+// queues only, so they never serve another CLI's run; with a cluster, the workers are the
+// cluster's (`pixelmill worker` with the same base URL and key).
+import { apiAccountId, displayBaseUrl, API_ACCOUNT_ID } from '../common/api-account.js';
 import { UserError } from '../common/errors.js';
+import { taskQueuesOf } from '../common/names.js';
 import { DEMO_API_KEY } from '../emulator/index.js';
+import { FALLBACK_API_KEY_ENV, API_BASE_URL_ENV } from '../activities/api-clients.js';
 import { startEmbeddedEmulator, startInProcessWorkers } from './embedded.js';
 import { stateDirectory, type Session } from './session.js';
 
-export interface LocalWorkers {
+/** Where the manifest says the API is and which variable holds its key. */
+export interface ApiSettings {
+  apiBaseUrl?: string;
+  apiKeyEnv: string;
+}
+
+export interface RunApi {
+  /** The account's id: the run's task queues are named by it. */
+  account: string;
+  /** Without credentials: for messages. */
+  baseUrl: string;
   emulated: boolean;
+}
+
+export interface LocalWorkers {
+  api: RunApi;
   /** Resolves when in-process workers stop (Ctrl-C); undefined with a cluster. */
   stopped?: Promise<void>;
   close(): Promise<void>;
 }
 
+/** The key for `settings` in `env`: the manifest's variable, else PIXELMILL_API_KEY. */
+function apiKeyFor(settings: ApiSettings, env: NodeJS.ProcessEnv): string | undefined {
+  return env[settings.apiKeyEnv] || env[FALLBACK_API_KEY_ENV] || undefined;
+}
+
+function missingKey(settings: ApiSettings, baseUrl: string, external: boolean): UserError {
+  const names =
+    settings.apiKeyEnv === FALLBACK_API_KEY_ENV
+      ? FALLBACK_API_KEY_ENV
+      : `${settings.apiKeyEnv} (or ${FALLBACK_API_KEY_ENV})`;
+  return new UserError(
+    'api_key_missing',
+    `no API key for ${displayBaseUrl(baseUrl)}: set ${names}` +
+      (external ? ', or pass --api-account with the account id `pixelmill worker` prints' : ''),
+  );
+}
+
 export async function startLocalWorkers(
   session: Session,
-  apiBaseUrl: string | undefined,
+  settings: ApiSettings,
   say: (line: string) => void,
-  /** The built-in emulator's webhook secret, when the run has webhooks on. */
-  emulatorWebhookSecret?: string,
+  options: {
+    /** The built-in emulator's webhook secret, when the run has webhooks on. */
+    emulatorWebhookSecret?: string;
+    /** An account id given on the command line (cluster mode, where only workers hold the key). */
+    apiAccount?: string;
+    env?: NodeJS.ProcessEnv;
+  } = {},
 ): Promise<LocalWorkers> {
-  const emulated = !apiBaseUrl;
+  const env = options.env ?? process.env;
+  const baseUrl = env[API_BASE_URL_ENV] || settings.apiBaseUrl;
   if (session.mode === 'external') {
-    if (emulated) {
+    if (!baseUrl) {
       throw new UserError(
         'api_not_configured',
-        'no API configured: set PIXELMILL_API_BASE_URL (or api.base_url in the manifest); the built-in emulator runs only without TEMPORAL_ADDRESS',
+        `no API configured: set ${API_BASE_URL_ENV} (or api.base_url in the manifest); the built-in emulator runs only without TEMPORAL_ADDRESS`,
       );
     }
-    return { emulated, close: async () => undefined };
+    const key = apiKeyFor(settings, env);
+    let account = options.apiAccount;
+    if (account !== undefined && !API_ACCOUNT_ID.test(account)) {
+      throw new UserError(
+        'config_invalid',
+        `--api-account ${account} is not an account id (a and 16 hex digits)`,
+      );
+    }
+    if (account === undefined) {
+      if (key === undefined) throw missingKey(settings, baseUrl, true);
+      account = apiAccountId(baseUrl, key);
+    }
+    return {
+      api: { account, baseUrl: displayBaseUrl(baseUrl), emulated: false },
+      close: async () => undefined,
+    };
+  }
+  if (options.apiAccount !== undefined) {
+    throw new UserError(
+      'config_invalid',
+      '--api-account is for a Temporal cluster (TEMPORAL_ADDRESS); embedded runs use the API configured here',
+    );
   }
   const cleanups: (() => Promise<void>)[] = [];
   const close = async (): Promise<void> => {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
   };
   try {
-    let api: { baseUrl?: string; apiKey?: string } = apiBaseUrl ? { baseUrl: apiBaseUrl } : {};
-    if (emulated) {
-      const emulator = await startEmbeddedEmulator(stateDirectory(), process.env, emulatorWebhookSecret);
+    let api: { baseUrl: string; apiKey: string };
+    if (baseUrl) {
+      const apiKey = apiKeyFor(settings, env);
+      if (apiKey === undefined) throw missingKey(settings, baseUrl, false);
+      api = { baseUrl, apiKey };
+    } else {
+      const emulator = await startEmbeddedEmulator(stateDirectory(), env, options.emulatorWebhookSecret);
       cleanups.push(() => emulator.close());
       api = { baseUrl: emulator.url, apiKey: DEMO_API_KEY };
       say(
         `pixelmill: no API configured: using the built-in emulator at ${emulator.url} (this run is emulated)`,
       );
     }
-    const workers = await startInProcessWorkers(session.endpoint, api);
+    const account = apiAccountId(api.baseUrl, api.apiKey);
+    const workers = await startInProcessWorkers(session.endpoint, api, taskQueuesOf(account));
     cleanups.push(() => workers.stop());
-    return { emulated, stopped: workers.done, close };
+    return {
+      api: { account, baseUrl: displayBaseUrl(api.baseUrl), emulated: !baseUrl },
+      stopped: workers.done,
+      close,
+    };
   } catch (error) {
     await close();
     throw error;

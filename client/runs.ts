@@ -4,7 +4,7 @@
 import { existsSync } from 'node:fs';
 import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { UserError } from '../common/errors.js';
-import { RUN_WORKFLOW_PREFIX, runWorkflowId, WORKFLOW_TASK_QUEUE } from '../common/names.js';
+import { RUN_WORKFLOW_PREFIX, runWorkflowId, taskQueuesOf } from '../common/names.js';
 import { MANIFEST_ATTRIBUTE, PIXELMILL_SEARCH_ATTRIBUTES } from '../common/search-attributes.js';
 import type { RunInput, RunResult } from '../common/types.js';
 import { loadManifest } from '../manifest/load.js';
@@ -59,6 +59,24 @@ async function indexable(client: Client): Promise<string | undefined> {
   }
 }
 
+/**
+ * A run's API belongs to the run: a command configured for another API (another base URL or key,
+ * or the emulator instead of a real service) must not attach to it, since its workers would not
+ * serve the run and the run would not be served as the user expects.
+ */
+function refuseOtherApi(runId: string, memo: Record<string, unknown> | undefined, input: RunInput): void {
+  const account = memo?.apiAccount;
+  if (typeof account !== 'string' || account === input.apiAccount) return;
+  const needed =
+    memo?.emulated === true ? 'the built-in emulator' : String(memo?.apiBaseUrl ?? 'another API');
+  const here = input.emulated ? 'the built-in emulator' : (input.apiBaseUrl ?? 'another API');
+  throw new UserError(
+    'run_api_differs',
+    `${runId} runs against ${needed} (account ${account}), but this command is set up for ${here} ` +
+      `(account ${input.apiAccount ?? 'none'}): run it with that API's PIXELMILL_API_BASE_URL and key`,
+  );
+}
+
 export async function startOrAttach(
   client: Client,
   runId: string,
@@ -67,6 +85,7 @@ export async function startOrAttach(
 ): Promise<StartOutcome> {
   const existing = await describeRun(client, runId);
   const manifestChanged = existing !== undefined && existing.memo?.manifestHash !== input.manifestHash;
+  if (existing?.status.name === 'RUNNING') refuseOtherApi(runId, existing.memo, input);
   if (existing?.status.name === 'RUNNING') {
     if (newRun) {
       throw new UserError(
@@ -84,15 +103,23 @@ export async function startOrAttach(
     : runId;
   const handle = await client.workflow.start<(input: RunInput) => Promise<RunResult>>('runWorkflow', {
     workflowId: runId,
-    taskQueue: WORKFLOW_TASK_QUEUE,
+    taskQueue: taskQueuesOf(input.apiAccount).workflow,
     args: [input],
     // Two CLIs starting the same manifest at once end up on one run.
     workflowIdConflictPolicy: 'USE_EXISTING',
-    memo: { manifestHash: input.manifestHash, manifestFile: input.manifestFile, emulated: input.emulated },
+    memo: {
+      manifestHash: input.manifestHash,
+      manifestFile: input.manifestFile,
+      emulated: input.emulated,
+      ...(input.apiAccount !== undefined
+        ? { apiAccount: input.apiAccount, apiBaseUrl: input.apiBaseUrl }
+        : {}),
+    },
     staticSummary: `pixelmill run of ${input.manifestFile}`,
     staticDetails: [
       `**Manifest** \`${input.manifestFile}\` (sha256 \`${input.manifestHash.slice(0, 12)}\`)`,
-      `**API** ${input.emulated ? 'the built-in emulator (an emulated run)' : 'the configured image API'}`,
+      `**API** ${input.emulated ? 'the built-in emulator (an emulated run)' : (input.apiBaseUrl ?? 'the configured image API')}` +
+        (input.apiAccount ? ` (account \`${input.apiAccount}\`)` : ''),
       "**Output** `report.jsonl` and `summary.json` in the manifest's output folder",
     ].join('\n\n'),
     // The run passes it on to its shards; it is their cue that the attributes exist.

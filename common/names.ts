@@ -3,15 +3,38 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 import type { PauseRequest, RunProgress, ShardHandoff, ShardProgress, TaskFinishedSignal } from './types.js';
 
-/** Workflow tasks, and activities that are neither API calls nor transfers. */
-export const WORKFLOW_TASK_QUEUE = 'pixelmill';
 /**
- * Every call to the image API runs as one activity on this queue, whose dispatch rate Temporal's
- * matching service limits for all workers together: the run's `requests_per_second`.
+ * The three task queues of one API account (common/api-account.ts). Only workers that hold that
+ * account's key poll them, so no run is ever served with another account's API or key.
  */
-export const API_TASK_QUEUE = 'pixelmill-api';
-/** Downloads from the result host and writes to storage: not API calls, not rate limited. */
-export const TRANSFER_TASK_QUEUE = 'pixelmill-transfer';
+export interface TaskQueues {
+  /** Workflow tasks, and activities that are neither API calls nor transfers. */
+  workflow: string;
+  /**
+   * Every call to the image API runs as one activity on this queue, whose dispatch rate Temporal's
+   * matching service limits for all workers together: the run's `requests_per_second`.
+   */
+  api: string;
+  /** Downloads from the result host and writes to storage: not API calls, not rate limited. */
+  transfer: string;
+}
+
+/** Where runs recorded before API accounts (no `apiAccount` in their input) replay their activities. */
+const SHARED_TASK_QUEUES: TaskQueues = {
+  workflow: 'pixelmill',
+  api: 'pixelmill-api',
+  transfer: 'pixelmill-transfer',
+};
+
+/** `pixelmill@<account>`, `pixelmill-api@<account>`, `pixelmill-transfer@<account>`. */
+export function taskQueuesOf(apiAccount: string | undefined): TaskQueues {
+  if (apiAccount === undefined) return SHARED_TASK_QUEUES;
+  return {
+    workflow: `pixelmill@${apiAccount}`,
+    api: `pixelmill-api@${apiAccount}`,
+    transfer: `pixelmill-transfer@${apiAccount}`,
+  };
+}
 
 /** Items per shard: the batch lookup's maximum, so one call tracks a whole shard. */
 export const SHARD_SIZE = 500;

@@ -22,6 +22,13 @@ export interface PlanRef {
 export interface RunInput {
   /** Absolute path of the manifest file. */
   manifestFile: string;
+  /**
+   * The API account the run's calls belong to (common/api-account.ts): every activity of the run
+   * goes to that account's task queues. Runs started before accounts existed have none.
+   */
+  apiAccount?: string;
+  /** The account's base URL, without credentials: for messages, never for calls. */
+  apiBaseUrl?: string;
   /** The hash the starter validated; the run refuses a manifest that has changed since. */
   manifestHash: string;
   /** True when the run talks to the built-in emulator rather than a real service. */
@@ -133,6 +140,8 @@ export interface ShardLimits {
 export interface ShardInput {
   plan: PlanRef;
   runId: string;
+  /** The run's API account, whose task queues the shard's activities go to. */
+  apiAccount?: string;
   shard: ShardSpec;
   limits: ShardLimits;
   paused: boolean;
@@ -319,4 +328,6 @@ export interface PlanShardOutput {
 
 export interface ConfigureRateLimitInput {
   requestsPerSecond: number;
+  /** The run's API task queue; the shared legacy queue when absent. */
+  taskQueue?: string;
 }

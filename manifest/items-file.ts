@@ -24,10 +24,32 @@ function csvRecordToItem(record: Record<string, string>): Record<string, unknown
   return item;
 }
 
+/** A header that cannot name item fields one to one; thrown out of csv-parse's columns callback. */
+class CsvHeaderError extends Error {
+  override name = 'CsvHeaderError';
+}
+
+/** Column names, trimmed; refuses a name given twice (one would silently win) and object internals. */
+function csvColumns(header: string[]): string[] {
+  const names = header.map((name) => name.trim());
+  const first = new Map<string, number>();
+  names.forEach((name, index) => {
+    if (name === '__proto__' || name === 'constructor' || name === 'prototype') {
+      throw new CsvHeaderError(`column ${index + 1} "${name}" is not an item field`);
+    }
+    const earlier = first.get(name);
+    if (earlier !== undefined) {
+      throw new CsvHeaderError(`column "${name}" appears twice (columns ${earlier + 1} and ${index + 1})`);
+    }
+    first.set(name, index);
+  });
+  return names;
+}
+
 export function readCsvRows(text: string): RawRow[] {
   try {
     const records = parse(text, {
-      columns: (header: string[]) => header.map((name) => name.trim()),
+      columns: csvColumns,
       bom: true,
       skip_empty_lines: true,
       relax_column_count: false,
@@ -35,6 +57,8 @@ export function readCsvRows(text: string): RawRow[] {
     }) as { record: Record<string, string>; info: { lines: number } }[];
     return records.map(({ record, info }) => ({ line: info.lines, value: csvRecordToItem(record) }));
   } catch (error) {
+    if (error instanceof CsvHeaderError)
+      return [{ line: 1, col: 1, problem: `CSV header: ${error.message}` }];
     const { lines, message } = error as { lines?: number; message: string };
     return [{ line: lines ?? 1, problem: `CSV syntax: ${message.replace(/^Invalid [^:]*: /, '')}` }];
   }

@@ -6,6 +6,7 @@ import { dirname, extname, relative, resolve } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { UserError } from '../common/errors.js';
 import { readCsvRows, readJsonlRows, type RawRow } from './items-file.js';
+import { unwritablePath } from './result-paths.js';
 import { planItem, runSettings, type PlannedItem, type RunSettings } from './normalize.js';
 import { formatPath, locate, zodProblems, type Where } from './problems.js';
 import { ItemSchema, ManifestSchema, type ManifestItem } from './schema.js';
@@ -152,8 +153,11 @@ export function loadManifest(manifestPath: string): LoadedManifest {
 
   const items: PlannedItem[] = [];
   const firstSeen = new Map<string, string>();
+  const settings = runSettings(manifest, file, manifestDir);
   for (const entry of entries) {
     const planned = planItem(entry.item, manifest.defaults);
+    const unwritable = unwritablePath(settings.pathTemplate, settings.name, planned);
+    if (unwritable !== undefined) problems.push(`${entry.where}: ${unwritable}`);
     const earlier = firstSeen.get(planned.id);
     if (earlier !== undefined) {
       const how = entry.item.id
@@ -168,5 +172,5 @@ export function loadManifest(manifestPath: string): LoadedManifest {
     items.push(planned);
   }
   if (problems.length) return fail();
-  return { settings: runSettings(manifest, file, manifestDir), items, hash: hash.digest('hex') };
+  return { settings, items, hash: hash.digest('hex') };
 }

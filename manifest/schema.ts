@@ -11,6 +11,20 @@ export const MANIFEST_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/;
 export const MAX_PROMPT_CHARS = 32_000;
 export const PATH_TEMPLATE_FIELDS = ['id', 'index', 'ext', 'name', 'size', 'resolution'] as const;
 export const DEFAULT_PATH_TEMPLATE = '{id}_{index}.{ext}';
+/** The run's state folder inside the output: plan, outcomes, submit journal. */
+export const STATE_DIR_NAME = '.pixelmill';
+
+/** What `api.api_key_env` may be: an environment variable's name, as shells and .env files write them. */
+export const ENV_VAR_NAME_PATTERN = /^[A-Z_][A-Z0-9_]*$/;
+
+/**
+ * A key pasted where its variable's name belongs: a usual key prefix (sk-, sk_live_, pk_, ...), or
+ * a long run of letters and digits mixed, which variable names (words joined by "_") do not have.
+ */
+export function looksLikeApiKey(value: string): boolean {
+  if (/^(sk|pk|rk)[-_]/.test(value)) return true;
+  return value.split(/[-_]/).some((part) => part.length >= 16 && /\d/.test(part) && /[a-z]/i.test(part));
+}
 
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
 
@@ -59,6 +73,20 @@ const pathTemplate = z
     if (!template.includes('{index}')) ctx.addIssue({ code: 'custom', message: 'must contain {index}' });
     if (template.startsWith('/') || template.split('/').includes('..')) {
       ctx.addIssue({ code: 'custom', message: 'must be a relative path inside the output directory' });
+    }
+    // No file system takes NUL, and control characters make names no one can type or see.
+    if (/[\u0000-\u001f\u007f]/.test(template)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'must not contain control characters (NUL, tab, newline, ...)',
+      });
+    }
+    const first = template.split('/').find((part) => part !== '' && part !== '.');
+    if (first === STATE_DIR_NAME) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `must not write into ${STATE_DIR_NAME}/, the run's state folder (plan, submit journal)`,
+      });
     }
   });
 
@@ -128,9 +156,14 @@ export const ManifestSchema = z
         base_url: httpUrl.optional(),
         api_key_env: z
           .string()
+          // Checked first, and never echoed: a key pasted here must not reach history or reports.
+          .refine(
+            (value) => !looksLikeApiKey(value),
+            'looks like an API key, not the name of a variable: put the key in an environment variable and name that variable here',
+          )
           .regex(
-            /^[A-Za-z_][A-Za-z0-9_]*$/,
-            'must be the name of an environment variable (not the key itself)',
+            ENV_VAR_NAME_PATTERN,
+            'must be the name of an environment variable: capital letters, digits and "_" (not the key itself)',
           )
           .optional(),
       })

@@ -40,6 +40,34 @@ export class StorageRequestError extends StorageError {
   readonly retryable = false;
 }
 
+/**
+ * A path the file system refuses for this one file: a name too long, bytes it cannot store, a
+ * file where a folder must be. Other files of the run are not affected, and a retry cannot help.
+ */
+export class StoragePathError extends StorageError {
+  override name = 'StoragePathError';
+  readonly code = 'storage_path_invalid';
+  readonly retryable = false;
+}
+
+/** errno codes that are about one path, not the store as a whole (a full disk, a read-only mount). */
+const PATH_ERRNOS = new Set(['ENAMETOOLONG', 'EILSEQ', 'EINVAL', 'ENOTDIR', 'EISDIR', 'EEXIST']);
+
+/** A StoragePathError for a file system error that concerns `path` alone; anything else unchanged. */
+export function classifyFileError(error: unknown, path: string): unknown {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code === undefined || !PATH_ERRNOS.has(code)) return error;
+  const why =
+    code === 'ENAMETOOLONG'
+      ? 'a name in it is too long'
+      : code === 'EILSEQ'
+        ? 'it has bytes the file system cannot store'
+        : code === 'EINVAL'
+          ? 'the file system does not accept it'
+          : 'a file stands where a folder must be, or a folder where the file must be';
+  return new StoragePathError(`cannot write ${path}: ${why} (${code})`);
+}
+
 export function isStorageError(error: unknown): error is StorageError {
   return error instanceof StorageError;
 }

@@ -8,6 +8,7 @@ import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { sha256OfFile, writeHashed } from './files.js';
+import { classifyFileError } from './errors.js';
 import { UnsafeStoragePathError, type ResultStore, type StoredImage } from './result-store.js';
 
 /** `.<name>.<12 hex>.tmp`: an image being written, or left half-written by a killed worker. */
@@ -72,7 +73,7 @@ export class LocalResultStore implements ResultStore {
       return await this.#write(this.resolvePath(path), body);
     } catch (error) {
       body.destroy();
-      throw early ?? error;
+      throw early ?? classifyFileError(error, path);
     } finally {
       body.off('error', keep);
     }

@@ -3,7 +3,10 @@
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities } from '../activities/index.js';
-import { API_TASK_QUEUE } from '../common/names.js';
+import { taskQueuesOf } from '../common/names.js';
+
+/** An account's API queue, as a run of that account names it to configureRateLimit. */
+const API_QUEUE = taskQueuesOf('a0123456789abcdef').api;
 import { startDevServerEnv } from './support/temporal.js';
 import { applicationFailure, inActivity } from './activities-fixture.js';
 
@@ -21,7 +24,7 @@ afterAll(async () => {
 async function queueRateLimit(): Promise<number | undefined> {
   const described = await env.client.workflowService.describeTaskQueue({
     namespace: env.namespace ?? 'default',
-    taskQueue: { name: API_TASK_QUEUE },
+    taskQueue: { name: API_QUEUE },
     taskQueueType: ACTIVITY_QUEUE,
     reportConfig: true,
   });
@@ -32,10 +35,12 @@ describe('configureRateLimit', () => {
   it('sets and changes the rate limit of the API task queue on the server', async () => {
     const { configureRateLimit } = createActivities();
     const info = { workflowNamespace: env.namespace ?? 'default' };
-    await inActivity(configureRateLimit, { requestsPerSecond: 3.5 }, info, env.client).result;
+    await inActivity(configureRateLimit, { requestsPerSecond: 3.5, taskQueue: API_QUEUE }, info, env.client)
+      .result;
     // Task queue config propagates to matching asynchronously: read until it arrives.
     await expect.poll(queueRateLimit, { timeout: 15_000 }).toBe(3.5);
-    await inActivity(configureRateLimit, { requestsPerSecond: 12 }, info, env.client).result;
+    await inActivity(configureRateLimit, { requestsPerSecond: 12, taskQueue: API_QUEUE }, info, env.client)
+      .result;
     await expect.poll(queueRateLimit, { timeout: 15_000 }).toBe(12);
   });
 

@@ -21,12 +21,15 @@ const accounts = [{ id: 'acct_store', keys: [{ key: KEY }] }];
 const RESULT_ROUTE = 'GET /results/{task_id}/{index}.png';
 
 /** A prepared two-item run whose tasks have completed; returns the store requests for both. */
-async function completedRun(config: Parameters<typeof startTestEmulator>[0] = {}) {
+async function completedRun(
+  config: Parameters<typeof startTestEmulator>[0] = {},
+  pathTemplate = '{name}/{resolution}/{id}-{size}-{index}.{ext}',
+) {
   const clock = new ManualClock();
   const emulator = await startTestEmulator({ accounts, ...config }, { clock });
   const fixture = writeManifest([
     'name: chairs',
-    'output: { dir: ./out, path_template: "{name}/{resolution}/{id}-{size}-{index}.{ext}" }',
+    `output: { dir: ./out, path_template: "${pathTemplate}" }`,
     'items:',
     '  - { id: oak, prompt: an oak chair, n: 2, size: "16:9" }',
     '  - { id: pine, prompt: a pine chair }',
@@ -201,5 +204,29 @@ describe('storeResults', () => {
     });
     expect(existsSync(pinePartial)).toBe(false);
     expect(existsSync(notOurs)).toBe(true);
+  });
+
+  it("fails only the item whose path the file system refuses; the batch's other items are stored", async () => {
+    const { fixture, activities, input } = await completedRun({}, '{size}/{id}_{index}.{ext}');
+    // A file where the oak's folder must be: no retry can write there.
+    mkdirSync(fixture.outputDir, { recursive: true });
+    writeFileSync(join(fixture.outputDir, '16x9'), 'not a folder');
+    const result = await inActivity(activities.storeResults, input).result;
+    expect(result.items).toEqual([
+      {
+        index: 0,
+        status: 'failed',
+        images: 0,
+        error: {
+          type: 'StoragePathError',
+          code: 'storage_path_invalid',
+          message: expect.stringMatching(
+            /^cannot write 16x9\/oak_0\.png: a file stands where a folder must be/,
+          ),
+        },
+      },
+      { index: 1, status: 'completed', images: 1 },
+    ]);
+    expect(existsSync(join(fixture.outputDir, '1x1', 'pine_0.png'))).toBe(true);
   });
 });

@@ -11,6 +11,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SHARD_SIZE } from '../common/names.js';
+import { DEMO_API_KEY } from '../emulator/index.js';
 import type { RunResult } from '../common/types.js';
 import { CLI } from './support/cli.js';
 import {
@@ -64,6 +65,7 @@ function startWithCli(file: string, address: string): Promise<{ code: number | n
       TEMPORAL_ADDRESS: address,
       TEMPORAL_NAMESPACE: 'default',
       PIXELMILL_API_BASE_URL: '',
+      PIXELMILL_API_KEY: DEMO_API_KEY,
     },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -84,7 +86,7 @@ describe('a 1,000-item catalog survives SIGKILLed workers', () => {
       requestsPerSecond: 400,
     });
 
-    let worker: WorkerProcess = spawnWorkerProcess(env.address, dir);
+    let worker: WorkerProcess = spawnWorkerProcess(env.address, dir, emulator.url);
     await worker.ready;
     const started = Date.now();
     const cli = await startWithCli(catalog.file, env.address);
@@ -99,7 +101,7 @@ describe('a 1,000-item catalog survives SIGKILLed workers', () => {
       );
       kills.push({ atImages: downloadsServed(emulator), afterMs: Date.now() - started });
       await worker.kill();
-      worker = spawnWorkerProcess(env.address, dir);
+      worker = spawnWorkerProcess(env.address, dir, emulator.url);
       await worker.ready;
     }
 

@@ -12,7 +12,6 @@ import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { shebangNodeFlags } from '../bench/processes.js';
-import { API_TASK_QUEUE } from '../common/names.js';
 import { PIXELMILL_SEARCH_ATTRIBUTES } from '../common/search-attributes.js';
 import { DEMO_API_KEY, loadEmulatorConfig } from '../emulator/index.js';
 import { resolveTemporalTarget } from '../temporal/connection.js';
@@ -200,13 +199,9 @@ describe('docker-compose.yml', () => {
       string,
       { value: unknown; constraints: { taskQueueName?: string } }[]
     >;
-    // The single partition is for the rate-limited queue the code names.
-    expect(dynamicConfig['matching.numTaskqueueReadPartitions']).toEqual([
-      { value: 1, constraints: { taskQueueName: API_TASK_QUEUE } },
-    ]);
-    expect(dynamicConfig['matching.numTaskqueueWritePartitions']).toEqual([
-      { value: 1, constraints: { taskQueueName: API_TASK_QUEUE } },
-    ]);
+    // One partition for every queue: the rate-limited API queues are named by account.
+    expect(dynamicConfig['matching.numTaskqueueReadPartitions']).toEqual([{ value: 1, constraints: {} }]);
+    expect(dynamicConfig['matching.numTaskqueueWritePartitions']).toEqual([{ value: 1, constraints: {} }]);
   });
 
   it('points the workers at the emulator, whose result URLs name it too, with the demo key as the only default', () => {

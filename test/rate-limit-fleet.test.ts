@@ -3,7 +3,9 @@
 // The emulator's own request log is the judge: no one-second window may hold more than the limit
 // plus the documented tolerance of one call per worker.
 import { beforeAll, describe, expect, it } from 'vitest';
+import { apiAccountId } from '../common/api-account.js';
 import type { RunResult } from '../common/types.js';
+import { DEMO_API_KEY } from '../emulator/index.js';
 import { apiCallTimes, busiestWindow } from '../bench/catalog-audit.js';
 import {
   FAST_EMULATOR,
@@ -27,7 +29,7 @@ describe('requests_per_second across worker processes', () => {
     async (count) => {
       const { env, dir } = harness;
       const emulator = await startTestEmulator(FAST_EMULATOR);
-      const workers = Array.from({ length: count }, () => spawnWorkerProcess(env.address, dir));
+      const workers = Array.from({ length: count }, () => spawnWorkerProcess(env.address, dir, emulator.url));
       await Promise.all(workers.map((worker) => worker.ready));
       const catalog = writeCatalog(dir, {
         name: `fleet-${count}`,
@@ -35,7 +37,10 @@ describe('requests_per_second across worker processes', () => {
         requestsPerSecond: LIMIT,
         items: Array.from({ length: 60 }, (_, i) => ({ id: `f${i}`, prompt: `fleet product ${i}` })),
       });
-      const result = (await (await startRun(env.client, catalog)).result()) as RunResult;
+      const apiAccount = apiAccountId(emulator.url, DEMO_API_KEY);
+      const result = (await (
+        await startRun(env.client, catalog, undefined, { apiAccount })
+      ).result()) as RunResult;
       expect(result.counts).toMatchObject({ stored: 60, failed: 0 });
       await Promise.all(workers.map((worker) => worker.kill()));
 

@@ -10,7 +10,7 @@ import { createActivityRuntime, type ActivityRuntime } from '../activities/index
 import { stateDirOf } from '../activities/plan.js';
 import { readSubmitJournals } from '../activities/submit-journal.js';
 import { groundTruth } from '../bench/catalog-audit.js';
-import { WORKFLOW_TASK_QUEUE } from '../common/names.js';
+import { taskQueuesOf } from '../common/names.js';
 import type { RunResult, SubmitItemInput } from '../common/types.js';
 import { writeManifest } from './activities-fixture.js';
 import { startTestEmulator } from './support/emulator.js';
@@ -62,7 +62,7 @@ describe('the submit journal', () => {
 
     const result = await withStubWorkers(env, activities, () =>
       env.client.workflow.execute('runWorkflow', {
-        taskQueue: WORKFLOW_TASK_QUEUE,
+        taskQueue: taskQueuesOf(undefined).workflow,
         workflowId: 'pixelmill/journal-test',
         args: [{ manifestFile: fixture.file, manifestHash: fixture.hash, emulated: true }],
       }),

@@ -11,6 +11,8 @@ import { fileURLToPath } from 'node:url';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInProcessWorkers } from '../client/embedded.js';
+import { apiAccountId } from '../common/api-account.js';
+import { taskQueuesOf } from '../common/names.js';
 import { startOrAttach } from '../client/runs.js';
 import type { RunResult } from '../common/types.js';
 import {
@@ -45,6 +47,7 @@ let server: DevServer;
 let client: Client;
 let emulator: RunningEmulator;
 let catalog: Catalog;
+let account: string;
 let result: RunResult;
 let screenshot: string;
 
@@ -64,7 +67,12 @@ beforeAll(async () => {
   cleanups.push(() => connected.close());
   client = connected.client;
   emulator = await startTestEmulator({ ...FAST_EMULATOR, generation: { blocked_words: ['forbidden'] } });
-  const workers = await startInProcessWorkers(endpoint, { baseUrl: emulator.url, apiKey: DEMO_API_KEY });
+  account = apiAccountId(emulator.url, DEMO_API_KEY);
+  const workers = await startInProcessWorkers(
+    endpoint,
+    { baseUrl: emulator.url, apiKey: DEMO_API_KEY },
+    taskQueuesOf(account),
+  );
   cleanups.push(() => workers.stop());
 
   catalog = writeCatalog(dir, {
@@ -82,6 +90,8 @@ beforeAll(async () => {
     {
       manifestFile: catalog.file,
       manifestHash: catalog.hash,
+      apiAccount: account,
+      apiBaseUrl: emulator.url,
       emulated: false,
       tuning: { shardHistoryLimit: 40 },
     },
@@ -198,7 +208,11 @@ describe('a namespace where pixelmill cannot register its search attributes', ()
     const endpoint = { ...devServerEndpoint(server), namespace };
     const connected = await connectClient(endpoint);
     cleanups.push(() => connected.close());
-    const workers = await startInProcessWorkers(endpoint, { baseUrl: emulator.url, apiKey: DEMO_API_KEY });
+    const workers = await startInProcessWorkers(
+      endpoint,
+      { baseUrl: emulator.url, apiKey: DEMO_API_KEY },
+      taskQueuesOf(account),
+    );
     cleanups.push(() => workers.stop());
     const dir = mkdtempSync(join(tmpdir(), 'pixelmill-unindexed-'));
     cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
@@ -211,7 +225,7 @@ describe('a namespace where pixelmill cannot register its search attributes', ()
     const outcome = await startOrAttach(
       connected.client,
       unindexed.runId,
-      { manifestFile: unindexed.file, manifestHash: unindexed.hash, emulated: false },
+      { manifestFile: unindexed.file, manifestHash: unindexed.hash, apiAccount: account, emulated: false },
       false,
     );
     expect(outcome.how).toBe('started');

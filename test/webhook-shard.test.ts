@@ -3,7 +3,7 @@
 // submit's own result (fast tasks), and duplicates change nothing.
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { shardWorkflowId, taskFinishedSignal, WORKFLOW_TASK_QUEUE } from '../common/names.js';
+import { shardWorkflowId, taskFinishedSignal, taskQueuesOf } from '../common/names.js';
 import type { RunInput, RunResult, SubmitItemInput } from '../common/types.js';
 import { fakeApi } from './support/fake-activities.js';
 import { startDevServerEnv, withStubWorkers } from './support/temporal.js';
@@ -49,7 +49,7 @@ describe('shard with webhooks', () => {
     };
     const run = () =>
       env.client.workflow.execute('runWorkflow', {
-        taskQueue: WORKFLOW_TASK_QUEUE,
+        taskQueue: taskQueuesOf(undefined).workflow,
         workflowId: RUN_ID,
         args: [input],
       }) as Promise<RunResult>;

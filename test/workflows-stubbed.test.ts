@@ -14,7 +14,7 @@ import {
   runProgressQuery,
   SHARD_SIZE,
   shardWorkflowId,
-  WORKFLOW_TASK_QUEUE,
+  taskQueuesOf,
 } from '../common/names.js';
 import type { RunResult } from '../common/types.js';
 import { fakeApi, type FakeApi, type FakeScenario } from './support/fake-activities.js';
@@ -42,7 +42,7 @@ function startRun(scenario: FakeScenario, tuning?: { shardHistoryLimit: number }
   const workflowId = `pixelmill/test-${++counter}`;
   const start = () =>
     env.client.workflow.start('runWorkflow', {
-      taskQueue: WORKFLOW_TASK_QUEUE,
+      taskQueue: taskQueuesOf(undefined).workflow,
       workflowId,
       args: [
         {

@@ -1,17 +1,20 @@
-// The three Workers of a pixelmill worker process, one per task queue (the TypeScript SDK polls
-// one queue per Worker, and refuses a second Worker on the same queue in one process):
-// - WORKFLOW_TASK_QUEUE: the workflows, and the activities that are neither API calls nor transfers;
-// - API_TASK_QUEUE: every call to the image API, dispatched at the run's requests_per_second;
-// - TRANSFER_TASK_QUEUE: downloads from the result host into storage.
+// The three Workers of a pixelmill worker process, one per task queue of the API account it
+// serves (the TypeScript SDK polls one queue per Worker, and refuses a second Worker on the same
+// queue in one process):
+// - workflow: the workflows, and the activities that are neither API calls nor transfers;
+// - api: every call to the image API, dispatched at the run's requests_per_second;
+// - transfer: downloads from the result host into storage.
 // Every activity is registered on every queue: the workflow picks the queue per call.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
-import { API_TASK_QUEUE, TRANSFER_TASK_QUEUE, WORKFLOW_TASK_QUEUE } from '../common/names.js';
+import type { TaskQueues } from '../common/names.js';
 
 export interface PixelmillWorkersOptions {
   connection: NativeConnection;
   namespace: string;
+  /** The task queues of the API account whose key the activities hold (common/names.ts). */
+  queues: TaskQueues;
   /** From `createActivities(deps)` (activities/index.ts). */
   activities: object;
   /**
@@ -72,14 +75,14 @@ export async function createPixelmillWorkers(options: PixelmillWorkersOptions): 
   workers.push(
     await Worker.create({
       ...common,
-      taskQueue: WORKFLOW_TASK_QUEUE,
+      taskQueue: options.queues.workflow,
       ...workflowCode(options.workflowsPath),
     }),
   );
   workers.push(
     await Worker.create({
       ...common,
-      taskQueue: API_TASK_QUEUE,
+      taskQueue: options.queues.api,
       // Short HTTP calls, paced by the queue's dispatch rate, not by this number.
       maxConcurrentActivityTaskExecutions: 200,
       ...(options.fallbackRequestsPerSecond !== undefined
@@ -90,7 +93,7 @@ export async function createPixelmillWorkers(options: PixelmillWorkersOptions): 
   workers.push(
     await Worker.create({
       ...common,
-      taskQueue: TRANSFER_TASK_QUEUE,
+      taskQueue: options.queues.transfer,
       maxConcurrentActivityTaskExecutions: 16,
     }),
   );

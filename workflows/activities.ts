@@ -3,7 +3,7 @@
 // carries the server's Retry-After as `nextRetryDelay`.
 import { proxyActivities } from '@temporalio/workflow';
 import type { createActivities } from '../activities/index.js';
-import { API_TASK_QUEUE, TRANSFER_TASK_QUEUE, WORKFLOW_TASK_QUEUE } from '../common/names.js';
+import type { TaskQueues } from '../common/names.js';
 
 type Activities = ReturnType<typeof createActivities>;
 
@@ -23,45 +23,60 @@ const API_CALL_TIMEOUT = '45 seconds';
  */
 const HEARTBEAT_TIMEOUT = '10 seconds';
 
-/** Tracking outranks submitting: results must be fetched long before their URLs expire. */
-export const { lookupTasks, fetchTask } = proxyActivities<Activities>({
-  taskQueue: API_TASK_QUEUE,
-  startToCloseTimeout: API_CALL_TIMEOUT,
-  heartbeatTimeout: HEARTBEAT_TIMEOUT,
-  retry: apiRetry,
-  priority: { priorityKey: 1 },
-});
+/** The activities of a run, on the task queues of its API account (common/names.ts). */
+export function activitiesOn(queues: TaskQueues) {
+  /** Tracking outranks submitting: results must be fetched long before their URLs expire. */
+  const { lookupTasks, fetchTask } = proxyActivities<Activities>({
+    taskQueue: queues.api,
+    startToCloseTimeout: API_CALL_TIMEOUT,
+    heartbeatTimeout: HEARTBEAT_TIMEOUT,
+    retry: apiRetry,
+    priority: { priorityKey: 1 },
+  });
 
-export const { submitItem } = proxyActivities<Activities>({
-  taskQueue: API_TASK_QUEUE,
-  startToCloseTimeout: API_CALL_TIMEOUT,
-  heartbeatTimeout: HEARTBEAT_TIMEOUT,
-  retry: apiRetry,
-  priority: { priorityKey: 3 },
-});
+  const { submitItem } = proxyActivities<Activities>({
+    taskQueue: queues.api,
+    startToCloseTimeout: API_CALL_TIMEOUT,
+    heartbeatTimeout: HEARTBEAT_TIMEOUT,
+    retry: apiRetry,
+    priority: { priorityKey: 3 },
+  });
 
-/** Downloads and storage writes: heartbeats record what is done, so a retry resumes. */
-export const { storeResults } = proxyActivities<Activities>({
-  taskQueue: TRANSFER_TASK_QUEUE,
-  startToCloseTimeout: '30 minutes',
-  heartbeatTimeout: HEARTBEAT_TIMEOUT,
-  retry: {
-    initialInterval: '2 seconds',
-    backoffCoefficient: 2,
-    maximumInterval: '1 minute',
-    maximumAttempts: 12,
-  },
-});
-
-/** Local bookkeeping: the plan, outcome files, the report, the queue's rate limit. */
-export const { prepareRun, planShard, recordOutcomes, writeReport, configureRateLimit } =
-  proxyActivities<Activities>({
-    taskQueue: WORKFLOW_TASK_QUEUE,
-    startToCloseTimeout: '10 minutes',
+  /** Downloads and storage writes: heartbeats record what is done, so a retry resumes. */
+  const { storeResults } = proxyActivities<Activities>({
+    taskQueue: queues.transfer,
+    startToCloseTimeout: '30 minutes',
+    heartbeatTimeout: HEARTBEAT_TIMEOUT,
     retry: {
-      initialInterval: '1 second',
+      initialInterval: '2 seconds',
       backoffCoefficient: 2,
-      maximumInterval: '30 seconds',
-      maximumAttempts: 10,
+      maximumInterval: '1 minute',
+      maximumAttempts: 12,
     },
   });
+
+  /** Local bookkeeping: the plan, outcome files, the report, the queue's rate limit. */
+  const { prepareRun, planShard, recordOutcomes, writeReport, configureRateLimit } =
+    proxyActivities<Activities>({
+      taskQueue: queues.workflow,
+      startToCloseTimeout: '10 minutes',
+      retry: {
+        initialInterval: '1 second',
+        backoffCoefficient: 2,
+        maximumInterval: '30 seconds',
+        maximumAttempts: 10,
+      },
+    });
+
+  return {
+    lookupTasks,
+    fetchTask,
+    submitItem,
+    storeResults,
+    prepareRun,
+    planShard,
+    recordOutcomes,
+    writeReport,
+    configureRateLimit,
+  };
+}

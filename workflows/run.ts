@@ -19,7 +19,7 @@ import {
   SHARD_SIZE,
   shardSubmittedSignal,
   shardWorkflowId,
-  WORKFLOW_TASK_QUEUE,
+  taskQueuesOf,
 } from '../common/names.js';
 import type {
   ApiCallCounts,
@@ -32,7 +32,7 @@ import type {
   ShardResult,
 } from '../common/types.js';
 import { countAttributes, ITEMS_ATTRIBUTE, MANIFEST_ATTRIBUTE } from '../common/search-attributes.js';
-import { configureRateLimit, prepareRun, writeReport } from './activities.js';
+import { activitiesOn } from './activities.js';
 import { InFlightShares } from './in-flight-shares.js';
 import { shardWorkflow } from './shard.js';
 import { zeroCounts } from './tracking.js';
@@ -75,6 +75,8 @@ export function submitQueueDepth(requestsPerSecond: number, parallelShards: numb
  */
 export async function runWorkflow(input: RunInput): Promise<RunResult> {
   const { workflowId: runId, startTime } = workflowInfo();
+  const queues = taskQueuesOf(input.apiAccount);
+  const { configureRateLimit, prepareRun, writeReport } = activitiesOn(queues);
   let state: RunState = 'preparing';
   let reason: string | undefined;
   let paused = false;
@@ -136,7 +138,7 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
   ]);
   known.prepared = plan;
   await configureRateLimit.executeWithOptions({ summary: `limit API calls to ${plan.requestsPerSecond}/s` }, [
-    { requestsPerSecond: plan.requestsPerSecond },
+    { requestsPerSecond: plan.requestsPerSecond, taskQueue: queues.api },
   ]);
   const shardCount = Math.ceil(plan.itemCount / SHARD_SIZE);
   // Search attributes only when the starter registered them (common/search-attributes.ts); one
@@ -213,7 +215,7 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
     const count = Math.min(SHARD_SIZE, plan.itemCount - offset);
     const child = await startChild(shardWorkflow, {
       workflowId,
-      taskQueue: WORKFLOW_TASK_QUEUE,
+      taskQueue: queues.workflow,
       parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
       staticSummary: `shard ${index + 1} of ${shardCount}: items[${offset}..${offset + count - 1}] of ${plan.name}`,
       memo: { shard: index + 1, shards: shardCount, offset, count },
@@ -230,6 +232,7 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
         {
           plan: plan.plan,
           runId,
+          ...(input.apiAccount !== undefined ? { apiAccount: input.apiAccount } : {}),
           shard: { index, offset, count },
           limits: {
             maxInFlight: handOff ? shares.start(workflowId) : perShardInFlight,

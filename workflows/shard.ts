@@ -17,6 +17,7 @@ import {
   shardProgressQuery,
   shardSubmittedSignal,
   taskFinishedSignal,
+  taskQueuesOf,
 } from '../common/names.js';
 import { countAttributes, MANIFEST_ATTRIBUTE } from '../common/search-attributes.js';
 import type {
@@ -28,7 +29,7 @@ import type {
   StoreRequest,
   TaskFinishedSignal,
 } from '../common/types.js';
-import { fetchTask, lookupTasks, planShard, recordOutcomes, storeResults, submitItem } from './activities.js';
+import { activitiesOn } from './activities.js';
 import {
   countItems,
   finishedItems,
@@ -73,6 +74,9 @@ interface KnownResult {
  */
 export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
   const { plan, shard, limits } = input;
+  const { fetchTask, lookupTasks, planShard, recordOutcomes, storeResults, submitItem } = activitiesOn(
+    taskQueuesOf(input.apiAccount),
+  );
   const poll = pollBounds(limits);
   // An earlier shard's pace, already within these bounds (every shard of a run has the same).
   const firstPollMs = limits.firstPollMs ?? poll.minMs;

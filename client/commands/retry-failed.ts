@@ -107,14 +107,18 @@ async function retryFailed(session: Session, runId: string, options: RetryOption
     say(`pixelmill: ${runId} has no failed items: nothing to retry`);
     return 0;
   }
-  const apiBaseUrl =
-    process.env.PIXELMILL_API_BASE_URL || loadManifest(record.manifestFile).settings.apiBaseUrl;
-  const workers = await startLocalWorkers(session, apiBaseUrl, say);
+  const workers = await startLocalWorkers(session, loadManifest(record.manifestFile).settings, say);
   try {
     const { handle, how, unindexed } = await startOrAttach(
       session.client,
       record.runId,
-      { manifestFile: record.manifestFile, manifestHash: record.manifestHash, emulated: workers.emulated },
+      {
+        manifestFile: record.manifestFile,
+        manifestHash: record.manifestHash,
+        apiAccount: workers.api.account,
+        apiBaseUrl: workers.api.baseUrl,
+        emulated: workers.api.emulated,
+      },
       false,
     );
     const { objectStore } = (await readPlan(location.plan)).meta;

@@ -20,6 +20,7 @@ interface RunOptions {
   newRun?: boolean;
   wait?: boolean;
   progress: boolean;
+  apiAccount?: string;
 }
 
 export function registerRunCommand(program: Command): void {
@@ -36,6 +37,10 @@ export function registerRunCommand(program: Command): void {
       'with a Temporal cluster (TEMPORAL_ADDRESS): wait until the run ends (embedded runs always wait)',
     )
     .option('--no-progress', 'print plain progress lines instead of redrawing')
+    .option(
+      '--api-account <id>',
+      "with a Temporal cluster: the API account's id that `pixelmill worker` prints, when this machine has no key",
+    )
     .addHelpText(
       'after',
       [
@@ -58,8 +63,7 @@ export function registerRunCommand(program: Command): void {
 async function runManifest(file: string, options: RunOptions, debug: boolean): Promise<number> {
   const loaded = loadManifest(file);
   const { settings } = loaded;
-  const apiBaseUrl = process.env.PIXELMILL_API_BASE_URL || settings.apiBaseUrl;
-  const emulated = !apiBaseUrl;
+  const emulated = !(process.env.PIXELMILL_API_BASE_URL || settings.apiBaseUrl);
   const say = (line: string): void => void process.stderr.write(`${line}\n`);
   const { webhooks } = settings;
   let webhookBase: string | undefined;
@@ -72,7 +76,10 @@ async function runManifest(file: string, options: RunOptions, debug: boolean): P
       session.mode === 'embedded' && webhooks
         ? embeddedWebhookSecret(webhooks.secretEnv, emulated)
         : undefined;
-    const workers = await startLocalWorkers(session, apiBaseUrl, say, webhookSecret);
+    const workers = await startLocalWorkers(session, settings, say, {
+      ...(webhookSecret !== undefined ? { emulatorWebhookSecret: webhookSecret } : {}),
+      ...(options.apiAccount !== undefined ? { apiAccount: options.apiAccount } : {}),
+    });
     cleanups.push(() => workers.close());
     if (webhooks && webhookSecret) {
       const receiver = await startEmbeddedReceiver({
@@ -102,6 +109,8 @@ async function runManifest(file: string, options: RunOptions, debug: boolean): P
     const input: RunInput = {
       manifestFile: settings.manifestFile,
       manifestHash: loaded.hash,
+      apiAccount: workers.api.account,
+      apiBaseUrl: workers.api.baseUrl,
       emulated,
       ...(webhookBase ? { webhookBaseUrl: webhookBase } : {}),
     };

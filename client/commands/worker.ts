@@ -1,11 +1,15 @@
-// `pixelmill worker [--rps-fallback N] [--identity ID]`: runs pixelmill's workers as their own
-// process against the cluster named by Temporal's envconfig (TEMPORAL_ADDRESS, ...), until SIGINT
-// or SIGTERM, then drains them. Start as many as you like: the API rate limit is the task
-// queue's, shared by all of them. Without a configured cluster, `pixelmill run` runs the workers.
+// `pixelmill worker [--api-key-env NAME] [--rps-fallback N] [--identity ID]`: runs pixelmill's
+// workers as their own process against the cluster named by Temporal's envconfig
+// (TEMPORAL_ADDRESS, ...), until SIGINT or SIGTERM, then drains them. A worker serves the runs of
+// one API account, the base URL and key of its environment, and no other. Start as many as you
+// like: the API rate limit is the account's task queue's, shared by all of them. Without a
+// configured cluster, `pixelmill run` runs the workers.
 import { InvalidArgumentError, type Command } from 'commander';
 import { createActivityRuntime } from '../../activities/index.js';
 import { UserError } from '../../common/errors.js';
-import { API_TASK_QUEUE, TRANSFER_TASK_QUEUE, WORKFLOW_TASK_QUEUE } from '../../common/names.js';
+import { FALLBACK_API_KEY_ENV } from '../../activities/api-clients.js';
+import { apiAccountId, displayBaseUrl } from '../../common/api-account.js';
+import { taskQueuesOf } from '../../common/names.js';
 import { connectWorkerConnection, resolveTemporalTarget } from '../../temporal/connection.js';
 import { createPixelmillWorkers } from '../../worker/workers.js';
 import { examples } from './with-run.js';
@@ -13,6 +17,7 @@ import { examples } from './with-run.js';
 interface WorkerCommandOptions {
   rpsFallback?: number;
   identity?: string;
+  apiKeyEnv: string;
 }
 
 function parseRate(value: string): number {
@@ -23,14 +28,22 @@ function parseRate(value: string): number {
   return rate;
 }
 
-/** Checked here so that a typo fails at start, not in the first activity of some run. */
-function apiBaseUrlFromEnv(env: NodeJS.ProcessEnv): string | undefined {
-  const value = env.PIXELMILL_API_BASE_URL;
-  if (!value) return undefined;
-  if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol)) {
-    throw new UserError('config_invalid', `PIXELMILL_API_BASE_URL=${value} is not an http(s) URL`);
+/** The account this worker serves; checked here so that a typo fails at start, not in some run. */
+function workerApi(env: NodeJS.ProcessEnv, keyEnv: string): { baseUrl: string; apiKey: string } {
+  const baseUrl = env.PIXELMILL_API_BASE_URL;
+  if (!baseUrl) {
+    throw new UserError(
+      'api_not_configured',
+      `a worker serves one API account: set PIXELMILL_API_BASE_URL and ${keyEnv} (its key) for it`,
+    );
   }
-  return value;
+  if (!URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol)) {
+    throw new UserError('config_invalid', `PIXELMILL_API_BASE_URL=${baseUrl} is not an http(s) URL`);
+  }
+  const apiKey = env[keyEnv];
+  if (!apiKey)
+    throw new UserError('api_key_missing', `no API key for ${displayBaseUrl(baseUrl)}: set ${keyEnv}`);
+  return { baseUrl, apiKey };
 }
 
 export function registerWorkerCommand(program: Command): void {
@@ -45,13 +58,19 @@ export function registerWorkerCommand(program: Command): void {
       parseRate,
     )
     .option('--identity <id>', 'worker identity shown in the Temporal UI (default pid@host)')
+    .option(
+      '--api-key-env <name>',
+      "the variable holding the API key (a manifest's api.api_key_env)",
+      FALLBACK_API_KEY_ENV,
+    )
     .addHelpText(
       'after',
       examples(
-        'TEMPORAL_ADDRESS=temporal.internal:7233 PIXELMILL_API_KEY=... pixelmill worker',
-        'TEMPORAL_PROFILE=prod pixelmill worker --identity render-box-2',
+        'TEMPORAL_ADDRESS=temporal.internal:7233 PIXELMILL_API_BASE_URL=https://api.example PIXELMILL_API_KEY=... pixelmill worker',
+        'TEMPORAL_PROFILE=prod pixelmill worker --api-key-env ACME_KEY --identity render-box-2',
       ) +
-        "\n\nRun one per host or container; the run's requests_per_second is shared by all of them." +
+        '\n\nA worker serves the runs of the API account (base URL and key) of its environment, and no other.' +
+        "\nRun one per host or container; the run's requests_per_second is shared by all of them." +
         '\nSIGINT/SIGTERM stop polling and let in-flight activities finish.',
     )
     .action(async (options: WorkerCommandOptions) => runWorkers(options));
@@ -66,17 +85,16 @@ async function runWorkers(options: WorkerCommandOptions): Promise<void> {
         '(or a TEMPORAL_PROFILE / temporal.toml profile) names one',
     );
   }
-  const apiBaseUrl = apiBaseUrlFromEnv(process.env);
+  const api = workerApi(process.env, options.apiKeyEnv);
+  const account = apiAccountId(api.baseUrl, api.apiKey);
+  const queues = taskQueuesOf(account);
   const connection = await connectWorkerConnection(target);
-  const runtime = createActivityRuntime({
-    apiBaseUrl,
-    apiKey: process.env.PIXELMILL_API_KEY || undefined,
-    env: process.env,
-  });
+  const runtime = createActivityRuntime({ apiBaseUrl: api.baseUrl, apiKey: api.apiKey, env: process.env });
   try {
     const workers = await createPixelmillWorkers({
       connection,
       namespace: target.namespace,
+      queues,
       activities: runtime.activities,
       ...(options.rpsFallback !== undefined ? { fallbackRequestsPerSecond: options.rpsFallback } : {}),
       ...(options.identity !== undefined ? { identity: options.identity } : {}),
@@ -88,8 +106,9 @@ async function runWorkers(options: WorkerCommandOptions): Promise<void> {
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
     process.stdout.write(
-      `pixelmill worker connected to ${target.display}; polling ` +
-        `${WORKFLOW_TASK_QUEUE}, ${API_TASK_QUEUE}, ${TRANSFER_TASK_QUEUE}\n`,
+      `pixelmill worker connected to ${target.display}; serving API account ${account} ` +
+        `(${displayBaseUrl(api.baseUrl)}, key from ${options.apiKeyEnv}); polling ` +
+        `${queues.workflow}, ${queues.api}, ${queues.transfer}\n`,
     );
     try {
       await workers.run();

@@ -10,7 +10,7 @@ import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll } from 'vitest';
 import { createActivityRuntime } from '../../activities/index.js';
-import { runWorkflowId, WORKFLOW_TASK_QUEUE } from '../../common/names.js';
+import { runWorkflowId, taskQueuesOf } from '../../common/names.js';
 import type { RunInput, RunResult } from '../../common/types.js';
 import { DEMO_API_KEY, type EmulatorConfigOverrides, type RunningEmulator } from '../../emulator/index.js';
 import { loadManifest } from '../../manifest/load.js';
@@ -114,18 +114,19 @@ export async function startRun(
   client: Client,
   catalog: Catalog,
   tuning?: RunInput['tuning'],
-  options: { webhookBaseUrl?: string } = {},
+  options: { webhookBaseUrl?: string; apiAccount?: string } = {},
 ): Promise<RunHandle> {
   const input: RunInput = {
     manifestFile: catalog.file,
     manifestHash: catalog.hash,
+    ...(options.apiAccount ? { apiAccount: options.apiAccount } : {}),
     emulated: false,
     ...(tuning ? { tuning } : {}),
     ...(options.webhookBaseUrl ? { webhookBaseUrl: options.webhookBaseUrl } : {}),
   };
   return client.workflow.start<(input: RunInput) => Promise<RunResult>>('runWorkflow', {
     workflowId: catalog.runId,
-    taskQueue: WORKFLOW_TASK_QUEUE,
+    taskQueue: taskQueuesOf(input.apiAccount).workflow,
     args: [input],
     memo: { manifestHash: input.manifestHash, manifestFile: input.manifestFile, emulated: false },
   });
@@ -144,6 +145,8 @@ export async function startInProcessWorkers(env: TestWorkflowEnvironment, apiBas
   const workers = await createPixelmillWorkers({
     connection: env.nativeConnection,
     namespace: 'default',
+    // The harness starts its runs without an API account, and serves each from its manifest.
+    queues: taskQueuesOf(undefined),
     activities: runtime.activities,
     shutdownGraceTime: '1 second',
   });
@@ -169,8 +172,8 @@ export interface WorkerProcess {
   kill(): Promise<void>;
 }
 
-/** `pixelmill worker` (the built CLI) against the given Temporal address, with the demo key. */
-export function spawnWorkerProcess(temporalAddress: string, cwd: string): WorkerProcess {
+/** `pixelmill worker` (the built CLI) against the given Temporal address, for the API at `apiBaseUrl` with the demo key. */
+export function spawnWorkerProcess(temporalAddress: string, cwd: string, apiBaseUrl: string): WorkerProcess {
   const child = spawn(process.execPath, [CLI, 'worker'], {
     cwd,
     env: {
@@ -178,7 +181,7 @@ export function spawnWorkerProcess(temporalAddress: string, cwd: string): Worker
       TEMPORAL_ADDRESS: temporalAddress,
       TEMPORAL_NAMESPACE: 'default',
       PIXELMILL_API_KEY: DEMO_API_KEY,
-      PIXELMILL_API_BASE_URL: '',
+      PIXELMILL_API_BASE_URL: apiBaseUrl,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -2,7 +2,7 @@
 import { fileURLToPath } from 'node:url';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import { API_TASK_QUEUE, TRANSFER_TASK_QUEUE, WORKFLOW_TASK_QUEUE } from '../../common/names.js';
+import { taskQueuesOf } from '../../common/names.js';
 import { explainMissingBinary, resolveTemporalExecutable } from '../../temporal/binaries.js';
 
 /** A real `temporal server start-dev` on 127.0.0.1 and a free port, in-memory. */
@@ -36,10 +36,12 @@ export async function withStubWorkers<T>(
   body: () => Promise<T>,
 ): Promise<T> {
   const common = { connection: env.nativeConnection, activities };
+  // The stubbed runs are started without an API account: the queues of such runs.
+  const queues = taskQueuesOf(undefined);
   const workers = await Promise.all([
-    Worker.create({ ...common, taskQueue: WORKFLOW_TASK_QUEUE, workflowsPath }),
-    Worker.create({ ...common, taskQueue: API_TASK_QUEUE }),
-    Worker.create({ ...common, taskQueue: TRANSFER_TASK_QUEUE }),
+    Worker.create({ ...common, taskQueue: queues.workflow, workflowsPath }),
+    Worker.create({ ...common, taskQueue: queues.api }),
+    Worker.create({ ...common, taskQueue: queues.transfer }),
   ]);
   return workers.reduce<() => Promise<T>>((run, worker) => () => worker.runUntil(run()), body)();
 }

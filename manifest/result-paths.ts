@@ -1,7 +1,7 @@
 // Where an item's images go: the manifest's path_template filled in. `{index}` is the 0-based
 // position of the image in the task's result (the same number as in the result URL), so
 // `{id}_{index}.{ext}` gives `oak-chair_0.png`, `oak-chair_1.png`, ...
-import type { PlannedItem } from '../manifest/normalize.js';
+import type { PlannedItem } from './normalize.js';
 
 const EXTENSIONS: Readonly<Record<string, string>> = {
   'image/png': 'png',
@@ -10,6 +10,10 @@ const EXTENSIONS: Readonly<Record<string, string>> = {
   'image/webp': 'webp',
 };
 export const DEFAULT_EXTENSION = 'png';
+/** The longest extension a result can get: what validation renders paths with. */
+const LONGEST_EXTENSION = 'jpeg';
+/** The longest file or folder name common file systems take (ext4, APFS, NTFS), in bytes. */
+export const MAX_PATH_COMPONENT_BYTES = 255;
 
 /** The file extension for a Content-Type; unknown or absent types are stored as png. */
 export function extensionFor(contentType: string | undefined): string {
@@ -36,4 +40,20 @@ export function renderResultPath(template: string, fields: PathFields): string {
   };
   // The manifest schema only lets these placeholders through; any other is left as written.
   return template.replace(/\{([a-z]+)\}/g, (whole, field: string) => values[field] ?? whole);
+}
+
+/**
+ * Why `item`'s images could not be written where the template puts them, or undefined: checked
+ * when the manifest is validated, before anything is paid for. (The template's own text is
+ * checked by the schema: control characters, the state folder.)
+ */
+export function unwritablePath(template: string, name: string, item: PlannedItem): string | undefined {
+  // The last image has the longest {index}.
+  const path = renderResultPath(template, { name, item, index: item.n - 1, ext: LONGEST_EXTENSION });
+  const long = path.split('/').find((part) => Buffer.byteLength(part) > MAX_PATH_COMPONENT_BYTES);
+  if (long === undefined) return undefined;
+  return (
+    `output.path_template makes a file or folder name of ${Buffer.byteLength(long)} bytes for this item ` +
+    `(at most ${MAX_PATH_COMPONENT_BYTES}): shorten the template or the id`
+  );
 }

@@ -1,0 +1,115 @@
+// Runs never cross (issue #11 section 1): two `pixelmill run` at the same time, in one folder and
+// so on one embedded dev server, each configured for its own API (its own emulator over HTTP,
+// with its own key). Each CLI's in-process workers serve only their own API account's task
+// queues, so every task lands at its run's emulator, under its run's key, and the credits each
+// report shows are what that emulator charged. A run whose CLI has no key is refused up front.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { groundTruth } from '../bench/catalog-audit.js';
+import type { RunningEmulator } from '../emulator/index.js';
+import { cliSandbox, collectOutput, type CliSandbox } from './support/cli.js';
+import { startTestEmulator } from './support/emulator.js';
+
+const ITEMS = 24;
+
+interface Side {
+  name: string;
+  key: string;
+  emulator: RunningEmulator;
+}
+
+let sandbox: CliSandbox;
+const sides: Side[] = [];
+
+function writeManifest(name: string): void {
+  const items = Array.from(
+    { length: ITEMS },
+    (_, i) => `  - { id: ${name}-${i}, prompt: "${name} product ${i}" }`,
+  );
+  writeFileSync(
+    join(sandbox.dir, `${name}.yaml`),
+    [
+      `name: ${name}`,
+      'limits: { requests_per_second: 200 }',
+      `output: ./out-${name}`,
+      'items:',
+      ...items,
+    ].join('\n'),
+  );
+}
+
+beforeAll(async () => {
+  sandbox = await cliSandbox();
+  for (const name of ['alpha', 'beta']) {
+    const key = `sk-live-${name}-key`;
+    const emulator = await startTestEmulator({
+      time_scale: 0.01,
+      accounts: [{ id: `acct_${name}`, credits: 1_000_000, keys: [{ key }] }],
+      rate_limits: { submit: { per_second: 1000, burst: 1000 }, query: { per_second: 1000, burst: 1000 } },
+    });
+    sides.push({ name, key, emulator });
+    writeManifest(name);
+  }
+});
+afterAll(async () => {
+  await sandbox?.stop();
+});
+
+describe('two runs on one Temporal, each with its own API and key', () => {
+  it('sends every call of each run to its own API with its own key, at the same time', async () => {
+    const results = await Promise.all(
+      sides.map(({ name, key, emulator }) =>
+        collectOutput(
+          sandbox.spawn(['run', `${name}.yaml`, '--no-progress'], {
+            PIXELMILL_API_BASE_URL: emulator.url,
+            PIXELMILL_API_KEY: key,
+          }),
+          180_000,
+        ),
+      ),
+    );
+    for (const result of results) expect(result.code, result.stderr).toBe(0);
+
+    for (const { name, emulator } of sides) {
+      const tasks = await groundTruth(emulator);
+      // Only this run's prompts, each once, all on this emulator's one account.
+      expect(tasks.map((task) => task.prompt).sort()).toEqual(
+        Array.from({ length: ITEMS }, (_, i) => `${name} product ${i}`).sort(),
+      );
+      expect(new Set(tasks.map((task) => task.account))).toEqual(new Set([`acct_${name}`]));
+      const charged = tasks.reduce((sum, task) => sum + task.credits_cost, 0);
+      const summary = JSON.parse(readFileSync(join(sandbox.dir, `out-${name}`, 'summary.json'), 'utf8')) as {
+        counts: Record<string, number>;
+        credits_charged: number;
+        emulated: boolean;
+      };
+      expect(summary.counts).toMatchObject({ completed: ITEMS, failed: 0 });
+      expect(summary.credits_charged).toBe(charged);
+      expect(summary.emulated).toBe(false);
+    }
+  }, 200_000);
+
+  it('refuses a run whose CLI has no key for its API, before anything is sent', async () => {
+    const [alpha] = sides;
+    writeFileSync(
+      join(sandbox.dir, 'keyless.yaml'),
+      [
+        'name: keyless',
+        `api: { base_url: "${alpha!.emulator.url}" }`,
+        'items:',
+        '  - { prompt: a lamp }',
+      ].join('\n'),
+    );
+    const before = (await groundTruth(alpha!.emulator)).length;
+    const result = await sandbox.run(['run', 'keyless.yaml', '--no-progress'], {
+      env: { PIXELMILL_API_KEY: '' },
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(
+      `pixelmill: no API key for ${alpha!.emulator.url}: set PIXELMILL_API_KEY`,
+    );
+    expect(result.stderr).not.toMatch(/^\s+at /m);
+    expect((await groundTruth(alpha!.emulator)).length).toBe(before);
+  });
+});
