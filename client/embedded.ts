@@ -1,10 +1,11 @@
 // The embedded mode's in-process parts: pixelmill's workers and, when no API is configured, the
 // emulator. The emulator keeps its port across invocations (in .pixelmill/emulator.json) so that
 // result URLs handed out before a restart still resolve after it.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { createActivityRuntime } from '../activities/index.js';
+import { readJsonFile, writeJsonFile } from '../common/state-file.js';
 import { parse as parseYaml } from 'yaml';
 import {
   DEFAULT_EMULATOR_CONFIG,
@@ -45,7 +46,8 @@ export async function startEmbeddedEmulator(
     ? ((parseYaml(readFileSync(configFile, 'utf8')) as EmulatorConfigOverrides | null) ?? {})
     : {};
   const record = join(stateDir, 'emulator.json');
-  const saved = existsSync(record) ? (JSON.parse(readFileSync(record, 'utf8')) as { port?: number }) : {};
+  // Only a hint: a damaged record is written anew below.
+  const saved = readJsonFile<{ port?: number }>(record, 'ignore') ?? {};
   // The journal lets a run killed mid-flight resume against an emulator that still knows its tasks.
   const config = {
     time_scale: EMBEDDED_TIME_SCALE,
@@ -67,8 +69,7 @@ export async function startEmbeddedEmulator(
   } catch {
     emulator = await startEmulator({ config: { ...config, port: 0 } }); // the saved port is taken
   }
-  mkdirSync(stateDir, { recursive: true });
-  writeFileSync(record, JSON.stringify({ port: Number(new URL(emulator.url).port) }));
+  writeJsonFile(record, { port: Number(new URL(emulator.url).port) });
   return emulator;
 }
 

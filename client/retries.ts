@@ -6,7 +6,7 @@
 // Its outcomes are then folded into the original run's outcome files (appended: for an item, the
 // last line wins), so the original's report, built by the same writeReport as always, shows each
 // item's latest result. `retry-N.json` records the retry and whether it has been folded.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify as toYaml } from 'yaml';
 import {
@@ -18,6 +18,7 @@ import {
 import { writeFileAtomic } from '../activities/files.js';
 import type { LoadedPlan, PlanMeta } from '../activities/plan.js';
 import { SHARD_SIZE } from '../common/names.js';
+import { readJsonFile } from '../common/state-file.js';
 import type { ApiCallCounts, PlanRef } from '../common/types.js';
 import type { PlannedItem } from '../manifest/normalize.js';
 import { s3UrlOf } from '../storage/s3-location.js';
@@ -69,7 +70,7 @@ export function nextRetryNumber(stateDir: string): number {
 /** The retries of one execution of a run, oldest first. */
 export function listRetries(stateDir: string, of: string, ofExecution: string): RetryRecord[] {
   return recordNumbers(stateDir)
-    .map((number) => JSON.parse(readFileSync(retryFiles(stateDir, number).record, 'utf8')) as RetryRecord)
+    .flatMap((number) => readJsonFile<RetryRecord>(retryFiles(stateDir, number).record) ?? [])
     .filter((record) => record.of === of && record.ofExecution === ofExecution);
 }
 

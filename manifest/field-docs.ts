@@ -41,6 +41,8 @@ export const FIELD_DOCS: Record<string, string> = {
     'S3 output only: address the bucket in the path (`http://host/bucket/key`) rather than the host name; most S3-compatible servers need it. Default: false.',
   'output.local_dir':
     "S3 output only: the local directory that keeps the run's state (`.pixelmill/`) and its report files before they are published, relative to the manifest unless absolute. Default: `.pixelmill/s3/<bucket>/<prefix>` beside the manifest.",
+  'output.allow_non_empty':
+    'Write into a local output folder that already holds other files (not an earlier pixelmill output). Default: `false`, so that a mistyped folder is refused before anything is spent; `pixelmill run --force` does the same for one run.',
   'output.path_template': `Path of each image inside the output directory, with the placeholders ${placeholders}; must contain {id} and {index}. Default: \`${DEFAULT_PATH_TEMPLATE}\`.`,
   retry: 'Which failed generations are submitted again.',
   'retry.max_attempts': `Most submissions of one item, the first included. Default: ${DEFAULTS.retryMaxAttempts}.`,

@@ -10,6 +10,8 @@ export interface RawRow {
   value?: Record<string, unknown>;
   /** A syntax problem in this row; `value` is then absent. */
   problem?: string;
+  /** The row past the item limit: the file is refused as a whole, its rows not validated. */
+  overLimit?: true;
 }
 
 /** CSV cells are text: these columns are converted to the types the item schema expects. */
@@ -46,16 +48,48 @@ function csvColumns(header: string[]): string[] {
   return names;
 }
 
-export function readCsvRows(text: string): RawRow[] {
+/** The row after the last one read when a file has more than `maxRows` rows. */
+function overLimit(line: number, maxRows: number): RawRow {
+  return {
+    line,
+    col: 1,
+    problem: `more than ${maxRows.toLocaleString('en-US')} items: split the catalog into several manifests`,
+    overLimit: true,
+  };
+}
+
+/**
+ * The line a record starts on. csv-parse counts the lines read when the record ends; a quoted
+ * cell may span several, and `raw` (blank lines skipped before it, the record, its line break)
+ * says how many.
+ */
+function startLine(endLine: number, raw: string): number {
+  const record = raw.replace(/^(\r?\n)+/, '').replace(/\r?\n$/, '');
+  return endLine - (record.match(/\n/g)?.length ?? 0);
+}
+
+/** Rows of a CSV file with a header; at most `maxRows` (one more row reports the excess). */
+export function readCsvRows(text: string, maxRows = Number.POSITIVE_INFINITY): RawRow[] {
   try {
     const records = parse(text, {
+      // Parsing stops after one row too many: an oversized file is refused, not held in memory.
+      ...(Number.isFinite(maxRows) ? { to: maxRows + 1 } : {}),
       columns: csvColumns,
       bom: true,
       skip_empty_lines: true,
       relax_column_count: false,
       info: true,
-    }) as { record: Record<string, string>; info: { lines: number } }[];
-    return records.map(({ record, info }) => ({ line: info.lines, value: csvRecordToItem(record) }));
+      raw: true,
+    }) as { record: Record<string, string>; info: { lines: number }; raw: string }[];
+    const rows = records
+      .slice(0, maxRows)
+      .map(({ record, info, raw }): RawRow => ({
+        line: startLine(info.lines, raw),
+        value: csvRecordToItem(record),
+      }));
+    const extra = records[maxRows];
+    if (extra !== undefined) rows.push(overLimit(startLine(extra.info.lines, extra.raw), maxRows));
+    return rows;
   } catch (error) {
     if (error instanceof CsvHeaderError)
       return [{ line: 1, col: 1, problem: `CSV header: ${error.message}` }];
@@ -64,13 +98,20 @@ export function readCsvRows(text: string): RawRow[] {
   }
 }
 
-export function readJsonlRows(text: string): RawRow[] {
+/** Rows of a JSONL file; at most `maxRows` (one more row reports the excess). */
+export function readJsonlRows(text: string, maxRows = Number.POSITIVE_INFINITY): RawRow[] {
   const rows: RawRow[] = [];
-  const lines = text.split('\n');
-  for (let index = 0; index < lines.length; index++) {
-    const source = lines[index]?.replace(/\r$/, '') ?? '';
+  let items = 0;
+  // Line by line, never the whole file split at once: an oversized file stops at its limit.
+  for (let start = 0, line = 1; start < text.length; line++) {
+    const end = text.indexOf('\n', start);
+    const source = text.slice(start, end === -1 ? text.length : end).replace(/\r$/, '');
+    start = end === -1 ? text.length : end + 1;
     if (source.trim() === '') continue;
-    const line = index + 1;
+    if (++items > maxRows) {
+      rows.push(overLimit(line, maxRows));
+      break;
+    }
     try {
       const value: unknown = JSON.parse(source);
       if (value === null || typeof value !== 'object' || Array.isArray(value)) {

@@ -2,17 +2,25 @@
 // never thrown one at a time, so `pixelmill validate` shows everything a person has to fix.
 import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { dirname, extname, relative, resolve } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { UserError } from '../common/errors.js';
 import { readCsvRows, readJsonlRows, type RawRow } from './items-file.js';
+import { systemFolder } from './output-folder.js';
 import { unwritablePath } from './result-paths.js';
 import { planItem, runSettings, type PlannedItem, type RunSettings } from './normalize.js';
 import { formatPath, locate, zodProblems, type Where } from './problems.js';
 import { ItemSchema, ManifestSchema, type ManifestItem } from './schema.js';
 
 /** Inline items belong in a file of readable size; large catalogs use items_file. */
-export const MAX_MANIFEST_BYTES = 32 * 1024 * 1024;
+/**
+ * A manifest with its items inline is parsed whole, with every position kept for messages (about
+ * 1.5 KB of memory per item): bigger catalogs belong in an items_file, which is read row by row.
+ */
+export const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;
+/** Items in one run: validation holds them all (about 1.5 GB at this size, measured in BENCHMARKS.md). */
+export const MAX_ITEMS = 1_000_000;
 export const MAX_ITEMS_FILE_BYTES = 512 * 1024 * 1024;
 
 export interface LoadedManifest {
@@ -37,6 +45,8 @@ function readSource(
   label: string,
   maxBytes: number,
   problems: string[],
+  /** What to do about a file over the limit. */
+  overLimitHint = '',
 ): SourceText | undefined {
   let size: number;
   try {
@@ -52,7 +62,7 @@ function readSource(
   }
   if (size > maxBytes) {
     problems.push(
-      `${label}: file is ${(size / 1048576).toFixed(1)} MiB, over the ${maxBytes / 1048576} MiB limit`,
+      `${label}: file is ${(size / 1048576).toFixed(1)} MiB, over the ${maxBytes / 1048576} MiB limit${overLimitHint}`,
     );
     return undefined;
   }
@@ -79,7 +89,7 @@ function readItemsFile(file: string, problems: string[]): { rows: RawRow[]; byte
   const source = readSource(file, label, MAX_ITEMS_FILE_BYTES, problems);
   if (!source) return undefined;
   return {
-    rows: kind === '.csv' ? readCsvRows(source.text) : readJsonlRows(source.text),
+    rows: kind === '.csv' ? readCsvRows(source.text, MAX_ITEMS) : readJsonlRows(source.text, MAX_ITEMS),
     bytes: source.bytes,
   };
 }
@@ -94,7 +104,13 @@ export function loadManifest(manifestPath: string): LoadedManifest {
     throw new UserError('manifest_invalid', `${label}: ${count}`, problems);
   };
 
-  const source = readSource(file, label, MAX_MANIFEST_BYTES, problems);
+  const source = readSource(
+    file,
+    label,
+    MAX_MANIFEST_BYTES,
+    problems,
+    ': put a big catalog in an items_file (CSV or JSONL), which has no such limit',
+  );
   if (!source) return fail();
   const lineCounter = new LineCounter();
   const doc = parseDocument(source.text, { lineCounter, uniqueKeys: true });
@@ -136,6 +152,11 @@ export function loadManifest(manifestPath: string): LoadedManifest {
     const itemsFile = resolve(manifestDir, manifest.items_file);
     const itemsLabel = displayName(itemsFile);
     const read = readItemsFile(itemsFile, problems);
+    const tooMany = read?.rows.at(-1);
+    if (tooMany?.overLimit) {
+      problems.push(`${itemsLabel}:${tooMany.line}:1 ${tooMany.problem}`);
+      return fail();
+    }
     if (read) {
       hash.update(read.bytes);
       read.rows.forEach((row, index) => {
@@ -151,9 +172,21 @@ export function loadManifest(manifestPath: string): LoadedManifest {
     }
   }
 
+  if (entries.length > MAX_ITEMS) {
+    problems.push(
+      `${label}: ${entries.length.toLocaleString('en-US')} items, over the limit of ${MAX_ITEMS.toLocaleString('en-US')}: split the catalog into several manifests`,
+    );
+    return fail();
+  }
   const items: PlannedItem[] = [];
   const firstSeen = new Map<string, string>();
   const settings = runSettings(manifest, file, manifestDir);
+  const system = systemFolder(settings.outputDir, homedir());
+  if (system !== undefined) {
+    const at =
+      typeof manifest.output === 'object' ? ['output', 'dir'] : manifest.output ? ['output'] : ['name'];
+    problems.push(`${where(at)} ${formatPath(['output'])}: ${system}`);
+  }
   for (const entry of entries) {
     const planned = planItem(entry.item, manifest.defaults);
     const unwritable = unwritablePath(settings.pathTemplate, settings.name, planned);

@@ -50,6 +50,8 @@ export interface RunSettings {
   /** Set when images and reports go to an S3-compatible store (no credentials: see docs/storage.md). */
   objectStore?: S3Location;
   pathTemplate: string;
+  /** `output.allow_non_empty`: the local output folder may hold files of other programs. */
+  allowNonEmptyOutput?: boolean;
   retry: { maxAttempts: number; on: string[] };
   /** Present when the manifest enables webhooks; the secret itself is only ever in the environment. */
   webhooks?: { publicUrl?: string; secretEnv: string };
@@ -120,6 +122,7 @@ export function runSettings(manifest: Manifest, manifestFile: string, manifestDi
     },
   };
   if (objectStore) settings.objectStore = objectStore;
+  if (output && 'allow_non_empty' in output && output.allow_non_empty) settings.allowNonEmptyOutput = true;
   if (manifest.api?.base_url) settings.apiBaseUrl = manifest.api.base_url;
   if (manifest.limits?.budget_credits !== undefined) settings.budgetCredits = manifest.limits.budget_credits;
   if (manifest.webhooks && manifest.webhooks.enabled !== false) {

@@ -110,6 +110,7 @@ export const OutputSchema = z.union([
     .strictObject({
       dir: outputDir,
       path_template: pathTemplate.optional(),
+      allow_non_empty: z.boolean().optional(),
       endpoint: httpUrl
         .refine(
           (url) => new URL(url).username === '' && new URL(url).password === '',

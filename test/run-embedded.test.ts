@@ -79,7 +79,11 @@ describe('pixelmill run (embedded)', () => {
   });
 
   it('running the same manifest again attaches to the finished run instead of submitting again', async () => {
+    // A state file cut short by a crash is only a hint to rebuild, never a failing run.
+    const record = join(sandbox.dir, '.pixelmill', 'emulator.json');
+    writeFileSync(record, '');
     const result = await sandbox.run(['run', 'catalog.yaml', '--no-progress']);
+    expect(JSON.parse(readFileSync(record, 'utf8'))).toMatchObject({ port: expect.any(Number) });
     expect(result.code).toBe(0);
     expect(result.stderr).toMatch(/found the finished run pixelmill\/embedded-test/);
     const status = await sandbox.run(['status', 'catalog.yaml', '--json']);

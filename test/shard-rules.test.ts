@@ -1,6 +1,7 @@
 // The shard's pure rules (workflows/tracking.ts): counting by phase, the lookup pacing, retries.
 import { describe, expect, it } from 'vitest';
 import {
+  accountRefusal,
   countItems,
   LOOKUP_YIELD,
   lookupTarget,
@@ -75,5 +76,18 @@ describe('shouldResubmit', () => {
     expect(shouldResubmit({ ...error, type: 'Other', code: 'timeout' }, 2, retry)).toBe(true);
     expect(shouldResubmit(error, 3, retry)).toBe(false);
     expect(shouldResubmit({ ...error, type: 'ContentBlocked', code: 'blocked' }, 1, retry)).toBe(false);
+  });
+});
+
+describe('accountRefusal', () => {
+  const failure = (type: string) => ({ type, code: 'x', message: 'refused' });
+  it('pauses the run for the account refusals, with what to do', () => {
+    expect(accountRefusal(failure('InsufficientCreditsError'))).toMatch(/^the API answered 402 .*top up/);
+    expect(accountRefusal(failure('AuthenticationError'))).toMatch(/^the API refused the key \(401\): refused; .*--new-run/);
+    expect(accountRefusal(failure('PermissionDeniedError'))).toMatch(/^the API refused this account access \(403\)/);
+  });
+  it('leaves failures of the item itself to the item', () => {
+    for (const type of ['BadRequestError', 'InvalidRequestError', 'ServerError', 'ActivityFailed'])
+      expect(accountRefusal(failure(type))).toBeUndefined();
   });
 });

@@ -171,6 +171,23 @@ describe('run and shard workflows (stub activities)', () => {
     expect(api.submits).toHaveLength(40);
   });
 
+  it('pauses the whole run when the API refuses the key (401), failing no item', async () => {
+    const { api, start } = startRun({ items: 40, keyRefused: 3 });
+    const result = await withWorkers(api, async () => {
+      const handle = await start();
+      await waitFor(async () => (await handle.query(runProgressQuery)).state === 'paused');
+      const progress = await handle.query(runProgressQuery);
+      expect(progress.reason).toMatch(/^the API refused the key \(401\): .*`pixelmill resume`/);
+      expect(progress.finished.counts.failed).toBe(0);
+      await handle.signal(resumeSignal);
+      return (await handle.result()) as RunResult;
+    });
+    expect(result.counts).toMatchObject({ stored: 40, failed: 0 });
+    expect(api.submits).toHaveLength(40);
+    // The refused calls count: the API answered them.
+    expect(result.apiCalls.submit).toBeGreaterThan(40);
+  });
+
   it('cancel collects what is in flight and reports the rest as cancelled', async () => {
     const { api, start } = startRun({ items: 400, lookupsToFinish: 4, maxInFlight: 10 });
     const result = await withWorkers(api, async () => {

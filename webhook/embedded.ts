@@ -3,7 +3,7 @@
 // so that a run resumed after a restart, whose shards still hand out the old address, keeps getting
 // its webhooks.
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readJsonFile, writeJsonFile } from '../common/state-file.js';
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
 import { UserError } from '../common/errors.js';
@@ -41,7 +41,8 @@ export async function startEmbeddedReceiver(options: {
   if (fixedPort && !(/^\d+$/.test(fixedPort) && Number(fixedPort) <= 65535))
     throw new UserError('config_invalid', `${WEBHOOK_PORT_ENV}=${fixedPort} is not a port number`);
   const record = join(options.stateDir, 'webhook.json');
-  const saved = existsSync(record) ? (JSON.parse(readFileSync(record, 'utf8')) as { port?: number }) : {};
+  // Only a hint: a damaged record is written anew below.
+  const saved = readJsonFile<{ port?: number }>(record, 'ignore') ?? {};
   const start = (port: number) =>
     startWebhookServer({
       signal: temporalSignaller(options.client),
@@ -57,7 +58,6 @@ export async function startEmbeddedReceiver(options: {
     if (fixedPort || port === 0) throw error;
     server = await start(0); // the saved port is taken
   }
-  mkdirSync(options.stateDir, { recursive: true });
-  writeFileSync(record, JSON.stringify({ port: server.port }));
+  writeJsonFile(record, { port: server.port });
   return { server, baseUrl: webhookBaseUrl(options.publicUrl ?? server.url) };
 }

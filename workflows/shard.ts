@@ -31,6 +31,7 @@ import type {
 } from '../common/types.js';
 import { activitiesOn } from './activities.js';
 import {
+  accountRefusal,
   countItems,
   finishedItems,
   failureSummary,
@@ -220,12 +221,14 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
       }
     } catch (error) {
       const failure = failureSummary(error);
-      if (failure.type === 'InsufficientCreditsError') {
-        // Out of credits: nothing else will be accepted either. Pause the whole run; `resume` retries.
+      if (failure.type !== 'ApiNotConfigured') s.apiCalls.submit++; // the API answered, with a refusal
+      const reason = accountRefusal(failure);
+      if (reason !== undefined) {
+        // The account, not the item: nothing else would be accepted either. Pause the whole run
+        // with nothing marked failed; `resume` submits again.
         s.phase[index] = Phase.queued;
         s.attempts[index] = (s.attempts[index] ?? 1) - 1;
         s.paused = true;
-        const reason = `the API answered 402 (insufficient credits): ${failure.message}`;
         await getExternalWorkflowHandle(input.runId).signal(pauseSignal, { reason });
         return;
       }

@@ -183,3 +183,24 @@ export function failureSummary(error: unknown): ErrorSummary {
     message: details?.message ?? cause?.message ?? (error instanceof Error ? error.message : String(error)),
   };
 }
+
+/**
+ * Why a submit's failure pauses the whole run instead of failing its item: the API refused the
+ * account (a key refused, no access, no credits), which no item of the run can get past. Undefined
+ * for failures of the item itself.
+ */
+export function accountRefusal(failure: ErrorSummary): string | undefined {
+  switch (failure.type) {
+    case 'InsufficientCreditsError':
+      return `the API answered 402 (insufficient credits): ${failure.message}; top up, then \`pixelmill resume\``;
+    case 'AuthenticationError':
+      return (
+        `the API refused the key (401): ${failure.message}; if it was disabled or expired, enable it ` +
+        'and `pixelmill resume`; with a new key, start over with `--new-run` (nothing was charged for refused submits)'
+      );
+    case 'PermissionDeniedError':
+      return `the API refused this account access (403): ${failure.message}; fix its permissions, then \`pixelmill resume\``;
+    default:
+      return undefined;
+  }
+}

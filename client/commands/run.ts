@@ -7,6 +7,7 @@ import { runWorkflowId } from '../../common/names.js';
 import type { RunInput } from '../../common/types.js';
 import { loadManifest } from '../../manifest/load.js';
 import { quietTemporalLogs } from '../embedded.js';
+import { checkOutputFolder } from '../output-check.js';
 import { startLocalWorkers } from '../local-workers.js';
 import { openSession, stateDirectory, workflowUrl } from '../session.js';
 import { startOrAttach } from '../runs.js';
@@ -21,6 +22,7 @@ interface RunOptions {
   wait?: boolean;
   progress: boolean;
   apiAccount?: string;
+  force?: boolean;
 }
 
 export function registerRunCommand(program: Command): void {
@@ -37,6 +39,7 @@ export function registerRunCommand(program: Command): void {
       'with a Temporal cluster (TEMPORAL_ADDRESS): wait until the run ends (embedded runs always wait)',
     )
     .option('--no-progress', 'print plain progress lines instead of redrawing')
+    .option('--force', 'write into an output folder that already holds other files')
     .option(
       '--api-account <id>',
       "with a Temporal cluster: the API account's id that `pixelmill worker` prints, when this machine has no key",
@@ -63,6 +66,7 @@ export function registerRunCommand(program: Command): void {
 async function runManifest(file: string, options: RunOptions, debug: boolean): Promise<number> {
   const loaded = loadManifest(file);
   const { settings } = loaded;
+  checkOutputFolder(settings, { force: Boolean(options.force) });
   const emulated = !(process.env.PIXELMILL_API_BASE_URL || settings.apiBaseUrl);
   const say = (line: string): void => void process.stderr.write(`${line}\n`);
   const { webhooks } = settings;

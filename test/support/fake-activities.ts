@@ -23,6 +23,8 @@ export interface FakeScenario {
   fails?: (index: number, attempt: number) => { type: string; code: string } | undefined;
   /** Answers 402 to this many submits (the first ones). */
   insufficientCredits?: number;
+  /** Answers 401 (the key refused) to this many submits (the first ones). */
+  keyRefused?: number;
   maxInFlight?: number;
   budgetCredits?: number;
   retry?: { maxAttempts: number; on: string[] };
@@ -50,6 +52,7 @@ export interface FakeApi {
 export function fakeApi(scenario: FakeScenario): FakeApi {
   const tasks = new Map<string, { index: number; attempt: number; lookups: number; done: boolean }>();
   let creditFailures = scenario.insufficientCredits ?? 0;
+  let keyFailures = scenario.keyRefused ?? 0;
   const api: FakeApi = {
     activities: {},
     timeline: [],
@@ -93,6 +96,14 @@ export function fakeApi(scenario: FakeScenario): FakeApi {
       return { credits: new Array<number>(input.count).fill(1) };
     },
     async submitItem(input: SubmitItemInput) {
+      if (keyFailures > 0) {
+        keyFailures--;
+        throw ApplicationFailure.create({
+          type: 'AuthenticationError',
+          message: 'POST /v1/images/generations failed with 401 invalid_api_key',
+          nonRetryable: true,
+        });
+      }
       if (creditFailures > 0) {
         creditFailures--;
         throw ApplicationFailure.create({
