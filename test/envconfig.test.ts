@@ -136,7 +136,14 @@ describe('a cluster named by envconfig, set up as docker-compose sets one up', (
         baseUrl: emulator.url,
         items: Array.from({ length: 4 }, (_, i) => ({ id: `e${i}`, prompt: `envconfig product ${i}` })),
       });
-      const run = await pixelmill(['run', catalog.file, '--wait', '--no-progress'], cluster);
+      // This machine has no API key: the run names the account the worker serves, by its id.
+      const account = /serving API account (a[0-9a-f]{16}) \(/.exec(workerOutput)?.[1];
+      expect(account, workerOutput).toBeDefined();
+      expect(workerOutput).not.toContain(DEMO_API_KEY);
+      const run = await pixelmill(
+        ['run', catalog.file, '--wait', '--no-progress', '--api-account', account!],
+        cluster,
+      );
       expect(run.stderr).toContain(`on ${env.address} (namespace ${NAMESPACE})`);
       expect(run.code).toBe(0);
       const report = readReport(catalog);

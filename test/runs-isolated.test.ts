@@ -112,4 +112,35 @@ describe('two runs on one Temporal, each with its own API and key', () => {
     expect(result.stderr).not.toMatch(/^\s+at /m);
     expect((await groundTruth(alpha!.emulator)).length).toBe(before);
   });
+
+  it('pauses a run whose key the API refuses (401): nothing fails, and run and status say why', async () => {
+    const [, beta] = sides;
+    writeFileSync(
+      join(sandbox.dir, 'wrong-key.yaml'),
+      [
+        'name: wrong-key',
+        'output: ./out-wrong-key',
+        'items:',
+        '  - { prompt: a desk }',
+        '  - { prompt: a chair }',
+      ].join('\n'),
+    );
+    const env = { PIXELMILL_API_BASE_URL: beta!.emulator.url, PIXELMILL_API_KEY: 'sk-live-not-this-one' };
+    const child = sandbox.spawn(['run', 'wrong-key.yaml', '--no-progress'], env);
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const deadline = Date.now() + 60_000;
+    while (!/the API refused the key \(401\)/.test(stderr) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    const status = await sandbox.run(['status', 'wrong-key.yaml', '--json'], { env });
+    child.kill('SIGINT');
+    await new Promise((resolve) => child.once('close', resolve));
+    expect(stderr).toMatch(/the API refused the key \(401\)/);
+    const live = JSON.parse(status.stdout) as { state: string; reason: string; counts: { failed: number } };
+    expect(live).toMatchObject({ state: 'paused', counts: { failed: 0 } });
+    expect(live.reason).toMatch(/^the API refused the key \(401\): .*`pixelmill resume`/);
+    // The key itself is never shown.
+    expect(stderr + status.stdout).not.toContain('sk-live-not-this-one');
+  }, 120_000);
 });
