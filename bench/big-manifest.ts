@@ -8,31 +8,47 @@ import { createInterface } from 'node:readline';
 import { writeItemsFile, writeManifest } from './catalog-files.js';
 import { BENCH_API_KEY, type EmulatorProcess } from './emulator-process.js';
 import { round } from './figures.js';
-import { spawnCli, exited, startDevServerIn, stopChild, stopRegisteredDevServer } from './processes.js';
+import {
+  PeakRssSampler,
+  spawnCli,
+  exited,
+  startDevServerIn,
+  stopChild,
+  stopRegisteredDevServer,
+} from './processes.js';
 
 export interface BigManifestFigures {
   items: number;
   items_file_mb: number;
   /** `pixelmill validate` process, spawn to exit. */
   validate_s: number;
+  validate_items_per_s: number;
+  /** The validate process's peak resident memory (its kernel high-water mark). */
+  validate_peak_rss_mb: number;
   /** `pixelmill run` spawned until it printed "started run" (validation, workers, workflow start). */
   run_start_s: number;
   dev_server_start_s: number;
 }
 
-async function timeValidate(dir: string, manifest: string, items: number): Promise<number> {
+async function timeValidate(
+  dir: string,
+  manifest: string,
+  items: number,
+): Promise<{ seconds: number; peakRssMb: number }> {
   const started = performance.now();
   const child = spawnCli(['validate', manifest], { cwd: dir });
+  const rss = new PeakRssSampler(child.pid!, 50);
   let out = '';
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));
   const code = await exited(child);
   const seconds = (performance.now() - started) / 1000;
+  const peakRssMb = rss.stop();
   if (code !== 0 || !out.includes(`${items} items`))
     throw new Error(
       `pixelmill validate failed (code ${code}): ${out.trim().split('\n').slice(0, 3).join(' | ')}`,
     );
-  return seconds;
+  return { seconds, peakRssMb };
 }
 
 export async function bigManifest(
@@ -47,7 +63,7 @@ export async function bigManifest(
     requestsPerSecond: 50,
     maxInFlight: 500,
   });
-  const validateS = await timeValidate(dir, manifest, items);
+  const validation = await timeValidate(dir, manifest, items);
 
   const stateDir = join(dir, '.pixelmill');
   try {
@@ -82,7 +98,9 @@ export async function bigManifest(
     return {
       items,
       items_file_mb: round(statSync(join(dir, itemsFile)).size / 1e6, 2),
-      validate_s: round(validateS, 2),
+      validate_s: round(validation.seconds, 2),
+      validate_items_per_s: Math.round(items / validation.seconds),
+      validate_peak_rss_mb: validation.peakRssMb,
       run_start_s: round(runStartS, 2),
       dev_server_start_s: round(devServerS, 2),
     };

@@ -130,6 +130,8 @@ export function formatTable(result: BenchResult): string {
   if (result.big_manifest) {
     const big = result.big_manifest;
     other.push([`validate ${big.items} items s`, big.validate_s]);
+    other.push([`validate items/s`, big.validate_items_per_s]);
+    other.push([`validate peak RSS MB`, big.validate_peak_rss_mb]);
     other.push([`run of ${big.items} items started after s`, big.run_start_s]);
     other.push(['(dev server start-up s, not included)', big.dev_server_start_s]);
   }

@@ -143,4 +143,57 @@ describe('two runs on one Temporal, each with its own API and key', () => {
     // The key itself is never shown.
     expect(stderr + status.stdout).not.toContain('sk-live-not-this-one');
   }, 120_000);
+
+  it('refuses to attach to a running run from a command set up for another API, then resumes with its own', async () => {
+    const [alpha] = sides;
+    const key = 'sk-live-gamma-key';
+    // Slow tasks (10 s): the run is still at the API when its CLI dies.
+    const gamma = await startTestEmulator({
+      time_scale: 0.2,
+      accounts: [{ id: 'acct_gamma', credits: 1_000_000, keys: [{ key }] }],
+    });
+    writeManifest('gamma');
+    const own = { PIXELMILL_API_BASE_URL: gamma.url, PIXELMILL_API_KEY: key };
+    const first = sandbox.spawn(['run', 'gamma.yaml', '--no-progress'], own);
+    let stderr = '';
+    first.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    while (!/started run pixelmill\/gamma/.test(stderr))
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    first.kill('SIGKILL');
+    await new Promise((resolve) => first.once('close', resolve));
+
+    const otherApi = await sandbox.run(['run', 'gamma.yaml', '--no-progress'], {
+      env: { PIXELMILL_API_BASE_URL: alpha!.emulator.url, PIXELMILL_API_KEY: alpha!.key },
+    });
+    expect(otherApi.code).toBe(1);
+    expect(otherApi.stderr).toMatch(
+      new RegExp(
+        `pixelmill/gamma runs against ${gamma.url} \\(account a[0-9a-f]{16}\\), but this command is set up for ${alpha!.emulator.url}`,
+      ),
+    );
+    const emulated = await sandbox.run(['run', 'gamma.yaml', '--no-progress'], {
+      env: { PIXELMILL_API_KEY: '' },
+    });
+    expect(emulated.code).toBe(1);
+    expect(emulated.stderr).toMatch(/but this command is set up for the built-in emulator/);
+    const sameUrlOtherKey = await sandbox.run(['run', 'gamma.yaml', '--no-progress'], {
+      env: { PIXELMILL_API_BASE_URL: gamma.url, PIXELMILL_API_KEY: 'sk-live-another-key' },
+    });
+    expect(sameUrlOtherKey.code).toBe(1);
+    for (const refused of [otherApi, emulated, sameUrlOtherKey]) {
+      expect(refused.stderr).not.toContain(key);
+      expect(refused.stderr).not.toContain(alpha!.key);
+    }
+
+    const resumed = await sandbox.run(['run', 'gamma.yaml', '--no-progress'], {
+      env: own,
+      timeoutMs: 180_000,
+    });
+    expect(resumed.stderr).toMatch(/attached to the running run pixelmill\/gamma/);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    // Nothing of this run went to the other API.
+    expect((await groundTruth(alpha!.emulator)).filter((task) => task.prompt.startsWith('gamma'))).toEqual(
+      [],
+    );
+  }, 240_000);
 });

@@ -25,22 +25,18 @@ const HEARTBEAT_TIMEOUT = '10 seconds';
 
 /** The activities of a run, on the task queues of its API account (common/names.ts). */
 export function activitiesOn(queues: TaskQueues) {
+  const apiCall = {
+    taskQueue: queues.api,
+    startToCloseTimeout: API_CALL_TIMEOUT,
+    heartbeatTimeout: HEARTBEAT_TIMEOUT,
+    retry: apiRetry,
+  };
   /** Tracking outranks submitting: results must be fetched long before their URLs expire. */
   const { lookupTasks, fetchTask } = proxyActivities<Activities>({
-    taskQueue: queues.api,
-    startToCloseTimeout: API_CALL_TIMEOUT,
-    heartbeatTimeout: HEARTBEAT_TIMEOUT,
-    retry: apiRetry,
+    ...apiCall,
     priority: { priorityKey: 1 },
   });
-
-  const { submitItem } = proxyActivities<Activities>({
-    taskQueue: queues.api,
-    startToCloseTimeout: API_CALL_TIMEOUT,
-    heartbeatTimeout: HEARTBEAT_TIMEOUT,
-    retry: apiRetry,
-    priority: { priorityKey: 3 },
-  });
+  const { submitItem } = proxyActivities<Activities>({ ...apiCall, priority: { priorityKey: 3 } });
 
   /** Downloads and storage writes: heartbeats record what is done, so a retry resumes. */
   const { storeResults } = proxyActivities<Activities>({
