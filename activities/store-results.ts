@@ -19,7 +19,7 @@ import type {
   StoreResultsOutput,
 } from '../common/types.js';
 import type { PlannedItem } from '../manifest/normalize.js';
-import { isStorageError } from '../storage/errors.js';
+import { StoragePathError } from '../storage/errors.js';
 import { UnsafeStoragePathError, type ResultStore } from '../storage/result-store.js';
 import type { ApiClients } from './api-clients.js';
 import type { ResolvedDeps } from './deps.js';
@@ -106,11 +106,13 @@ async function storeItem(ctx: StoreContext, request: StoreRequest, item: Planned
       ctx.known.set(url, image);
     } catch (error) {
       if (error instanceof ResultExpiredError) return { status: 'expired', images, error: RESULT_EXPIRED };
-      // This item's own failure (a refused download, a path the store will not take): it fails
-      // alone, and the batch goes on. What may heal (a 5xx, a full disk) retries the batch.
+      // This item's own failure (a refused download, a path the file system will not take): it
+      // fails alone, and the batch goes on. What is about the whole store (refused credentials, a
+      // missing bucket) fails the batch; what may heal (a 5xx, a full disk) retries it.
       const itemAlone =
         error instanceof UnsafeStoragePathError ||
-        ((isImageApiError(error) || isStorageError(error)) && !error.retryable);
+        error instanceof StoragePathError ||
+        (isImageApiError(error) && !error.retryable);
       if (itemAlone) {
         return {
           status: 'failed',
