@@ -14,6 +14,7 @@ import type {
 } from '../common/types.js';
 import { taskError } from '../api/task-error.js';
 import type { ApiClients } from './api-clients.js';
+import { submitFailure, type AcceptedSubmits } from './accepted-submits.js';
 import { activityContext } from './context.js';
 import { callApi, toActivityFailure } from './failures.js';
 import type { PlanCache } from './plan.js';
@@ -36,9 +37,11 @@ export interface ApiCallDeps {
   clients: ApiClients;
   /** Waits for this worker's next call slot at the run's requests_per_second (call-pacer.ts). */
   pace: (requestsPerSecond: number) => Promise<void>;
+  /** Submits this worker saw accepted: what tells a refused item from an outage. */
+  accepted: AcceptedSubmits;
 }
 
-export function apiCallActivities({ plans, clients, pace }: ApiCallDeps) {
+export function apiCallActivities({ plans, clients, pace, accepted }: ApiCallDeps) {
   async function submitItem(input: SubmitItemInput): Promise<SubmitItemOutput> {
     // A retry whose earlier attempt got its task before the worker died takes that task.
     const call = currentSubmitCall();
@@ -61,7 +64,13 @@ export function apiCallActivities({ plans, clients, pace }: ApiCallDeps) {
     if (item.language !== undefined) request.language = item.language;
     if (input.webhook !== undefined) request.webhook = input.webhook;
     await pace(plan.meta.requestsPerSecond);
-    const result = await callApi(() => client.submit(request));
+    let result;
+    try {
+      result = await client.submit(request);
+    } catch (error) {
+      throw submitFailure(error, accepted);
+    }
+    accepted.record();
     // submit() rejects an acknowledgement without ids, so the first one exists.
     const taskId = result.taskIds[0]!;
     if (call) recordTask(input.plan.stateDir, call, taskId);

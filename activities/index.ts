@@ -1,6 +1,7 @@
 // Public entry of the activities: `createActivities(deps)` builds every activity of a run around
 // shared per-worker state (plan cache, API client pools), for the worker to register. Workflows
 // import the `Activities` type only and call them through proxyActivities.
+import { AcceptedSubmits } from './accepted-submits.js';
 import { ApiClients } from './api-clients.js';
 import { ApiWorkerFleet } from './api-fleet.js';
 import { apiCallActivities } from './api-calls.js';
@@ -35,7 +36,12 @@ function buildActivities(resolved: ResolvedDeps, clients: ApiClients) {
       resolved.apiWorkers ?? (await fleet.size()),
       activityContext()?.cancellationSignal,
     );
-  const { submitItem, lookupTasks, fetchTask } = apiCallActivities({ plans, clients, pace });
+  const { submitItem, lookupTasks, fetchTask } = apiCallActivities({
+    plans,
+    clients,
+    pace,
+    accepted: new AcceptedSubmits(resolved.now),
+  });
   return {
     prepareRun: prepareRunActivity(resolved.resultStore),
     planShard: planShardActivity(plans),

@@ -61,6 +61,7 @@ export function planMeta(settings: RunSettings, items: readonly PlannedItem[], h
     maxInFlight: settings.maxInFlight,
     outputDir: settings.outputDir,
     pathTemplate: settings.pathTemplate,
+    taskTimeoutMs: settings.taskTimeoutMs,
     retry: settings.retry,
     itemCount: items.length,
     imageCount: items.reduce((sum, item) => sum + item.n, 0),

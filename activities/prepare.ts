@@ -6,6 +6,7 @@ import { isUserError } from '../common/errors.js';
 import { SHARD_SIZE } from '../common/names.js';
 import type { PlanShardInput, PlanShardOutput, PreparedRun, PrepareRunInput } from '../common/types.js';
 import { loadManifest, type LoadedManifest } from '../manifest/load.js';
+import { DEFAULTS } from '../manifest/normalize.js';
 import type { ResolvedDeps } from './deps.js';
 import { toActivityFailure } from './failures.js';
 import { estimatedCredits, writePlanOnce, type PlanCache, type PlanMeta } from './plan.js';
@@ -72,6 +73,8 @@ async function preparePlan(input: PrepareRunInput): Promise<{ run: PreparedRun; 
     maxInFlight: meta.maxInFlight,
     creditsPerImage: meta.creditsPerImage,
     retry: meta.retry,
+    // Plans written before task timeouts existed have none: the default then.
+    taskTimeoutMs: meta.taskTimeoutMs ?? DEFAULTS.taskTimeoutMs,
     shardCredits,
   };
   if (meta.budgetCredits !== undefined) prepared.budgetCredits = meta.budgetCredits;

@@ -52,6 +52,8 @@ export interface PreparedRun {
   /** Expected credits per image, by resolution, for budget checks before the first charge is known. */
   creditsPerImage: Record<string, number>;
   retry: { maxAttempts: number; on: string[] };
+  /** `limits.task_timeout` in ms; absent in runs recorded before it existed. */
+  taskTimeoutMs?: number;
   /** Estimated credits of each shard's items (by creditsPerImage), for handing out the budget. */
   shardCredits?: number[];
   /** Batch-lookup pacing: the interval grows from min to max while nothing finishes. */
@@ -126,6 +128,8 @@ export interface ShardLimits {
   /** Credits this shard may commit; undefined = no budget. */
   allowance?: number;
   retry: { maxAttempts: number; on: string[] };
+  /** A task unfinished at the API after this long is given up; absent: never. */
+  taskTimeoutMs?: number;
   pollMinMs: number;
   pollMaxMs: number;
   /** The first lookup's wait: what earlier shards of the run learned (default pollMinMs). */
@@ -170,6 +174,8 @@ export interface ShardCarriedState {
   nextLookupAt?: number;
   /** Set once the run has been told that every item was submitted. */
   handedOff?: boolean;
+  /** When each item's current task was accepted (workflow time, ms); absent in older runs. */
+  submittedAt?: (number | null)[];
 }
 
 export interface ShardHandoff {

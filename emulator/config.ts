@@ -78,6 +78,10 @@ export const EmulatorConfigSchema = z.strictObject({
     slow_download_kbps: z.number().min(0),
     webhook_duplicate_rate: rate,
     malformed_response_rate: rate,
+    /** A submit whose prompt contains one (case-insensitive) answers 500 build_request_failed, every time. */
+    poisoned_prompt_words: z.array(z.string().min(1, 'must not be empty')),
+    /** Share of tasks that are never finished: processing forever, no webhook, no charge. */
+    stuck_task_rate: rate,
   }),
 });
 
@@ -124,6 +128,8 @@ export const DEFAULT_EMULATOR_CONFIG: EmulatorConfig = deepFreeze({
     slow_download_kbps: 0,
     webhook_duplicate_rate: 0,
     malformed_response_rate: 0,
+    poisoned_prompt_words: [],
+    stuck_task_rate: 0,
   },
 } satisfies EmulatorConfig);
 

@@ -54,6 +54,8 @@ export const API_ERRORS = {
   internal_error: { status: 500, type: 'server_error' },
   bad_gateway: { status: 502, type: 'server_error' },
   service_unavailable: { status: 503, type: 'server_error' },
+  // The hosted service's answer to a request it cannot build (e.g. a size it does not support).
+  build_request_failed: { status: 500, type: 'server_error' },
 } as const satisfies Record<string, ErrorDef>;
 
 export type ApiErrorCode = keyof typeof API_ERRORS;

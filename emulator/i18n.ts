@@ -207,6 +207,12 @@ export const MESSAGES: Readonly<Record<MessageId, Readonly<Record<Language, stri
     ko: '서비스를 일시적으로 사용할 수 없습니다. 다시 시도하세요.',
     ja: 'サービスは一時的に利用できません。再試行してください。',
   },
+  build_request_failed: {
+    en: 'Failed to build the request for the model.',
+    zh: '构建模型请求失败。',
+    ko: '모델 요청을 만들지 못했습니다.',
+    ja: 'モデルへのリクエストを作成できませんでした。',
+  },
   generation_failed: {
     en: 'Image generation failed. The credits have been refunded.',
     zh: '图片生成失败，积分已退还。',

@@ -23,6 +23,8 @@ type JournalLine = [
   estimatedSeconds: number,
   failure: TaskRecord['failure'] | null,
   reserved: number,
+  /** Absent in journals written before stuck tasks existed. */
+  stuck?: 1,
 ];
 
 export class TaskJournal {
@@ -48,6 +50,7 @@ export class TaskJournal {
       record.failure ?? null,
       record.reserved,
     ];
+    if (record.stuck) line.push(1);
     appendFileSync(this.file, `${JSON.stringify(line)}\n`);
   }
 
@@ -66,9 +69,9 @@ export class TaskJournal {
         continue; // empty or torn
       }
       const account = accounts.get(line[1]);
-      if (!Array.isArray(line) || line.length !== 15 || !account) continue;
+      if (!Array.isArray(line) || (line.length !== 15 && line.length !== 16) || !account) continue;
       const [id, , prompt, n, size, resolution, language, webhook, ...rest] = line;
-      const [submittedAt, startsAt, endsAt, expiresAt, estimatedSeconds, failure, reserved] = rest;
+      const [submittedAt, startsAt, endsAt, expiresAt, estimatedSeconds, failure, reserved, stuck] = rest;
       records.push(
         new TaskRecord(
           id,
@@ -86,6 +89,7 @@ export class TaskJournal {
           estimatedSeconds,
           failure ?? undefined,
           reserved,
+          stuck === 1,
         ),
       );
     }

@@ -41,11 +41,16 @@ export class TaskRecord {
     readonly failure: TaskErrorCode | undefined,
     /** Credits taken at submit; refunded (and reported as 0) once a failing task has failed. */
     readonly reserved: number,
+    /**
+     * A job the provider lost (faults.stuck_task_rate): processing forever, never pushed, and
+     * never charged (the spec: such tasks are refunded after a timeout).
+     */
+    readonly stuck = false,
   ) {}
 
   phaseAt(now: number): TaskPhase {
     if (now < this.startsAt) return 'pending';
-    if (now < this.endsAt) return 'processing';
+    if (this.stuck || now < this.endsAt) return 'processing';
     if (now >= this.expiresAt) return 'expired';
     return this.failure ? 'failed' : 'completed';
   }
@@ -114,6 +119,8 @@ export class TaskStore {
     const processMs = uniform(this.random, generation.seconds[input.resolution]) * this.scaleMs;
     // Draw even for blocked prompts so one blocked prompt does not shift every later draw.
     const randomFailure = generation.failure_rate > 0 && this.random() < generation.failure_rate;
+    const stuckRate = this.config.faults.stuck_task_rate;
+    const stuck = stuckRate > 0 && this.random() < stuckRate;
     const prompt = input.prompt.toLowerCase();
     const failure: TaskErrorCode | undefined = this.blockedWords.some((word) => prompt.includes(word))
       ? 'content_blocked'
@@ -131,7 +138,7 @@ export class TaskStore {
     // Whole milliseconds, so the ground truth and the Unix-second fields agree exactly.
     const startsAt = now + Math.round(queueMs);
     const endsAt = startsAt + Math.round(processMs);
-    const reserved = this.priceOf(input.n, input.resolution);
+    const reserved = stuck ? 0 : this.priceOf(input.n, input.resolution);
     const record = new TaskRecord(
       id,
       input.account,
@@ -149,6 +156,7 @@ export class TaskStore {
       estimatedSeconds,
       failure,
       reserved,
+      stuck,
     );
     this.journal?.append(record);
     this.add(record);

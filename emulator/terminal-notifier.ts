@@ -37,7 +37,7 @@ export class TerminalNotifier {
 
   /** Arms the webhook of a task just created; a no-op for tasks without one. */
   schedule(record: TaskRecord): void {
-    if (record.webhook === undefined || this.closed) return;
+    if (record.webhook === undefined || record.stuck || this.closed) return;
     // An object rather than the Timer itself, because a clock may fire before setTimeout returns.
     const pending: { timer?: Timer } = {};
     this.timers.add(pending);

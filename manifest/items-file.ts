@@ -81,12 +81,10 @@ export function readCsvRows(text: string, maxRows = Number.POSITIVE_INFINITY): R
       info: true,
       raw: true,
     }) as { record: Record<string, string>; info: { lines: number }; raw: string }[];
-    const rows = records
-      .slice(0, maxRows)
-      .map(({ record, info, raw }): RawRow => ({
-        line: startLine(info.lines, raw),
-        value: csvRecordToItem(record),
-      }));
+    const rows = records.slice(0, maxRows).map(({ record, info, raw }): RawRow => ({
+      line: startLine(info.lines, raw),
+      value: csvRecordToItem(record),
+    }));
     const extra = records[maxRows];
     if (extra !== undefined) rows.push(overLimit(startLine(extra.info.lines, extra.raw), maxRows));
     return rows;

@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { DEFAULT_MODEL, type Language, type Resolution } from '../api/schemas.js';
 import { isS3Url, parseS3Url, type S3Location } from '../storage/s3-location.js';
+import { parseDuration } from './durations.js';
 import { DEFAULT_PATH_TEMPLATE, type ItemParams, type Manifest, type ManifestItem } from './schema.js';
 
 export const DEFAULTS = {
@@ -15,8 +16,16 @@ export const DEFAULTS = {
   requestsPerSecond: 5,
   maxInFlight: 500,
   retryMaxAttempts: 3,
-  /** Random generation failures are worth another try; content-policy refusals are not. */
-  retryOn: ['generation_error'],
+  /**
+   * Random generation failures and tasks the provider never finished are worth another try;
+   * content-policy refusals are not.
+   */
+  retryOn: ['generation_error', 'task_timeout'],
+  /**
+   * How long a task may stay unfinished at the API before it is given up: far above the slowest
+   * generation the provider documents (about 130 s at 4K) and its queueing.
+   */
+  taskTimeoutMs: 30 * 60_000,
 };
 
 /** One item, every parameter resolved: exactly what is submitted. */
@@ -50,6 +59,8 @@ export interface RunSettings {
   /** Set when images and reports go to an S3-compatible store (no credentials: see docs/storage.md). */
   objectStore?: S3Location;
   pathTemplate: string;
+  /** `limits.task_timeout`: a task unfinished at the API after this long is given up. */
+  taskTimeoutMs: number;
   /** `output.allow_non_empty`: the local output folder may hold files of other programs. */
   allowNonEmptyOutput?: boolean;
   retry: { maxAttempts: number; on: string[] };
@@ -116,6 +127,9 @@ export function runSettings(manifest: Manifest, manifestFile: string, manifestDi
       output && 'path_template' in output && output.path_template
         ? output.path_template
         : DEFAULT_PATH_TEMPLATE,
+    taskTimeoutMs:
+      (manifest.limits?.task_timeout ? parseDuration(manifest.limits.task_timeout) : undefined) ??
+      DEFAULTS.taskTimeoutMs,
     retry: {
       maxAttempts: manifest.retry?.max_attempts ?? DEFAULTS.retryMaxAttempts,
       on: manifest.retry?.on ?? DEFAULTS.retryOn,

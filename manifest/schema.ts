@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { LANGUAGES, MAX_IMAGE_URLS, RESOLUTIONS } from '../api/schemas.js';
 import { isS3Url, parseS3Url } from '../storage/s3-location.js';
+import { parseDuration } from './durations.js';
 
 /** Item ids end up in file names and workflow ids: keep them to a portable character set. */
 export const ITEM_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -25,6 +26,9 @@ export function looksLikeApiKey(value: string): boolean {
   if (/^(sk|pk|rk)[-_]/.test(value)) return true;
   return value.split(/[-_]/).some((part) => part.length >= 16 && /\d/.test(part) && /[a-z]/i.test(part));
 }
+
+/** A task given up sooner could not have finished even at the provider's fastest. */
+const MIN_TASK_TIMEOUT_MS = 10_000;
 
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
 
@@ -175,6 +179,14 @@ export const ManifestSchema = z
         requests_per_second: z.number().positive().max(10_000).optional(),
         max_in_flight: z.number().int().min(1).max(100_000).optional(),
         budget_credits: z.number().int().min(1).optional(),
+        task_timeout: z
+          .string()
+          .refine(
+            (text) => parseDuration(text) !== undefined,
+            'must be a duration such as "90s", "30m" or "2h"',
+          )
+          .refine((text) => (parseDuration(text) ?? 0) >= MIN_TASK_TIMEOUT_MS, 'must be at least 10s')
+          .optional(),
       })
       .optional(),
     output: OutputSchema.optional(),

@@ -45,6 +45,8 @@ const EXPECTED: Record<string, RegExp> = {
     /^path-state\.yaml:2:\d+ output\.path_template: must not write into \.pixelmill\/, the run's state folder/,
   'ranges.yaml': /^ranges\.yaml:\d+:\d+ items\[0\]\.(size|resolution|n): /,
   'syntax.yaml': /^syntax\.yaml:4:1 Missing closing "quote$/,
+  'task-timeout.yaml':
+    /^task-timeout\.yaml:2:25 limits\.task_timeout: must be a duration such as "90s", "30m" or "2h"/,
   'types.yaml': /^types\.yaml:2:32 limits\.requests_per_second: must be a number, not text$/,
   'unknown.yaml': /^unknown\.yaml:\d+:\d+ (colour|items\[0\]\.sise): unknown field$/,
   'huge-file.yaml':

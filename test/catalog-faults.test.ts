@@ -28,6 +28,7 @@ import {
   type CatalogOptions,
 } from './support/catalog-harness.js';
 import { startTestEmulator } from './support/emulator.js';
+import { SUBMIT_TRIES_WHILE_OTHERS_ACCEPTED } from '../activities/accepted-submits.js';
 
 let harness: Omit<CatalogHarness, 'emulator'>;
 beforeAll(async () => {
@@ -121,6 +122,54 @@ describe('catalog runs against a misbehaving API', () => {
     expect(result.counts.stored).toBe(90 - exhausted);
     expect(exitCodeOf(result)).toBe(3);
   });
+
+  it('a submit the API keeps refusing fails its item within the bound; the others complete', async () => {
+    const { emulator, catalog } = await scenario(
+      { faults: { poisoned_prompt_words: ['unbuildable'] } },
+      {
+        name: 'poisoned',
+        items: items(8, (i) => (i === 3 ? `an unbuildable product ${i}` : `faults product ${i}`)),
+      },
+    );
+    const started = Date.now();
+    const result = (await (await startRun(harness.env.client, catalog)).result()) as RunResult;
+    const report = readReport(catalog);
+    expect(result.counts).toMatchObject({ stored: 7, failed: 1 });
+    expect(exitCodeOf(result)).toBe(3);
+    const poisoned = report[3]!;
+    expect(poisoned).toMatchObject({ status: 'failed', task_id: null, credits_cost: 0, images: [] });
+    expect(poisoned.error).toMatchObject({ type: 'SubmitRefused', code: 'build_request_failed' });
+    expect(poisoned.error?.message).toMatch(
+      /failed with 500 build_request_failed: .*\(refused 5 times in \d+ s while the API accepted other submits\)$/,
+    );
+    // Tried exactly the bound, and never accepted: nothing was created or charged for it.
+    expect(emulator.injectedFaults().poisoned_submit).toBe(SUBMIT_TRIES_WHILE_OTHERS_ACCEPTED);
+    expect((await groundTruth(emulator)).some((task) => task.prompt.includes('unbuildable'))).toBe(false);
+    console.log(`poisoned: the run ended after ${Date.now() - started} ms`);
+  });
+
+  it('a task the provider never finishes is given up after limits.task_timeout, resubmitted, then failed', async () => {
+    const { emulator, catalog } = await scenario(
+      { faults: { stuck_task_rate: 1 } },
+      {
+        name: 'stuck',
+        items: items(3),
+        taskTimeout: '10s',
+        retry: { maxAttempts: 2, on: ['task_timeout'] },
+      },
+    );
+    const result = (await (await startRun(harness.env.client, catalog)).result()) as RunResult;
+    expect(result.counts).toMatchObject({ stored: 0, failed: 3 });
+    const tasks = await groundTruth(emulator);
+    for (const line of readReport(catalog)) {
+      const mine = tasks.filter((task) => task.prompt === `faults product ${line.id.slice(1)}`);
+      // Two tasks each, both still processing at the API: the second is the report's.
+      expect(mine.map((task) => task.status)).toEqual(['processing', 'processing']);
+      expect(line).toMatchObject({ status: 'failed', attempts: 2, task_id: mine[1]!.id, credits_cost: 0 });
+      expect(line.error).toMatchObject({ type: 'TaskTimedOut', code: 'task_timeout' });
+      expect(line.error?.message).toContain(`task ${mine[1]!.id} after 10 s (limits.task_timeout)`);
+    }
+  }, 90_000);
 
   it('a result that expires before it is stored is reported expired, and the run still finishes', async () => {
     // Real-time clock with short generations; each image downloads in about 2 s (27 KB at 100

@@ -6,9 +6,13 @@ import {
   LOOKUP_YIELD,
   lookupTarget,
   nextPollDelay,
+  overdueItems,
   Phase,
   shouldResubmit,
+  taskTimedOut,
 } from '../workflows/tracking.js';
+import { parseDuration } from '../manifest/durations.js';
+import { DEFAULTS } from '../manifest/normalize.js';
 
 describe('countItems', () => {
   const phases = [
@@ -22,14 +26,15 @@ describe('countItems', () => {
 
   it('puts every item in exactly one count', () => {
     const counts = countItems(phases);
-    expect(counts).toMatchObject({ queued: 1, submitted: 3, processing: 0, completed: 1, stored: 1 });
+    // Being submitted is not submitted: the API has not accepted it yet.
+    expect(counts).toMatchObject({ queued: 2, submitted: 2, processing: 0, completed: 1, stored: 1 });
     expect(Object.values(counts).reduce((sum, n) => sum + n, 0)).toBe(phases.length);
   });
 
   it('counts submitted items a lookup saw being generated as processing, and nothing else', () => {
     // Index 4 is past the API (collecting) and 0 never reached it: neither is processing.
     const counts = countItems(phases, new Set([0, 3, 4]));
-    expect(counts).toMatchObject({ queued: 1, submitted: 2, processing: 1, completed: 1 });
+    expect(counts).toMatchObject({ queued: 2, submitted: 1, processing: 1, completed: 1 });
     expect(Object.values(counts).reduce((sum, n) => sum + n, 0)).toBe(phases.length);
   });
 });
@@ -83,11 +88,47 @@ describe('accountRefusal', () => {
   const failure = (type: string) => ({ type, code: 'x', message: 'refused' });
   it('pauses the run for the account refusals, with what to do', () => {
     expect(accountRefusal(failure('InsufficientCreditsError'))).toMatch(/^the API answered 402 .*top up/);
-    expect(accountRefusal(failure('AuthenticationError'))).toMatch(/^the API refused the key \(401\): refused; .*--new-run/);
-    expect(accountRefusal(failure('PermissionDeniedError'))).toMatch(/^the API refused this account access \(403\)/);
+    expect(accountRefusal(failure('AuthenticationError'))).toMatch(
+      /^the API refused the key \(401\): refused; .*--new-run/,
+    );
+    expect(accountRefusal(failure('PermissionDeniedError'))).toMatch(
+      /^the API refused this account access \(403\)/,
+    );
   });
   it('leaves failures of the item itself to the item', () => {
     for (const type of ['BadRequestError', 'InvalidRequestError', 'ServerError', 'ActivityFailed'])
       expect(accountRefusal(failure(type))).toBeUndefined();
+  });
+});
+
+describe('task timeouts', () => {
+  it('finds the submitted items past the timeout, starting the clock of those without a time', () => {
+    const phases = [Phase.submitted, Phase.submitted, Phase.collecting, Phase.submitted, Phase.queued];
+    const submittedAt: (number | null)[] = [1_000, 50_000, 0, null, null];
+    expect(overdueItems(phases, submittedAt, 70_001, 60_000)).toEqual([0]);
+    expect(submittedAt[3]).toBe(70_001);
+    expect(submittedAt[4]).toBeNull(); // not at the API: no clock
+  });
+  it('names the task and the limit; the default retry policy resubmits it', () => {
+    const error = taskTimedOut('task_01ABC', 30 * 60_000);
+    expect(error).toEqual({
+      type: 'TaskTimedOut',
+      code: 'task_timeout',
+      message: 'the API had not finished task task_01ABC after 30 min (limits.task_timeout); it was given up',
+    });
+    expect(shouldResubmit(error, 1, { maxAttempts: 3, on: DEFAULTS.retryOn })).toBe(true);
+    expect(shouldResubmit(error, 3, { maxAttempts: 3, on: DEFAULTS.retryOn })).toBe(false);
+  });
+});
+
+describe('durations', () => {
+  it('reads what people write, and nothing else', () => {
+    expect(parseDuration('90s')).toBe(90_000);
+    expect(parseDuration('30m')).toBe(1_800_000);
+    expect(parseDuration('1h30m')).toBe(5_400_000);
+    expect(parseDuration('1.5h')).toBe(5_400_000);
+    expect(parseDuration('250ms')).toBe(250);
+    for (const bad of ['', '90', 's', '-5s', '5 minutes', '1h 30x'])
+      expect(parseDuration(bad)).toBeUndefined();
   });
 });

@@ -240,6 +240,7 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
             maxPendingSubmits: submitQueueDepth(plan.requestsPerSecond, parallel),
             ...(allowance !== undefined ? { allowance } : {}),
             retry: plan.retry,
+            ...(plan.taskTimeoutMs !== undefined ? { taskTimeoutMs: plan.taskTimeoutMs } : {}),
             pollMinMs: plan.pollMinMs ?? POLL_MIN_MS,
             pollMaxMs: plan.pollMaxMs ?? POLL_MAX_MS,
             ...(learnedPollMs !== undefined ? { firstPollMs: learnedPollMs } : {}),

@@ -41,9 +41,11 @@ import {
   lookupTarget,
   lostTaskError,
   nextPollDelay,
+  overdueItems,
   Phase,
   pollBounds,
   shouldResubmit,
+  taskTimedOut,
 } from './tracking.js';
 
 /** Continue-as-new well before Temporal's 10,240-event warning; a shard needs about 10 per item. */
@@ -82,6 +84,7 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
   // An earlier shard's pace, already within these bounds (every shard of a run has the same).
   const firstPollMs = limits.firstPollMs ?? poll.minMs;
   const s = input.carried ?? freshShardState(shard.count, input.paused, input.cancelled, firstPollMs);
+  const submittedAt = (s.submittedAt ??= new Array<number | null>(shard.count).fill(null));
   const indexByTask = new Map<string, number>();
   s.taskIds.forEach((taskId, index) => {
     if (taskId) indexByTask.set(taskId, index);
@@ -211,6 +214,7 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
       ]);
       s.apiCalls.submit++;
       s.taskIds[index] = taskId;
+      submittedAt[index] = Date.now();
       indexByTask.set(taskId, index);
       processing.delete(index); // a resubmitted item starts over
       s.phase[index] = Phase.submitted;
@@ -327,10 +331,27 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
           log.warn('unknown task status; treating it as not finished yet', { taskId: ids[k], status });
         }
       });
+      giveUpOverdue();
       const submitting = !s.paused && !s.cancelled && count(Phase.queued) > 0;
       const target = lookupTarget(limits.maxInFlight, submitting ? undefined : count(Phase.submitted));
       s.pollMs = nextPollDelay(s.pollMs, finished, target, poll.minMs, poll.maxMs);
       if (submitting) s.busyPollMs = s.pollMs;
+    }
+  }
+
+  /** Tasks unfinished past limits.task_timeout: resubmitted if the retry policy says so, else failed. */
+  function giveUpOverdue(): void {
+    if (limits.taskTimeoutMs === undefined) return;
+    for (const index of overdueItems(s.phase, submittedAt, Date.now(), limits.taskTimeoutMs)) {
+      const error = taskTimedOut(s.taskIds[index] ?? null, limits.taskTimeoutMs);
+      processing.delete(index);
+      if (shouldResubmit(error, s.attempts[index] ?? 1, limits.retry)) {
+        s.phase[index] = Phase.queued;
+        s.taskIds[index] = null;
+        submittedAt[index] = null;
+      } else {
+        finish(index, 'failed', error);
+      }
     }
   }
 

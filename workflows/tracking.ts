@@ -2,6 +2,7 @@
 // Kept free of Temporal calls so that they read (and test) as plain functions.
 import type { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import type { ErrorSummary, ItemCounts, ItemStatus, ShardCarriedState } from '../common/types.js';
+import { formatDuration } from '../manifest/durations.js';
 
 /**
  * Where an item is; from `stored` on, its final status. Numbers, because a shard carries 500 of
@@ -53,9 +54,10 @@ export function freshShardState(
   };
 }
 
+/** By phase; an item being submitted counts as queued until the API has accepted it. */
 const COUNT_KEYS: (keyof ItemCounts)[] = [
   'queued',
-  'submitted',
+  'queued',
   'submitted',
   'completed',
   'stored',
@@ -161,6 +163,34 @@ export function lostTaskError(status: string): ErrorSummary | undefined {
     return { type: 'TaskLost', code: status, message: `the API no longer knows this task (${status})` };
   }
   return undefined;
+}
+
+/** Why a task still unfinished after `limits.task_timeout` was given up (the report's error). */
+export function taskTimedOut(taskId: string | null, timeoutMs: number): ErrorSummary {
+  return {
+    type: 'TaskTimedOut',
+    code: 'task_timeout',
+    message: `the API had not finished task ${taskId ?? '(unknown)'} after ${formatDuration(timeoutMs)} (limits.task_timeout); it was given up`,
+  };
+}
+
+/**
+ * The items whose task has been at the API longer than `timeoutMs` at `now`. An item whose
+ * acceptance time is unknown (a run recorded before task timeouts) starts its clock now.
+ */
+export function overdueItems(
+  phases: readonly number[],
+  submittedAt: (number | null)[],
+  now: number,
+  timeoutMs: number,
+): number[] {
+  const overdue: number[] = [];
+  phases.forEach((phase, index) => {
+    if (phase !== Phase.submitted) return;
+    const since = (submittedAt[index] ??= now);
+    if (now - since > timeoutMs) overdue.push(index);
+  });
+  return overdue;
 }
 
 /** Whether the manifest's retry policy resubmits a failed generation. */

@@ -92,6 +92,11 @@ export function validateSubmit(body: ParsedBody, ctx: EmulatorContext): ValidSub
 
 export function handleSubmit(ctx: EmulatorContext, call: ApiCall): ApiReply {
   const request = validateSubmit(call.body, ctx);
+  const prompt = request.prompt.toLowerCase();
+  if (ctx.config.faults.poisoned_prompt_words.some((word) => prompt.includes(word.toLowerCase()))) {
+    ctx.stats.recordFault('poisoned_submit');
+    throw new EmulatorApiError('build_request_failed');
+  }
   const { store } = ctx;
   const account = call.key.account;
   const cost = store.priceOf(request.n, request.resolution);

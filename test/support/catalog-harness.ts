@@ -69,6 +69,8 @@ export interface CatalogOptions {
   requestsPerSecond?: number;
   maxInFlight?: number;
   budgetCredits?: number;
+  /** `limits.task_timeout`, e.g. `10s`. */
+  taskTimeout?: string;
   retry?: { maxAttempts: number; on: string[] };
 }
 
@@ -85,6 +87,7 @@ export function writeCatalog(dir: string, options: CatalogOptions): Catalog {
     `requests_per_second: ${options.requestsPerSecond ?? 500}`,
     ...(options.maxInFlight !== undefined ? [`max_in_flight: ${options.maxInFlight}`] : []),
     ...(options.budgetCredits !== undefined ? [`budget_credits: ${options.budgetCredits}`] : []),
+    ...(options.taskTimeout !== undefined ? [`task_timeout: ${options.taskTimeout}`] : []),
   ];
   const lines = [
     `name: ${options.name}`,
