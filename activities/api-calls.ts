@@ -64,6 +64,13 @@ export function apiCallActivities({ plans, clients, pace, accepted }: ApiCallDep
     if (item.language !== undefined) request.language = item.language;
     if (input.webhook !== undefined) request.webhook = input.webhook;
     await pace(plan.meta.requestsPerSecond);
+    // Submits queue for the rate limit: one whose turn comes after the deadline is not sent.
+    if (input.notAfter !== undefined && Date.now() >= input.notAfter) {
+      throw ApplicationFailure.nonRetryable(
+        "the run's deadline passed before this submit was sent",
+        'DeadlinePassed',
+      );
+    }
     let result;
     try {
       result = await client.submit(request);

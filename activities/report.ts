@@ -86,10 +86,13 @@ export function writeReportActivity(deps: WriteReportDeps) {
     };
     let images = 0;
     let credits = 0;
+    /** Items not completed, by their error's code: `task_timeout`, `deadline`, `build_request_failed`, ... */
+    const byCode: Record<string, number> = {};
     function* lines(): Generator<string> {
       for (const [index, item] of items.entries()) {
         const line = reportLine(item.id, outcomes[index]);
         byStatus[line.status] += 1;
+        if (line.error) byCode[line.error.code] = (byCode[line.error.code] ?? 0) + 1;
         images += line.images.length;
         credits += line.credits_cost;
         yield `${JSON.stringify(line)}\n`;
@@ -106,6 +109,7 @@ export function writeReportActivity(deps: WriteReportDeps) {
       run_id: input.runId,
       items: items.length,
       counts: byStatus,
+      not_completed_by_code: byCode,
       images,
       credits_charged: credits,
       api_calls: { submit: input.apiCalls.submit, lookup: input.apiCalls.lookup, get: input.apiCalls.get },

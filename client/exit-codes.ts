@@ -5,6 +5,7 @@ export const EXIT_CODES: readonly (readonly [code: number, meaning: string])[] =
   [1, 'error: bad manifest or config, no such run, unreachable service, run failed'],
   [2, 'usage error: unknown command or option, missing or invalid argument'],
   [3, 'run, watch, retry-failed: the run ended with items not completed'],
+  [4, 'run, watch: limits.deadline ended the run with items unfinished (retry-failed continues them)'],
   [130, 'interrupted while waiting (Ctrl-C); the run is durable and goes on'],
 ];
 

@@ -129,6 +129,8 @@ export function retryManifestText(
       requests_per_second: meta.requestsPerSecond,
       max_in_flight: meta.maxInFlight,
       ...(options.budgetCredits !== undefined ? { budget_credits: options.budgetCredits } : {}),
+      // The original's deadline is not the retry's: a retry runs until it is done.
+      ...(meta.taskTimeoutMs !== undefined ? { task_timeout: `${meta.taskTimeoutMs}ms` } : {}),
     },
     output: retryOutput(meta),
     retry: { max_attempts: meta.retry.maxAttempts, on: meta.retry.on },

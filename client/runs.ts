@@ -128,8 +128,12 @@ export async function startOrAttach(
   return { handle, how: 'started', manifestChanged: false, ...(unindexed ? { unindexed } : {}) };
 }
 
-/** Exit codes of `run`, `watch` and `retry-failed`: 0 all completed, 3 finished with items not completed. */
-export function exitCodeOf(result: Pick<RunResult, 'counts'>): number {
+/**
+ * Exit codes of `run`, `watch` and `retry-failed`: 0 all completed, 4 the deadline ended the run
+ * with items unfinished (`retry-failed` continues them), 3 finished with items not completed.
+ */
+export function exitCodeOf(result: Pick<RunResult, 'counts' | 'endedByDeadline'>): number {
+  if ((result.endedByDeadline ?? 0) > 0) return 4;
   const { failed, cancelled, expired, skipped } = result.counts;
   return failed + cancelled + expired + skipped === 0 ? 0 : 3;
 }

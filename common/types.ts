@@ -54,6 +54,8 @@ export interface PreparedRun {
   retry: { maxAttempts: number; on: string[] };
   /** `limits.task_timeout` in ms; absent in runs recorded before it existed. */
   taskTimeoutMs?: number;
+  /** `limits.deadline`: after the run's start, or a moment (epoch ms). */
+  deadline?: { afterMs: number } | { atMs: number };
   /** Estimated credits of each shard's items (by creditsPerImage), for handing out the budget. */
   shardCredits?: number[];
   /** Batch-lookup pacing: the interval grows from min to max while nothing finishes. */
@@ -118,6 +120,8 @@ export interface RunProgress {
   runningShards: string[];
   budgetCredits?: number;
   requestsPerSecond: number;
+  /** The run's deadline (epoch ms), when it has one. */
+  deadlineAt?: number;
 }
 
 export interface ShardLimits {
@@ -130,6 +134,8 @@ export interface ShardLimits {
   retry: { maxAttempts: number; on: string[] };
   /** A task unfinished at the API after this long is given up; absent: never. */
   taskTimeoutMs?: number;
+  /** The run's deadline (epoch ms, workflow time): nothing is submitted from then on. */
+  deadlineAt?: number;
   pollMinMs: number;
   pollMaxMs: number;
   /** The first lookup's wait: what earlier shards of the run learned (default pollMinMs). */
@@ -176,6 +182,8 @@ export interface ShardCarriedState {
   handedOff?: boolean;
   /** When each item's current task was accepted (workflow time, ms); absent in older runs. */
   submittedAt?: (number | null)[];
+  /** Set once the run's deadline has passed: nothing more is submitted. */
+  deadlinePassed?: boolean;
 }
 
 export interface ShardHandoff {
@@ -194,6 +202,8 @@ export interface ShardResult {
   stopReason?: string;
   /** The lookup interval the shard settled on while submitting: where the next shard starts. */
   pollMs?: number;
+  /** Items left unfinished when the run's deadline passed. */
+  endedByDeadline?: number;
 }
 
 export interface PauseRequest {
@@ -211,6 +221,8 @@ export interface RunResult {
   summaryFile: string;
   /** The run's local state directory (plan and outcomes); absent from results of older versions. */
   stateDir?: string;
+  /** Items left unfinished when the run's deadline passed (reported `cancelled`, code `deadline`). */
+  endedByDeadline?: number;
 }
 
 /** A task's terminal state as a webhook announced it, routed to its shard as a signal. */
@@ -236,6 +248,8 @@ export interface SubmitItemInput {
   attempt: number;
   /** Full webhook base address for this item's task, when webhooks are on. */
   webhook?: string;
+  /** The run's deadline (epoch ms): a submit still waiting for its turn then is not sent. */
+  notAfter?: number;
 }
 
 export interface SubmitItemOutput {

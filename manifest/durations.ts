@@ -22,3 +22,16 @@ export function formatDuration(ms: number): string {
   if (minutes < 120) return `${minutes} min`;
   return `${Math.floor(minutes / 60)} h${minutes % 60 ? ` ${minutes % 60} min` : ''}`;
 }
+
+/** `limits.deadline`: a duration from the run's start, or a moment (ISO 8601 with a time zone). */
+export type Deadline = { afterMs: number } | { atMs: number };
+
+const ISO_MOMENT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
+
+export function parseDeadline(text: string): Deadline | undefined {
+  const afterMs = parseDuration(text);
+  if (afterMs !== undefined) return { afterMs };
+  if (!ISO_MOMENT.test(text.trim())) return undefined;
+  const atMs = Date.parse(text.trim());
+  return Number.isNaN(atMs) ? undefined : { atMs };
+}

@@ -29,6 +29,8 @@ export const FIELD_DOCS: Record<string, string> = {
   'limits.requests_per_second': `Every API call of the run together (submits, batch lookups, task GETs), across all workers; result downloads are not API calls. Default: ${DEFAULTS.requestsPerSecond}.`,
   'limits.max_in_flight': `Most items submitted and not yet finished at any moment. Default: ${DEFAULTS.maxInFlight}.`,
   'limits.task_timeout': `How long a task may stay unfinished at the API (pending, processing, or a status pixelmill does not know) before it is given up: a duration such as \`90s\`, \`30m\`, \`2h\`, at least 10s. The item fails with \`task_timeout\`, which the default retry policy resubmits. Default: \`30m\`.`,
+  'limits.deadline':
+    'When the run must end: a duration from its start (`8h`) or a time (`2026-11-24T08:00:00+01:00`). Then nothing more is submitted; tasks already at the API are still collected (up to `task_timeout`); the run ends with its report, every unfinished item `cancelled` with the code `deadline`, and `pixelmill run` exits with 4. `pixelmill retry-failed RUN` continues those items later. Default: none.',
   'limits.budget_credits':
     'Stop submitting once the credits charged plus the cost of the next submit would exceed this; the rest is reported `skipped` with the reason. Default: no budget.',
   output: `Where images, \`report.jsonl\`, \`summary.json\` and \`index.html\` go: a directory (relative to the manifest) or an \`s3://bucket/prefix\` URL as a string, or an object. Default: \`out/<name>\`.`,

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { DEFAULT_MODEL, type Language, type Resolution } from '../api/schemas.js';
 import { isS3Url, parseS3Url, type S3Location } from '../storage/s3-location.js';
-import { parseDuration } from './durations.js';
+import { parseDeadline, parseDuration, type Deadline } from './durations.js';
 import { DEFAULT_PATH_TEMPLATE, type ItemParams, type Manifest, type ManifestItem } from './schema.js';
 
 export const DEFAULTS = {
@@ -61,6 +61,8 @@ export interface RunSettings {
   pathTemplate: string;
   /** `limits.task_timeout`: a task unfinished at the API after this long is given up. */
   taskTimeoutMs: number;
+  /** `limits.deadline`: when nothing more is submitted, and unfinished items end as `deadline`. */
+  deadline?: Deadline;
   /** `output.allow_non_empty`: the local output folder may hold files of other programs. */
   allowNonEmptyOutput?: boolean;
   retry: { maxAttempts: number; on: string[] };
@@ -139,6 +141,8 @@ export function runSettings(manifest: Manifest, manifestFile: string, manifestDi
   if (output && 'allow_non_empty' in output && output.allow_non_empty) settings.allowNonEmptyOutput = true;
   if (manifest.api?.base_url) settings.apiBaseUrl = manifest.api.base_url;
   if (manifest.limits?.budget_credits !== undefined) settings.budgetCredits = manifest.limits.budget_credits;
+  const deadline = manifest.limits?.deadline ? parseDeadline(manifest.limits.deadline) : undefined;
+  if (deadline !== undefined) settings.deadline = deadline;
   if (manifest.webhooks && manifest.webhooks.enabled !== false) {
     settings.webhooks = {
       ...(manifest.webhooks.public_url ? { publicUrl: manifest.webhooks.public_url } : {}),

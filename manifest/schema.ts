@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { LANGUAGES, MAX_IMAGE_URLS, RESOLUTIONS } from '../api/schemas.js';
 import { isS3Url, parseS3Url } from '../storage/s3-location.js';
-import { parseDuration } from './durations.js';
+import { parseDeadline, parseDuration } from './durations.js';
 
 /** Item ids end up in file names and workflow ids: keep them to a portable character set. */
 export const ITEM_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -186,6 +186,24 @@ export const ManifestSchema = z
             'must be a duration such as "90s", "30m" or "2h"',
           )
           .refine((text) => (parseDuration(text) ?? 0) >= MIN_TASK_TIMEOUT_MS, 'must be at least 10s')
+          .optional(),
+        deadline: z
+          .string()
+          .superRefine((text, ctx) => {
+            const deadline = parseDeadline(text);
+            if (deadline === undefined) {
+              ctx.addIssue({
+                code: 'custom',
+                message:
+                  'must be a duration from the start such as "8h", or a time such as "2026-11-24T08:00:00+01:00"',
+              });
+            } else if ('atMs' in deadline && deadline.atMs <= Date.now()) {
+              ctx.addIssue({
+                code: 'custom',
+                message: `is in the past (${new Date(deadline.atMs).toISOString()})`,
+              });
+            }
+          })
           .optional(),
       })
       .optional(),

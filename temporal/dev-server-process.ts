@@ -56,6 +56,59 @@ export function writeRecord(stateDir: string, record: DevServerRecord): void {
   renameSync(temporary, recordPath(stateDir));
 }
 
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Runs `start` while holding the state folder's start lock, so that two invocations starting at
+ * once (two `pixelmill run` in one folder) start one server, not two on one port: the second
+ * waits, then finds the first one's record. A lock whose holder died is taken over.
+ */
+export async function withStartLock<T>(
+  stateDir: string,
+  timeoutMs: number,
+  start: () => Promise<T>,
+): Promise<T> {
+  const lock = join(stateDir, 'temporal-server.lock');
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      writeFileSync(lock, String(process.pid), { flag: 'wx' });
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    let holder = '';
+    try {
+      holder = readFileSync(lock, 'utf8');
+    } catch {
+      continue; // released meanwhile
+    }
+    // An empty lock is one being written this very moment: its holder is alive.
+    if (holder !== '' && !isAlive(Number(holder))) {
+      rmSync(lock, { force: true });
+      continue;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(
+        `${lock}: another pixelmill (pid ${holder}) has been starting the Temporal server too long`,
+      );
+    }
+    await sleep(100);
+  }
+  try {
+    return await start();
+  } finally {
+    rmSync(lock, { force: true });
+  }
+}
+
 /** Removes the record only if it still names `pid`: another invocation may have replaced it. */
 export function removeRecord(stateDir: string, pid: number): void {
   if (readRecord(stateDir)?.pid === pid) rmSync(recordPath(stateDir), { force: true });

@@ -20,6 +20,7 @@ import {
   readRecord,
   removeRecord,
   terminateDevServer,
+  withStartLock,
   writeRecord,
   type DevServerRecord,
 } from './dev-server-process.js';
@@ -254,8 +255,14 @@ export async function ensureDevServer(options: DevServerOptions): Promise<DevSer
   let startedHere = false;
   if (!record) {
     try {
-      record = await startNew(options, { port, uiPort }, namespace, timeoutMs, log);
-      startedHere = true;
+      record = await withStartLock(stateDir, timeoutMs * 2, async () => {
+        // Another invocation may have started it while this one waited for the lock.
+        const started = await reuseRecorded(stateDir, timeoutMs, log);
+        if (started) return started;
+        const fresh = await startNew(options, { port, uiPort }, namespace, timeoutMs, log);
+        startedHere = true;
+        return fresh;
+      });
     } catch (error) {
       // Lost a race with another invocation that started the server a moment earlier: join it.
       record =

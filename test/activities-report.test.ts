@@ -189,6 +189,13 @@ describe('writeReport', () => {
       run_id: 'pixelmill/lamps',
       items: 5,
       counts: { completed: 1, failed: 1, cancelled: 1, expired: 1, skipped: 1 },
+      // Why the four did not complete, by their error's code.
+      not_completed_by_code: {
+        [generationFailed.code]: 1,
+        result_expired: 1,
+        budget_exhausted: 1,
+        not_run: 1,
+      },
       images: 2,
       credits_charged: 2,
       api_calls: { submit: 5, lookup: 7, get: 3 },

@@ -20,6 +20,8 @@ const EXPECTED: Record<string, RegExp> = {
   'bad-name.yaml': /^bad-name\.yaml:1:7 name: must be 1-80 characters/,
   'crlf.yaml': /^crlf\.yaml:3:13 items\[0\]\.prompt: must not be empty$/,
   'csv.yaml': /^items\.csv:2:1 CSV syntax: Quote Not Closed/,
+  'deadline-past.yaml':
+    /^deadline-past\.yaml:2:21 limits\.deadline: is in the past \(2020-01-01T08:00:00\.000Z\)$/,
   'dup-column.yaml': /^dup-column\.csv:1:1 CSV header: column "id" appears twice \(columns 1 and 3\)$/,
   'proto-column.yaml': /^proto-column\.csv:1:1 CSV header: column 3 "__proto__" is not an item field$/,
   'dup.yaml': /^dup\.yaml:4:5 id: duplicate id "a" \(first at dup\.yaml:3:5\)$/,

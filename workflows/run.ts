@@ -81,8 +81,9 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
   let reason: string | undefined;
   let paused = false;
   let cancelled = false;
-  /** Set once the plan exists; the progress query reads it before that too. */
-  const known: { prepared?: PreparedRun } = {};
+  /** Set once the plan exists (with the deadline as a moment); the progress query reads it before that too. */
+  const known: { prepared?: PreparedRun; deadlineAt?: number } = {};
+  let endedByDeadline = 0;
   const finished = {
     counts: zeroCounts(),
     creditsSpent: 0,
@@ -130,6 +131,7 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
       runningShards: [...running.keys()],
       ...(prepared?.budgetCredits !== undefined ? { budgetCredits: prepared.budgetCredits } : {}),
       requestsPerSecond: prepared?.requestsPerSecond ?? 0,
+      ...(known.deadlineAt !== undefined ? { deadlineAt: known.deadlineAt } : {}),
     };
   });
 
@@ -137,6 +139,11 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
     { manifestFile: input.manifestFile, manifestHash: input.manifestHash },
   ]);
   known.prepared = plan;
+  if (plan.deadline) {
+    known.deadlineAt =
+      'atMs' in plan.deadline ? plan.deadline.atMs : startTime.getTime() + plan.deadline.afterMs;
+  }
+  const { deadlineAt } = known;
   await configureRateLimit.executeWithOptions({ summary: `limit API calls to ${plan.requestsPerSecond}/s` }, [
     { requestsPerSecond: plan.requestsPerSecond, taskQueue: queues.api },
   ]);
@@ -147,11 +154,18 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
   let shardsNotStarted = shardCount;
   const publish = (counts = finished.counts, credits = finished.creditsSpent): void => {
     const done = shardCount - running.size - shardsNotStarted;
+    const deadline =
+      deadlineAt === undefined
+        ? ''
+        : state === 'finished' && endedByDeadline > 0
+          ? ` The deadline ended it with ${endedByDeadline} items unfinished.`
+          : ` Deadline ${new Date(deadlineAt).toISOString()}.`;
     setCurrentDetails(
-      state === 'finished'
+      (state === 'finished'
         ? `Finished: ${counts.stored} of ${plan.itemCount} items completed, ${counts.failed} failed; ${credits} credits.`
         : `${done} of ${shardCount} shards finished, ${running.size} running: ${counts.stored} of ` +
-            `${plan.itemCount} items completed, ${counts.failed} failed so far; ${credits} credits.`,
+          `${plan.itemCount} items completed, ${counts.failed} failed so far; ${credits} credits.`) +
+        deadline,
     );
     if (manifestName === undefined) return;
     upsertSearchAttributes([
@@ -181,6 +195,7 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
     if (unallocated !== undefined && allowance !== undefined) unallocated += allowance - result.creditsSpent;
     if (result.stopReason && !reason) reason = result.stopReason;
     if (result.pollMs !== undefined) learnedPollMs = result.pollMs;
+    endedByDeadline += result.endedByDeadline ?? 0;
     publish();
   };
 
@@ -241,6 +256,7 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
             ...(allowance !== undefined ? { allowance } : {}),
             retry: plan.retry,
             ...(plan.taskTimeoutMs !== undefined ? { taskTimeoutMs: plan.taskTimeoutMs } : {}),
+            ...(deadlineAt !== undefined ? { deadlineAt } : {}),
             pollMinMs: plan.pollMinMs ?? POLL_MIN_MS,
             pollMaxMs: plan.pollMaxMs ?? POLL_MAX_MS,
             ...(learnedPollMs !== undefined ? { firstPollMs: learnedPollMs } : {}),
@@ -293,5 +309,6 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
     reportFile: report.reportFile,
     summaryFile: report.summaryFile,
     stateDir: plan.plan.stateDir,
+    ...(endedByDeadline > 0 ? { endedByDeadline } : {}),
   };
 }

@@ -33,6 +33,7 @@ import { activitiesOn } from './activities.js';
 import {
   accountRefusal,
   countItems,
+  deadlinePassed,
   finishedItems,
   failureSummary,
   FINAL_PHASE,
@@ -210,7 +211,13 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
       const attempt = s.attempts[index] ?? 1;
       const summary = `submit items[${shard.offset + index}]${attempt > 1 ? `, attempt ${attempt}` : ''}`;
       const { taskId } = await submitItem.executeWithOptions({ summary }, [
-        { plan, index: shard.offset + index, attempt, ...(webhook ? { webhook } : {}) },
+        {
+          plan,
+          index: shard.offset + index,
+          attempt,
+          ...(webhook ? { webhook } : {}),
+          ...(limits.deadlineAt !== undefined ? { notAfter: limits.deadlineAt } : {}),
+        },
       ]);
       s.apiCalls.submit++;
       s.taskIds[index] = taskId;
@@ -225,6 +232,12 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
       }
     } catch (error) {
       const failure = failureSummary(error);
+      if (failure.type === 'DeadlinePassed') {
+        // Never sent: the item ends as `deadline` with the others not submitted.
+        s.phase[index] = Phase.queued;
+        s.attempts[index] = (s.attempts[index] ?? 1) - 1;
+        return;
+      }
       if (failure.type !== 'ApiNotConfigured') s.apiCalls.submit++; // the API answered, with a refusal
       const reason = accountRefusal(failure);
       if (reason !== undefined) {
@@ -242,12 +255,25 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
     }
   }
 
+  /** Time until the run's deadline; undefined when it has none. */
+  const untilDeadline = (): number | undefined =>
+    limits.deadlineAt === undefined ? undefined : Math.max(0, limits.deadlineAt - Date.now());
+
   async function submitLane(): Promise<void> {
     if (limits.allowance !== undefined && s.estimates === null) {
       s.estimates = (await planShard({ plan, offset: shard.offset, count: shard.count })).credits;
     }
     for (;;) {
-      await condition(() => draining || s.cancelled || atApi() + count(Phase.queued) === 0 || canSubmit());
+      const ready = (): boolean =>
+        draining || s.cancelled || atApi() + count(Phase.queued) === 0 || canSubmit();
+      const left = untilDeadline();
+      // The deadline wakes the lane too: from then on nothing is submitted.
+      if (left === 0 || (left !== undefined && !(await condition(ready, left)))) {
+        s.deadlinePassed = true;
+        stopReason = 'deadline passed';
+        return;
+      }
+      if (left === undefined) await condition(ready);
       if (draining || s.cancelled || atApi() + count(Phase.queued) === 0) return;
       const index = s.phase.indexOf(Phase.queued);
       if (
@@ -454,7 +480,8 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
   ]);
   while (inFlight.size > 0) await Promise.all([...inFlight]);
 
-  if (draining && (atApi() > 0 || (count(Phase.queued) > 0 && !s.cancelled && !s.budgetStopped))) {
+  const submittable = !s.cancelled && !s.budgetStopped && !s.deadlinePassed;
+  if (draining && (atApi() > 0 || (count(Phase.queued) > 0 && submittable))) {
     if (s.outcomes.length) await recordOutcomes({ plan, shard: shard.index, outcomes: s.outcomes.splice(0) });
     publish(true);
     return continueAsNew<typeof shardWorkflow>({
@@ -466,9 +493,13 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
   }
 
   // Nothing is at the API any more: what was never submitted ends here.
+  let endedByDeadline = 0;
   s.phase.forEach((phase, index) => {
     if (phase !== Phase.queued) return;
-    if (s.cancelled)
+    if (s.deadlinePassed && limits.deadlineAt !== undefined) {
+      endedByDeadline++;
+      finish(index, 'cancelled', deadlinePassed(limits.deadlineAt));
+    } else if (s.cancelled)
       finish(index, 'cancelled', {
         type: 'Cancelled',
         code: 'cancelled',
@@ -492,5 +523,6 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
     images,
     ...(stopReason ? { stopReason } : {}),
     ...(s.busyPollMs !== undefined ? { pollMs: s.busyPollMs } : {}),
+    ...(endedByDeadline > 0 ? { endedByDeadline } : {}),
   };
 }

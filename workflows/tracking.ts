@@ -165,6 +165,15 @@ export function lostTaskError(status: string): ErrorSummary | undefined {
   return undefined;
 }
 
+/** Why an item was not finished when the run's deadline passed (the report's error). */
+export function deadlinePassed(deadlineAt: number): ErrorSummary {
+  return {
+    type: 'DeadlinePassed',
+    code: 'deadline',
+    message: `the run's deadline (limits.deadline, ${new Date(deadlineAt).toISOString()}) passed before this item was finished`,
+  };
+}
+
 /** Why a task still unfinished after `limits.task_timeout` was given up (the report's error). */
 export function taskTimedOut(taskId: string | null, timeoutMs: number): ErrorSummary {
   return {

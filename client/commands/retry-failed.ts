@@ -43,6 +43,13 @@ function parseBudget(value: string): number {
 
 const say = (line: string): void => void process.stderr.write(`${line}\n`);
 
+/** Failed items, and the items the run's deadline left unfinished: what a retry runs again. */
+function retryable(outcome: OutcomeLine | undefined): boolean {
+  return (
+    outcome?.status === 'failed' || (outcome?.status === 'cancelled' && outcome.error?.code === 'deadline')
+  );
+}
+
 /** The retry's budget: --budget, else what the run's budget has left. */
 function retryBudget(
   loaded: LoadedPlan,
@@ -67,7 +74,7 @@ function retryBudget(
 async function prepareRetry(location: RunLocation, options: RetryOptions): Promise<RetryRecord | undefined> {
   const loaded = await readPlan(location.plan);
   const latest = await latestOutcomes(location.plan, loaded.items);
-  const failed = loaded.items.filter((_, index) => latest[index]?.status === 'failed');
+  const failed = loaded.items.filter((_, index) => retryable(latest[index]));
   if (failed.length === 0) return undefined;
   const budgetCredits = retryBudget(loaded, latest, options);
   const { stateDir } = location.plan;
@@ -147,7 +154,9 @@ async function retryFailed(session: Session, runId: string, options: RetryOption
 export function registerRetryFailedCommand(program: Command): void {
   program
     .command('retry-failed')
-    .description("run a finished run's failed items again, into the same output directory")
+    .description(
+      "run a finished run's failed items (and those its deadline left unfinished) again, into the same output directory",
+    )
     .argument(...RUN_ARGUMENT)
     .option(
       '--budget <credits>',

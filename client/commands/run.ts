@@ -55,6 +55,7 @@ export function registerRunCommand(program: Command): void {
         '',
         'Killing it and running the same command again resumes the run.',
         'Exit codes: 0 every item completed, 3 the run finished with items not completed,',
+        '4 limits.deadline ended it with items unfinished (`pixelmill retry-failed` continues them),',
         '1 the run could not be done (bad manifest, bad config, unreachable service).',
       ].join('\n'),
     )

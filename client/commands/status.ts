@@ -33,6 +33,8 @@ export interface RunStatus {
   images: number | null;
   creditsSpent: number | null;
   budgetCredits: number | null;
+  /** The run's deadline (ISO 8601), while it runs and has one. */
+  deadline: string | null;
   apiCalls: ApiCallCounts | null;
   /** Where the counts come from: `live` (queries), `report` (summary.json), `result`, or `none`. */
   source: 'live' | 'report' | 'result' | 'none';
@@ -89,6 +91,7 @@ export async function runStatus(client: Client, runId: string, ui: string | unde
     images: null,
     creditsSpent: null,
     budgetCredits: null,
+    deadline: null,
     apiCalls: null,
     source: 'none',
     outputDir: null,
@@ -108,6 +111,7 @@ export async function runStatus(client: Client, runId: string, ui: string | unde
         images: live.images,
         creditsSpent: live.creditsSpent,
         budgetCredits: live.run.budgetCredits ?? null,
+        deadline: live.run.deadlineAt !== undefined ? new Date(live.run.deadlineAt).toISOString() : null,
         apiCalls: live.apiCalls,
         source: 'live',
       });
@@ -184,6 +188,7 @@ function statusText(status: RunStatus, color: boolean): string {
   } else if (status.status === 'RUNNING') {
     lines.push('no progress: no worker answered (an embedded run progresses while `pixelmill run` runs)');
   }
+  if (status.deadline) lines.push(`deadline ${status.deadline}`);
   if (status.reason) lines.push(c.yellow(status.reason));
   for (const retry of status.retries) {
     lines.push(`retry ${retry.runId}: ${retry.items} items${retry.inReport ? ', in the report' : ''}`);

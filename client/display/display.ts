@@ -66,6 +66,7 @@ export function createProgressDisplay(options: DisplayOptions): ProgressDisplay 
     return {
       progress,
       rates,
+      nowMs: now,
       ...(options.startedAt !== undefined ? { elapsedMs: now - options.startedAt } : {}),
     };
   };

@@ -14,6 +14,8 @@ export interface ProgressView {
   rates: Rates;
   /** Since the run started, when known. */
   elapsedMs?: number;
+  /** The moment of this view (epoch ms), for the time left to a deadline. */
+  nowMs?: number;
 }
 
 const BAR_WIDTH = 30;
@@ -66,6 +68,15 @@ function requests(view: ProgressView): string {
   return `requests ${formatRate(view.rates.requestsPerSecond)}/s${limit > 0 ? ` of ${limit}/s` : ''}`;
 }
 
+/** `deadline 08:00Z (in 1:05:00)`, or `deadline passed`, for a run with `limits.deadline`. */
+function deadline(view: ProgressView): string[] {
+  const at = view.progress.run.deadlineAt;
+  if (at === undefined) return [];
+  const left = at - (view.nowMs ?? Date.now());
+  const when = new Date(at).toISOString().slice(11, 16);
+  return [left > 0 ? `deadline ${when}Z (in ${formatDuration(left / 1000)})` : 'deadline passed'];
+}
+
 /** Counts other than the five every run has, when there are any. */
 function rareCounts(counts: ItemCounts): string[] {
   return (['expired', 'cancelled', 'skipped'] as const)
@@ -104,7 +115,7 @@ export function renderFrame(view: ProgressView, c: Colors): string {
     `${bar(done, total, c)} ${String(percent).padStart(3)}%  ${done}/${total} items final`,
     states,
     rates,
-    `credits ${credits(view.progress)}`,
+    [`credits ${credits(view.progress)}`, ...deadline(view)].join(c.dim(' · ')),
     ...(run.reason ? [c.yellow(run.reason)] : []),
   ];
   return lines.join('\n');
@@ -127,6 +138,7 @@ export function renderLine(view: ProgressView): string {
     `images ${formatRate(view.rates.imagesPerMinute)}/min`,
     `ETA ${formatEta(view)}`,
     `credits ${credits(view.progress)}`,
+    ...deadline(view),
   ];
   return parts.join(' · ') + (run.reason ? ` (${run.reason})` : '');
 }
