@@ -5,7 +5,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliSandbox, type CliSandbox } from './support/cli.js';
+import { cliSandbox, fastEmulatorConfig, type CliSandbox } from './support/cli.js';
 
 const ITEMS = 40;
 let sandbox: CliSandbox;
@@ -19,16 +19,7 @@ interface Line {
 
 beforeAll(async () => {
   sandbox = await cliSandbox();
-  writeFileSync(
-    join(sandbox.dir, 'emulator.yaml'),
-    [
-      'time_scale: 0.01',
-      'rate_limits:',
-      '  submit: { per_second: 1000, burst: 1000 }',
-      '  query: { per_second: 1000, burst: 1000 }',
-    ].join('\n'),
-  );
-  sandbox.env.PIXELMILL_EMULATOR_CONFIG = join(sandbox.dir, 'emulator.yaml');
+  Object.assign(sandbox.env, fastEmulatorConfig(sandbox, 0.01));
   const items = Array.from({ length: ITEMS }, (_, i) => `  - { id: d${i}, prompt: "deadline product ${i}" }`);
   // 4 API calls a second: submitting everything would take 10 s, the deadline comes after 4.
   writeFileSync(

@@ -3,22 +3,13 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliSandbox, sha256File, type CliSandbox } from './support/cli.js';
+import { cliSandbox, fastEmulatorConfig, sha256File, type CliSandbox } from './support/cli.js';
 
 let sandbox: CliSandbox;
 
 beforeAll(async () => {
   sandbox = await cliSandbox();
-  writeFileSync(
-    join(sandbox.dir, 'emulator.yaml'),
-    [
-      'time_scale: 0.01',
-      'rate_limits:',
-      '  submit: { per_second: 1000, burst: 1000 }',
-      '  query: { per_second: 1000, burst: 1000 }',
-    ].join('\n'),
-  );
-  sandbox.env.PIXELMILL_EMULATOR_CONFIG = join(sandbox.dir, 'emulator.yaml');
+  Object.assign(sandbox.env, fastEmulatorConfig(sandbox, 0.01));
   const items = Array.from(
     { length: 30 },
     (_, i) =>
@@ -95,16 +86,7 @@ describe('pixelmill run (embedded)', () => {
 
   it('resumes a run whose CLI was killed (SIGKILL): nothing lost, only in-flight submits repeated', async () => {
     // Slower generation and a modest rate, so the kill lands mid-run.
-    writeFileSync(
-      join(sandbox.dir, 'slow.yaml'),
-      [
-        'time_scale: 0.05',
-        'rate_limits:',
-        '  submit: { per_second: 1000, burst: 1000 }',
-        '  query: { per_second: 1000, burst: 1000 }',
-      ].join('\n'),
-    );
-    const env = { PIXELMILL_EMULATOR_CONFIG: join(sandbox.dir, 'slow.yaml') };
+    const env = fastEmulatorConfig(sandbox, 0.05, 'slow.yaml');
     const items = Array.from({ length: 40 }, (_, i) => `  - { id: r${i}, prompt: "resumable ${i}" }`);
     writeFileSync(
       join(sandbox.dir, 'resume.yaml'),

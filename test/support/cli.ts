@@ -2,7 +2,7 @@
 // Temporal dev server, emulator port) and free ports, torn down by `stop()`.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -53,6 +53,28 @@ export async function cliSandbox(extraEnv: NodeJS.ProcessEnv = {}): Promise<CliS
       await stopDevServer(join(dir, '.pixelmill'));
     },
   };
+}
+
+/**
+ * Gives the sandbox's built-in emulator a compressed clock and rate limits that never bind
+ * (written to `<dir>/<file>`, named by PIXELMILL_EMULATOR_CONFIG); returns the env to use it.
+ */
+export function fastEmulatorConfig(
+  sandbox: CliSandbox,
+  timeScale: number,
+  file = 'emulator.yaml',
+): NodeJS.ProcessEnv {
+  const path = join(sandbox.dir, file);
+  writeFileSync(
+    path,
+    [
+      `time_scale: ${timeScale}`,
+      'rate_limits:',
+      '  submit: { per_second: 1000, burst: 1000 }',
+      '  query: { per_second: 1000, burst: 1000 }',
+    ].join('\n'),
+  );
+  return { PIXELMILL_EMULATOR_CONFIG: path };
 }
 
 /** Waits for `child` to exit, with what it printed; killed after `timeoutMs`. */
