@@ -14,9 +14,9 @@ import type {
 } from '../common/types.js';
 import { taskError } from '../api/task-error.js';
 import type { ApiClients } from './api-clients.js';
-import { submitFailure, type AcceptedSubmits } from './accepted-submits.js';
+import { submitFailure, type ApiEvidence } from './api-evidence.js';
 import { activityContext } from './context.js';
-import { callApi, toActivityFailure } from './failures.js';
+import { toActivityFailure } from './failures.js';
 import type { PlanCache } from './plan.js';
 import { currentSubmitCall, earlierTask, recordTakeover, recordTask } from './submit-journal.js';
 
@@ -37,11 +37,11 @@ export interface ApiCallDeps {
   clients: ApiClients;
   /** Waits for this worker's next call slot at the run's requests_per_second (call-pacer.ts). */
   pace: (requestsPerSecond: number) => Promise<void>;
-  /** Submits this worker saw accepted: what tells a refused item from an outage. */
-  accepted: AcceptedSubmits;
+  /** What this worker saw the API do: what tells a refused item from an outage. */
+  evidence: ApiEvidence;
 }
 
-export function apiCallActivities({ plans, clients, pace, accepted }: ApiCallDeps) {
+export function apiCallActivities({ plans, clients, pace, evidence }: ApiCallDeps) {
   async function submitItem(input: SubmitItemInput): Promise<SubmitItemOutput> {
     // A retry whose earlier attempt got its task before the worker died takes that task.
     const call = currentSubmitCall();
@@ -75,9 +75,9 @@ export function apiCallActivities({ plans, clients, pace, accepted }: ApiCallDep
     try {
       result = await client.submit(request);
     } catch (error) {
-      throw submitFailure(error, accepted);
+      throw submitFailure(error, evidence);
     }
-    accepted.record();
+    evidence.accepted();
     // submit() rejects an acknowledgement without ids, so the first one exists.
     const taskId = result.taskIds[0]!;
     if (call) recordTask(input.plan.stateDir, call, taskId);
@@ -89,7 +89,13 @@ export function apiCallActivities({ plans, clients, pace, accepted }: ApiCallDep
     const { meta } = await plans.get(input.plan);
     const client = clients.forPlan(meta);
     await pace(meta.requestsPerSecond);
-    const answer = await callApi(() => client.batchLookup(input.taskIds));
+    let answer;
+    try {
+      answer = await client.batchLookup(input.taskIds);
+    } catch (error) {
+      evidence.failed(error);
+      throw toActivityFailure(error);
+    }
     // The service answers in the order asked; matching by id keeps us right even if it did not.
     const byId = new Map(answer.map((entry) => [entry.id, entry.status]));
     return { statuses: input.taskIds.map((id) => byId.get(id) ?? MISSING_FROM_BATCH) };
@@ -107,6 +113,7 @@ export function apiCallActivities({ plans, clients, pace, accepted }: ApiCallDep
       if (error instanceof NotFoundError) {
         return { status: error.apiCode === 'task_expired' ? 'expired' : 'not_found' };
       }
+      evidence.failed(error);
       throw toActivityFailure(error);
     }
     const attempt = activityContext()?.info.attempt ?? FETCH_ATTEMPTS_WHILE_UNFINISHED;

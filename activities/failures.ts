@@ -47,12 +47,3 @@ export function toActivityFailure(error: unknown): unknown {
     details: [details],
   });
 }
-
-/** Runs an API call, throwing its failure in Temporal's terms. */
-export async function callApi<T>(call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (error) {
-    throw toActivityFailure(error);
-  }
-}

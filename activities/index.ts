@@ -1,7 +1,7 @@
 // Public entry of the activities: `createActivities(deps)` builds every activity of a run around
 // shared per-worker state (plan cache, API client pools), for the worker to register. Workflows
 // import the `Activities` type only and call them through proxyActivities.
-import { AcceptedSubmits } from './accepted-submits.js';
+import { ApiEvidence } from './api-evidence.js';
 import { ApiClients } from './api-clients.js';
 import { ApiWorkerFleet } from './api-fleet.js';
 import { apiCallActivities } from './api-calls.js';
@@ -40,7 +40,7 @@ function buildActivities(resolved: ResolvedDeps, clients: ApiClients) {
     plans,
     clients,
     pace,
-    accepted: new AcceptedSubmits(resolved.now),
+    evidence: new ApiEvidence(resolved.now),
   });
   return {
     prepareRun: prepareRunActivity(resolved.resultStore),

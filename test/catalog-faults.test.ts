@@ -3,6 +3,7 @@
 // compressed clock): a 429 storm, failed generations resubmitted by policy, results that expire
 // before they are stored, pause/resume and cancel of a live run, and a budget stop. The emulator's
 // ground truth (every task it acknowledged) is what each scenario audits the report against.
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { exitCodeOf } from '../client/runs.js';
 import {
@@ -28,7 +29,7 @@ import {
   type CatalogOptions,
 } from './support/catalog-harness.js';
 import { startTestEmulator } from './support/emulator.js';
-import { SUBMIT_TRIES_WHILE_OTHERS_ACCEPTED } from '../activities/accepted-submits.js';
+import { SUBMIT_TRIES_WHILE_OTHERS_ACCEPTED } from '../activities/api-evidence.js';
 
 let harness: Omit<CatalogHarness, 'emulator'>;
 beforeAll(async () => {
@@ -147,6 +148,28 @@ describe('catalog runs against a misbehaving API', () => {
     expect((await groundTruth(emulator)).some((task) => task.prompt.includes('unbuildable'))).toBe(false);
     console.log(`poisoned: the run ended after ${Date.now() - started} ms`);
   });
+
+  it('an outage of the whole API fails no item: the run waits, then completes', async () => {
+    // Tasks survive the emulator's restart in its journal, on the same port.
+    const config = { ...FAST_EMULATOR, state_file: join(harness.dir, 'outage-tasks.jsonl') };
+    const first = await startTestEmulator(config);
+    const port = Number(new URL(first.url).port);
+    const catalog = writeCatalog(harness.dir, {
+      name: 'outage',
+      items: items(30, (i) => `outage product ${i}`),
+      baseUrl: first.url,
+      requestsPerSecond: 5,
+    });
+    const handle = await startRun(harness.env.client, catalog);
+    await waitUntil('some tasks accepted', async () => (await groundTruth(first)).length >= 5);
+    await first.close();
+    // Down longer than a refused submit takes to fail its item (about 15 s): an outage must not.
+    await new Promise((resolve) => setTimeout(resolve, 20_000));
+    await startTestEmulator({ ...config, port });
+    const result = (await handle.result()) as RunResult;
+    expect(result.counts).toMatchObject({ stored: 30, failed: 0 });
+    expect(readReport(catalog).every((line) => line.status === 'completed')).toBe(true);
+  }, 120_000);
 
   it('a task the provider never finishes is given up after limits.task_timeout, resubmitted, then failed', async () => {
     const { emulator, catalog } = await scenario(
