@@ -51,8 +51,19 @@ export interface FakeApi {
 
 export function fakeApi(scenario: FakeScenario): FakeApi {
   const tasks = new Map<string, { index: number; attempt: number; lookups: number; done: boolean }>();
-  let creditFailures = scenario.insufficientCredits ?? 0;
-  let keyFailures = scenario.keyRefused ?? 0;
+  /** Account refusals still to answer, first ones first: 401s, then 402s. */
+  const refusals = [
+    {
+      left: scenario.keyRefused ?? 0,
+      type: 'AuthenticationError',
+      message: 'POST /v1/images/generations failed with 401 invalid_api_key',
+    },
+    {
+      left: scenario.insufficientCredits ?? 0,
+      type: 'InsufficientCreditsError',
+      message: 'insufficient credits',
+    },
+  ];
   const api: FakeApi = {
     activities: {},
     timeline: [],
@@ -96,21 +107,10 @@ export function fakeApi(scenario: FakeScenario): FakeApi {
       return { credits: new Array<number>(input.count).fill(1) };
     },
     async submitItem(input: SubmitItemInput) {
-      if (keyFailures > 0) {
-        keyFailures--;
-        throw ApplicationFailure.create({
-          type: 'AuthenticationError',
-          message: 'POST /v1/images/generations failed with 401 invalid_api_key',
-          nonRetryable: true,
-        });
-      }
-      if (creditFailures > 0) {
-        creditFailures--;
-        throw ApplicationFailure.create({
-          type: 'InsufficientCreditsError',
-          message: 'insufficient credits',
-          nonRetryable: true,
-        });
+      const refusal = refusals.find((candidate) => candidate.left > 0);
+      if (refusal) {
+        refusal.left--;
+        throw ApplicationFailure.create({ type: refusal.type, message: refusal.message, nonRetryable: true });
       }
       api.timeline.push({ event: 'submit', index: input.index, attempt: input.attempt });
       const taskId = `task-${input.index}-${input.attempt}`;
