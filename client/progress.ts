@@ -3,6 +3,7 @@
 import type { Client } from '@temporalio/client';
 import { runProgressQuery, shardProgressQuery } from '../common/names.js';
 import type { ApiCallCounts, ItemCounts, RunProgress } from '../common/types.js';
+import { retryingNow, type Retrying } from './retrying.js';
 
 export interface LiveProgress {
   run: RunProgress;
@@ -10,6 +11,8 @@ export interface LiveProgress {
   creditsSpent: number;
   images: number;
   apiCalls: ApiCallCounts;
+  /** A failure Temporal is retrying now (the API unreachable, a store refusing writes). */
+  retrying?: Retrying;
 }
 
 /** Adds `from` into `into`, key by key; a key a worker of another version lacks counts as 0. */
@@ -35,14 +38,17 @@ export async function liveProgress(
   const apiCalls = { ...run.finished.apiCalls };
   let creditsSpent = run.finished.creditsSpent;
   let images = run.finished.images;
-  const shards = await Promise.all(
-    run.runningShards.map((id) =>
-      client.workflow
-        .getHandle(id)
-        .query(shardProgressQuery)
-        .catch(() => undefined),
+  const [shards, retrying] = await Promise.all([
+    Promise.all(
+      run.runningShards.map((id) =>
+        client.workflow
+          .getHandle(id)
+          .query(shardProgressQuery)
+          .catch(() => undefined),
+      ),
     ),
-  );
+    retryingNow(client, [runId, ...run.runningShards]),
+  ]);
   for (const shard of shards) {
     if (!shard) continue; // finished between the two queries: counted by the run next time
     add(counts, shard.counts);
@@ -53,5 +59,5 @@ export async function liveProgress(
   // Items of shards not started yet are queued.
   const known = Object.values(counts).reduce((sum, n) => sum + n, 0);
   counts.queued += Math.max(0, run.itemCount - known);
-  return { run, counts, creditsSpent, images, apiCalls };
+  return { run, counts, creditsSpent, images, apiCalls, ...(retrying ? { retrying } : {}) };
 }

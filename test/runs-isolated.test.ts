@@ -196,4 +196,45 @@ describe('two runs on one Temporal, each with its own API and key', () => {
       [],
     );
   }, 240_000);
+
+  it('shows what Temporal is retrying when the API cannot be reached, and counts nothing as submitted', async () => {
+    const gone = await startTestEmulator({});
+    const url = gone.url;
+    await gone.close(); // nothing listens there now: every call is refused
+    writeFileSync(
+      join(sandbox.dir, 'unreachable.yaml'),
+      [
+        'name: unreachable',
+        'output: ./out-unreachable',
+        'items:',
+        '  - { prompt: a vase }',
+        '  - { prompt: a bowl }',
+      ].join('\n'),
+    );
+    const env = { PIXELMILL_API_BASE_URL: url, PIXELMILL_API_KEY: 'sk-live-unreachable' };
+    const child = sandbox.spawn(['run', 'unreachable.yaml', '--no-progress'], env);
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const deadline = Date.now() + 60_000;
+    while (!/\[retrying: /.test(stderr) && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    const status = await sandbox.run(['status', 'unreachable.yaml', '--json'], { env });
+    child.kill('SIGINT');
+    await new Promise((resolve) => child.once('close', resolve));
+
+    expect(stderr).toMatch(
+      /\[retrying: POST \/v1\/images\/generations failed: network error ECONNREFUSED.* \(submitItem, attempt \d+/,
+    );
+    const live = JSON.parse(status.stdout) as {
+      retrying: { activity: string; message: string; attempt: number };
+      counts: { submitted: number; failed: number; queued: number };
+    };
+    expect(live.retrying).toMatchObject({
+      activity: 'submitItem',
+      message: expect.stringMatching(/ECONNREFUSED/),
+    });
+    expect(live.retrying.attempt).toBeGreaterThanOrEqual(2);
+    // Nothing the API never accepted counts as submitted, and an outage fails nothing.
+    expect(live.counts).toMatchObject({ submitted: 0, failed: 0, queued: 2 });
+  }, 120_000);
 });

@@ -15,6 +15,7 @@ import { liveProgress } from '../progress.js';
 import { listRetries } from '../retries.js';
 import { locateRun } from '../run-files.js';
 import { describeRun } from '../runs.js';
+import { describeRetrying, type Retrying } from '../retrying.js';
 import { workflowUrl } from '../session.js';
 import { examples, localTime, RUN_ARGUMENT, withRun } from './with-run.js';
 import { zeroCounts } from '../../workflows/tracking.js';
@@ -35,6 +36,8 @@ export interface RunStatus {
   budgetCredits: number | null;
   /** The run's deadline (ISO 8601), while it runs and has one. */
   deadline: string | null;
+  /** A failure Temporal is retrying now (e.g. the API cannot be reached), while the run runs. */
+  retrying: Retrying | null;
   apiCalls: ApiCallCounts | null;
   /** Where the counts come from: `live` (queries), `report` (summary.json), `result`, or `none`. */
   source: 'live' | 'report' | 'result' | 'none';
@@ -92,6 +95,7 @@ export async function runStatus(client: Client, runId: string, ui: string | unde
     creditsSpent: null,
     budgetCredits: null,
     deadline: null,
+    retrying: null,
     apiCalls: null,
     source: 'none',
     outputDir: null,
@@ -112,6 +116,7 @@ export async function runStatus(client: Client, runId: string, ui: string | unde
         creditsSpent: live.creditsSpent,
         budgetCredits: live.run.budgetCredits ?? null,
         deadline: live.run.deadlineAt !== undefined ? new Date(live.run.deadlineAt).toISOString() : null,
+        retrying: live.retrying ?? null,
         apiCalls: live.apiCalls,
         source: 'live',
       });
@@ -190,6 +195,7 @@ function statusText(status: RunStatus, color: boolean): string {
   }
   if (status.deadline) lines.push(`deadline ${status.deadline}`);
   if (status.reason) lines.push(c.yellow(status.reason));
+  if (status.retrying) lines.push(c.red(describeRetrying(status.retrying)));
   for (const retry of status.retries) {
     lines.push(`retry ${retry.runId}: ${retry.items} items${retry.inReport ? ', in the report' : ''}`);
   }

@@ -109,7 +109,8 @@ function plainDisplay(
     update(progress, now) {
       const line = renderLine(view(progress, now));
       // Rates change on every sample; only a change of state or counts is news.
-      const key = JSON.stringify([progress.run.state, progress.run.reason, progress.counts]);
+      const retrying = progress.retrying && [progress.retrying.activity, progress.retrying.message];
+      const key = JSON.stringify([progress.run.state, progress.run.reason, progress.counts, retrying]);
       const due =
         printedAt === undefined ||
         (key !== printedKey && now - printedAt >= every) ||

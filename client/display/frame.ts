@@ -4,6 +4,7 @@
 import picocolors from 'picocolors';
 import type { ItemCounts, RunState } from '../../common/types.js';
 import type { LiveProgress } from '../progress.js';
+import { describeRetrying } from '../retrying.js';
 import type { Rates } from './rates.js';
 import { finishedItems } from '../../workflows/tracking.js';
 
@@ -117,6 +118,7 @@ export function renderFrame(view: ProgressView, c: Colors): string {
     rates,
     [`credits ${credits(view.progress)}`, ...deadline(view)].join(c.dim(' · ')),
     ...(run.reason ? [c.yellow(run.reason)] : []),
+    ...(view.progress.retrying ? [c.red(describeRetrying(view.progress.retrying))] : []),
   ];
   return lines.join('\n');
 }
@@ -140,5 +142,6 @@ export function renderLine(view: ProgressView): string {
     `credits ${credits(view.progress)}`,
     ...deadline(view),
   ];
-  return parts.join(' · ') + (run.reason ? ` (${run.reason})` : '');
+  const retrying = view.progress.retrying ? ` [${describeRetrying(view.progress.retrying)}]` : '';
+  return parts.join(' · ') + (run.reason ? ` (${run.reason})` : '') + retrying;
 }
