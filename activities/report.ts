@@ -110,6 +110,7 @@ export function writeReportActivity(deps: WriteReportDeps) {
       items: items.length,
       counts: byStatus,
       not_completed_by_code: byCode,
+      tasks_given_up: input.tasksGivenUp ?? 0,
       images,
       credits_charged: credits,
       api_calls: { submit: input.apiCalls.submit, lookup: input.apiCalls.lookup, get: input.apiCalls.get },

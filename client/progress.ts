@@ -11,6 +11,8 @@ export interface LiveProgress {
   creditsSpent: number;
   images: number;
   apiCalls: ApiCallCounts;
+  /** Tasks given up after limits.task_timeout (resubmitted or failed); absent: none. */
+  tasksGivenUp?: number;
   /** A failure Temporal is retrying now (the API unreachable, a store refusing writes). */
   retrying?: Retrying;
 }
@@ -38,6 +40,7 @@ export async function liveProgress(
   const apiCalls = { ...run.finished.apiCalls };
   let creditsSpent = run.finished.creditsSpent;
   let images = run.finished.images;
+  let tasksGivenUp = run.finished.tasksGivenUp ?? 0;
   const [shards, retrying] = await Promise.all([
     Promise.all(
       run.runningShards.map((id) =>
@@ -55,9 +58,18 @@ export async function liveProgress(
     add(apiCalls, shard.apiCalls);
     creditsSpent += shard.creditsSpent;
     images += shard.images;
+    tasksGivenUp += shard.tasksGivenUp ?? 0;
   }
   // Items of shards not started yet are queued.
   const known = Object.values(counts).reduce((sum, n) => sum + n, 0);
   counts.queued += Math.max(0, run.itemCount - known);
-  return { run, counts, creditsSpent, images, apiCalls, ...(retrying ? { retrying } : {}) };
+  return {
+    run,
+    counts,
+    creditsSpent,
+    images,
+    apiCalls,
+    ...(tasksGivenUp > 0 ? { tasksGivenUp } : {}),
+    ...(retrying ? { retrying } : {}),
+  };
 }

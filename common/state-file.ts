@@ -37,6 +37,9 @@ export function readJsonFile<T>(file: string, damaged: 'refuse' | 'ignore' = 're
   } catch (error) {
     if (damaged === 'ignore') return undefined;
     const why = text.trim() === '' ? 'it is empty' : `it is not valid JSON (${(error as Error).message})`;
-    throw new UserError('state_file_damaged', `${file} is damaged: ${why}; remove it and run the command again`);
+    throw new UserError(
+      'state_file_damaged',
+      `${file} is damaged: ${why}; remove it and run the command again`,
+    );
   }
 }

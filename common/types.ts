@@ -100,6 +100,8 @@ export interface ShardProgress {
   creditsSpent: number;
   apiCalls: ApiCallCounts;
   images: number;
+  /** Tasks given up after limits.task_timeout (each resubmitted or failed); absent before timeouts. */
+  tasksGivenUp?: number;
   paused: boolean;
   cancelled: boolean;
 }
@@ -184,6 +186,8 @@ export interface ShardCarriedState {
   submittedAt?: (number | null)[];
   /** Set once the run's deadline has passed: nothing more is submitted. */
   deadlinePassed?: boolean;
+  /** Tasks given up after limits.task_timeout so far. */
+  givenUp?: number;
 }
 
 export interface ShardHandoff {
@@ -204,6 +208,8 @@ export interface ShardResult {
   pollMs?: number;
   /** Items left unfinished when the run's deadline passed. */
   endedByDeadline?: number;
+  /** Tasks given up after limits.task_timeout. */
+  tasksGivenUp?: number;
 }
 
 export interface PauseRequest {
@@ -325,6 +331,8 @@ export interface WriteReportInput {
   emulated: boolean;
   startedAt: string;
   apiCalls: ApiCallCounts;
+  /** Tasks the run gave up after limits.task_timeout. */
+  tasksGivenUp?: number;
 }
 
 export interface WriteReportOutput {

@@ -196,6 +196,7 @@ describe('writeReport', () => {
         budget_exhausted: 1,
         not_run: 1,
       },
+      tasks_given_up: 0,
       images: 2,
       credits_charged: 2,
       api_calls: { submit: 5, lookup: 7, get: 3 },

@@ -183,6 +183,11 @@ describe('catalog runs against a misbehaving API', () => {
     );
     const result = (await (await startRun(harness.env.client, catalog)).result()) as RunResult;
     expect(result.counts).toMatchObject({ stored: 0, failed: 3 });
+    // Every task was given up: the first of each item (resubmitted), then the second.
+    expect(readSummary(catalog)).toMatchObject({
+      tasks_given_up: 6,
+      not_completed_by_code: { task_timeout: 3 },
+    });
     const tasks = await groundTruth(emulator);
     for (const line of readReport(catalog)) {
       const mine = tasks.filter((task) => task.prompt === `faults product ${line.id.slice(1)}`);

@@ -89,6 +89,7 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
     creditsSpent: 0,
     apiCalls: { submit: 0, lookup: 0, get: 0 } as ApiCallCounts,
     images: 0,
+    tasksGivenUp: 0,
   };
   const running = new Map<string, ChildWorkflowHandle<typeof shardWorkflow>>();
 
@@ -127,6 +128,7 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
         creditsSpent: finished.creditsSpent,
         apiCalls: { ...finished.apiCalls },
         images: finished.images,
+        tasksGivenUp: finished.tasksGivenUp,
       },
       runningShards: [...running.keys()],
       ...(prepared?.budgetCredits !== undefined ? { budgetCredits: prepared.budgetCredits } : {}),
@@ -196,6 +198,7 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
     if (result.stopReason && !reason) reason = result.stopReason;
     if (result.pollMs !== undefined) learnedPollMs = result.pollMs;
     endedByDeadline += result.endedByDeadline ?? 0;
+    finished.tasksGivenUp += result.tasksGivenUp ?? 0;
     publish();
   };
 
@@ -296,6 +299,7 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
       emulated: input.emulated,
       startedAt: startTime.toISOString(),
       apiCalls: finished.apiCalls,
+      ...(finished.tasksGivenUp > 0 ? { tasksGivenUp: finished.tasksGivenUp } : {}),
     },
   ]);
   state = 'finished';

@@ -124,6 +124,7 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
     creditsSpent: creditsSpent(),
     apiCalls: { ...s.apiCalls },
     images: s.images,
+    tasksGivenUp: s.givenUp ?? 0,
     paused: s.paused,
     cancelled: s.cancelled,
   });
@@ -138,7 +139,8 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
     const done = finishedItems(counts);
     setCurrentDetails(
       `${done} of ${shard.count} items finished: ${counts.stored} completed, ${counts.failed} failed; ` +
-        `${counts.submitted + counts.processing + counts.completed} at the API, ${counts.queued} queued.`,
+        `${counts.submitted + counts.processing + counts.completed} at the API, ${counts.queued} queued.` +
+        (s.givenUp ? ` ${s.givenUp} tasks given up after limits.task_timeout.` : ''),
     );
     if (!indexed || done === publishedFinished || (!force && done - publishedFinished < PUBLISH_STEP)) return;
     publishedFinished = done;
@@ -371,6 +373,7 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
     for (const index of overdueItems(s.phase, submittedAt, Date.now(), limits.taskTimeoutMs)) {
       const error = taskTimedOut(s.taskIds[index] ?? null, limits.taskTimeoutMs);
       processing.delete(index);
+      s.givenUp = (s.givenUp ?? 0) + 1;
       if (shouldResubmit(error, s.attempts[index] ?? 1, limits.retry)) {
         s.phase[index] = Phase.queued;
         s.taskIds[index] = null;
@@ -514,7 +517,7 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
   });
   if (s.outcomes.length) await recordOutcomes({ plan, shard: shard.index, outcomes: s.outcomes.splice(0) });
   publish(true);
-  const { counts, creditsSpent: spent, apiCalls, images } = progress();
+  const { counts, creditsSpent: spent, apiCalls, images, tasksGivenUp } = progress();
   return {
     shard: shard.index,
     counts,
@@ -524,5 +527,6 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
     ...(stopReason ? { stopReason } : {}),
     ...(s.busyPollMs !== undefined ? { pollMs: s.busyPollMs } : {}),
     ...(endedByDeadline > 0 ? { endedByDeadline } : {}),
+    ...(tasksGivenUp ? { tasksGivenUp } : {}),
   };
 }

@@ -38,6 +38,8 @@ export interface RunStatus {
   deadline: string | null;
   /** A failure Temporal is retrying now (e.g. the API cannot be reached), while the run runs. */
   retrying: Retrying | null;
+  /** Tasks given up after limits.task_timeout so far (each resubmitted or failed), while the run runs. */
+  tasksGivenUp: number | null;
   apiCalls: ApiCallCounts | null;
   /** Where the counts come from: `live` (queries), `report` (summary.json), `result`, or `none`. */
   source: 'live' | 'report' | 'result' | 'none';
@@ -96,6 +98,7 @@ export async function runStatus(client: Client, runId: string, ui: string | unde
     budgetCredits: null,
     deadline: null,
     retrying: null,
+    tasksGivenUp: null,
     apiCalls: null,
     source: 'none',
     outputDir: null,
@@ -117,6 +120,7 @@ export async function runStatus(client: Client, runId: string, ui: string | unde
         budgetCredits: live.run.budgetCredits ?? null,
         deadline: live.run.deadlineAt !== undefined ? new Date(live.run.deadlineAt).toISOString() : null,
         retrying: live.retrying ?? null,
+        tasksGivenUp: live.tasksGivenUp ?? 0,
         apiCalls: live.apiCalls,
         source: 'live',
       });

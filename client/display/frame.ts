@@ -78,11 +78,12 @@ function deadline(view: ProgressView): string[] {
   return [left > 0 ? `deadline ${when}Z (in ${formatDuration(left / 1000)})` : 'deadline passed'];
 }
 
-/** Counts other than the five every run has, when there are any. */
-function rareCounts(counts: ItemCounts): string[] {
+/** Counts other than the five every run has, when there are any; and tasks given up. */
+function rareCounts(counts: ItemCounts, givenUp = 0): string[] {
   return (['expired', 'cancelled', 'skipped'] as const)
     .filter((key) => counts[key] > 0)
-    .map((key) => `${key} ${counts[key]}`);
+    .map((key) => `${key} ${counts[key]}`)
+    .concat(givenUp > 0 ? [`given up ${givenUp}`] : []);
 }
 
 /** The live display: a header, a bar, the counts per state, rates and credits. */
@@ -104,7 +105,7 @@ export function renderFrame(view: ProgressView, c: Colors): string {
     `completed ${counts.completed}`,
     c.green(`stored ${counts.stored}`),
     (counts.failed > 0 ? c.red : c.dim)(`failed ${counts.failed}`),
-    ...rareCounts(counts).map((text) => c.yellow(text)),
+    ...rareCounts(counts, view.progress.tasksGivenUp).map((text) => c.yellow(text)),
   ].join(c.dim(' · '));
   const rates = [
     requests(view),
@@ -135,7 +136,7 @@ export function renderLine(view: ProgressView): string {
     `completed ${counts.completed}`,
     `stored ${counts.stored}`,
     `failed ${counts.failed}`,
-    ...rareCounts(counts),
+    ...rareCounts(counts, view.progress.tasksGivenUp),
     requests(view),
     `images ${formatRate(view.rates.imagesPerMinute)}/min`,
     `ETA ${formatEta(view)}`,
