@@ -43,15 +43,17 @@ function buildActivities(resolved: ResolvedDeps, clients: ApiClients) {
     evidence: new ApiEvidence(resolved.now),
   });
   return {
-    prepareRun: prepareRunActivity(resolved.resultStore),
-    planShard: planShardActivity(plans),
+    prepareRun: keptAlive(prepareRunActivity(resolved.resultStore)),
+    planShard: keptAlive(planShardActivity(plans)),
     submitItem: keptAlive(submitItem),
     lookupTasks: keptAlive(lookupTasks),
     fetchTask: keptAlive(fetchTask),
     storeResults: storeResultsActivity({ plans, clients, resolved }),
-    recordOutcomes: recordOutcomesActivity(plans),
-    writeReport: writeReportActivity({ plans, now: resolved.now, resultStore: resolved.resultStore }),
-    configureRateLimit,
+    recordOutcomes: keptAlive(recordOutcomesActivity(plans)),
+    writeReport: keptAlive(
+      writeReportActivity({ plans, now: resolved.now, resultStore: resolved.resultStore }),
+    ),
+    configureRateLimit: keptAlive(configureRateLimit),
   };
 }
 

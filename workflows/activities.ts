@@ -51,11 +51,16 @@ export function activitiesOn(queues: TaskQueues) {
     },
   });
 
-  /** Local bookkeeping: the plan, outcome files, the report, the queue's rate limit. */
+  /**
+   * Local bookkeeping: the plan, outcome files, the report, the queue's rate limit. They beat
+   * like the others, but validating a million items holds the event loop for seconds, so a dead
+   * worker's bookkeeping is noticed after a minute rather than at its 10-minute limit.
+   */
   const { prepareRun, planShard, recordOutcomes, writeReport, configureRateLimit } =
     proxyActivities<Activities>({
       taskQueue: queues.workflow,
       startToCloseTimeout: '10 minutes',
+      heartbeatTimeout: '1 minute',
       retry: {
         initialInterval: '1 second',
         backoffCoefficient: 2,
