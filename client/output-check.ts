@@ -7,21 +7,14 @@ import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { STATE_DIR_NAME } from '../activities/plan.js';
 import { UserError } from '../common/errors.js';
+import { fileErrorReason } from '../storage/errors.js';
 import type { RunSettings } from '../manifest/normalize.js';
 
 function cannotWrite(dir: string, error: unknown): UserError {
-  const { code, message } = error as NodeJS.ErrnoException;
-  const why =
-    code === 'EACCES' || code === 'EPERM'
-      ? 'permission denied'
-      : code === 'EROFS'
-        ? 'the file system is read-only'
-        : code === 'ENOTDIR' || code === 'EEXIST'
-          ? 'a file stands where a folder must be'
-          : code === 'ENOSPC'
-            ? 'no space left on the device'
-            : (message.split('\n')[0] ?? String(code));
-  return new UserError('output_unwritable', `cannot write the output folder ${dir}: ${why}`);
+  return new UserError(
+    'output_unwritable',
+    `cannot write the output folder ${dir}: ${fileErrorReason(error)}`,
+  );
 }
 
 /** Throws a UserError when the run could not write its output, or would mix it into other files. */

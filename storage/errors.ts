@@ -50,6 +50,26 @@ export class StoragePathError extends StorageError {
   readonly retryable = false;
 }
 
+/** What a file system error means, in words a user can act on. */
+const ERRNO_REASONS: Readonly<Record<string, string>> = {
+  ENAMETOOLONG: 'a name in it is too long',
+  EILSEQ: 'it has bytes the file system cannot store',
+  EINVAL: 'the file system does not accept it',
+  ENOTDIR: 'a file stands where a folder must be',
+  EISDIR: 'a folder stands where the file must be',
+  EEXIST: 'a file stands where a folder must be',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EROFS: 'the file system is read-only',
+  ENOSPC: 'no space left on the device',
+};
+
+/** The reason for a file system error, or its own first line when it has no known code. */
+export function fileErrorReason(error: unknown): string {
+  const { code, message } = error as NodeJS.ErrnoException;
+  return (code !== undefined && ERRNO_REASONS[code]) || (String(message).split('\n')[0] ?? String(code));
+}
+
 /** errno codes that are about one path, not the store as a whole (a full disk, a read-only mount). */
 const PATH_ERRNOS = new Set(['ENAMETOOLONG', 'EILSEQ', 'EINVAL', 'ENOTDIR', 'EISDIR', 'EEXIST']);
 
@@ -57,15 +77,7 @@ const PATH_ERRNOS = new Set(['ENAMETOOLONG', 'EILSEQ', 'EINVAL', 'ENOTDIR', 'EIS
 export function classifyFileError(error: unknown, path: string): unknown {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   if (code === undefined || !PATH_ERRNOS.has(code)) return error;
-  const why =
-    code === 'ENAMETOOLONG'
-      ? 'a name in it is too long'
-      : code === 'EILSEQ'
-        ? 'it has bytes the file system cannot store'
-        : code === 'EINVAL'
-          ? 'the file system does not accept it'
-          : 'a file stands where a folder must be, or a folder where the file must be';
-  return new StoragePathError(`cannot write ${path}: ${why} (${code})`);
+  return new StoragePathError(`cannot write ${path}: ${fileErrorReason(error)} (${code})`);
 }
 
 export function isStorageError(error: unknown): error is StorageError {

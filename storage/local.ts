@@ -17,21 +17,18 @@ const partialName = (file: string): string =>
   join(dirname(file), `.${basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
 
 /** Removes every partial write under `root` (a run's output folder, when the run has ended). */
-export async function removePartialWrites(root: string): Promise<number> {
-  let removed = 0;
+export async function removePartialWrites(root: string): Promise<void> {
   let entries;
   try {
     entries = await readdir(root, { recursive: true, withFileTypes: true });
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
     throw error;
   }
   for (const entry of entries) {
-    if (!entry.isFile() || !PARTIAL_FILE.test(entry.name)) continue;
-    await rm(join(entry.parentPath, entry.name), { force: true });
-    removed++;
+    if (entry.isFile() && PARTIAL_FILE.test(entry.name))
+      await rm(join(entry.parentPath, entry.name), { force: true });
   }
-  return removed;
 }
 
 export class LocalResultStore implements ResultStore {

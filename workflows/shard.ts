@@ -33,7 +33,7 @@ import { activitiesOn } from './activities.js';
 import {
   accountRefusal,
   countItems,
-  deadlinePassed,
+  deadlineError,
   finishedItems,
   failureSummary,
   FINAL_PHASE,
@@ -204,6 +204,12 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
     atApi() < limits.maxInFlight &&
     pendingSubmits < (limits.maxPendingSubmits ?? MAX_PENDING_SUBMITS);
 
+  /** Back in the queue as if this attempt had not been made: the API did not take it. */
+  function requeueUntried(index: number): void {
+    s.phase[index] = Phase.queued;
+    s.attempts[index] = (s.attempts[index] ?? 1) - 1;
+  }
+
   async function submitOne(index: number): Promise<void> {
     s.attempts[index] = (s.attempts[index] ?? 0) + 1;
     try {
@@ -236,8 +242,7 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
       const failure = failureSummary(error);
       if (failure.type === 'DeadlinePassed') {
         // Never sent: the item ends as `deadline` with the others not submitted.
-        s.phase[index] = Phase.queued;
-        s.attempts[index] = (s.attempts[index] ?? 1) - 1;
+        requeueUntried(index);
         return;
       }
       if (failure.type !== 'ApiNotConfigured') s.apiCalls.submit++; // the API answered, with a refusal
@@ -245,8 +250,7 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
       if (reason !== undefined) {
         // The account, not the item: nothing else would be accepted either. Pause the whole run
         // with nothing marked failed; `resume` submits again.
-        s.phase[index] = Phase.queued;
-        s.attempts[index] = (s.attempts[index] ?? 1) - 1;
+        requeueUntried(index);
         s.paused = true;
         await getExternalWorkflowHandle(input.runId).signal(pauseSignal, { reason });
         return;
@@ -269,13 +273,14 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
       const ready = (): boolean =>
         draining || s.cancelled || atApi() + count(Phase.queued) === 0 || canSubmit();
       const left = untilDeadline();
-      // The deadline wakes the lane too: from then on nothing is submitted.
-      if (left === 0 || (left !== undefined && !(await condition(ready, left)))) {
+      if (left === undefined) {
+        await condition(ready);
+      } else if (left === 0 || !(await condition(ready, left))) {
+        // The deadline wakes the lane too: from then on nothing is submitted.
         s.deadlinePassed = true;
         stopReason = 'deadline passed';
         return;
       }
-      if (left === undefined) await condition(ready);
       if (draining || s.cancelled || atApi() + count(Phase.queued) === 0) return;
       const index = s.phase.indexOf(Phase.queued);
       if (
@@ -501,7 +506,7 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
     if (phase !== Phase.queued) return;
     if (s.deadlinePassed && limits.deadlineAt !== undefined) {
       endedByDeadline++;
-      finish(index, 'cancelled', deadlinePassed(limits.deadlineAt));
+      finish(index, 'cancelled', deadlineError(limits.deadlineAt));
     } else if (s.cancelled)
       finish(index, 'cancelled', {
         type: 'Cancelled',

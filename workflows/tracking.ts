@@ -166,7 +166,7 @@ export function lostTaskError(status: string): ErrorSummary | undefined {
 }
 
 /** Why an item was not finished when the run's deadline passed (the report's error). */
-export function deadlinePassed(deadlineAt: number): ErrorSummary {
+export function deadlineError(deadlineAt: number): ErrorSummary {
   return {
     type: 'DeadlinePassed',
     code: 'deadline',
