@@ -75,11 +75,15 @@ export function apiCallActivities({ plans, clients, pace, evidence }: ApiCallDep
     try {
       result = await client.submit(request);
     } catch (error) {
-      throw submitFailure(error, evidence);
+      throw await submitFailure(error, evidence, async (taskId) => {
+        await pace(plan.meta.requestsPerSecond);
+        return client.batchLookup([taskId]);
+      });
     }
-    evidence.accepted();
+    evidence.succeeded('submit');
     // submit() rejects an acknowledgement without ids, so the first one exists.
     const taskId = result.taskIds[0]!;
+    evidence.lastTaskId = taskId;
     if (call) recordTask(input.plan.stateDir, call, taskId);
     return { taskId };
   }
@@ -93,9 +97,10 @@ export function apiCallActivities({ plans, clients, pace, evidence }: ApiCallDep
     try {
       answer = await client.batchLookup(input.taskIds);
     } catch (error) {
-      evidence.failed(error);
+      evidence.failed('query', error);
       throw toActivityFailure(error);
     }
+    evidence.succeeded('query');
     // The service answers in the order asked; matching by id keeps us right even if it did not.
     const byId = new Map(answer.map((entry) => [entry.id, entry.status]));
     return { statuses: input.taskIds.map((id) => byId.get(id) ?? MISSING_FROM_BATCH) };
@@ -111,11 +116,13 @@ export function apiCallActivities({ plans, clients, pace, evidence }: ApiCallDep
     } catch (error) {
       // 404 is the service's answer for an unknown or expired task: the workflow decides.
       if (error instanceof NotFoundError) {
+        evidence.succeeded('query');
         return { status: error.apiCode === 'task_expired' ? 'expired' : 'not_found' };
       }
-      evidence.failed(error);
+      evidence.failed('query', error);
       throw toActivityFailure(error);
     }
+    evidence.succeeded('query');
     const attempt = activityContext()?.info.attempt ?? FETCH_ATTEMPTS_WHILE_UNFINISHED;
     if (!TERMINAL_STATUSES.has(task.status) && attempt < FETCH_ATTEMPTS_WHILE_UNFINISHED) {
       throw ApplicationFailure.retryable(

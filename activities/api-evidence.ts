@@ -1,66 +1,196 @@
 // What this worker has seen the API do: the evidence that tells a submit the API refuses for its
-// own sake (a size the service cannot build, answered 500 build_request_failed) from an outage.
-// A worker serves one API account, so what it sees is that account's.
+// own sake (a size the service cannot build, answered 500 build_request_failed) from an outage
+// or a flaky stretch. A worker serves one API account, so what it sees is that account's.
+//
+// A submit that failed k times in a row (5xx, network, garbled answers; a 429 neither counts nor
+// breaks the row) is refused for its own sake when both hold:
+// - the API answers right now: another call (any endpoint) succeeded since this submit last
+//   failed, or else a probe (a lookup of the last task accepted) does. During an outage none
+//   does, so no item ever fails and the run waits;
+// - k failures in a row would be a one-in-a-million accident at the failure share of the other
+//   submits since this one was first tried: 5 tries while the API works or flakes a little, more
+//   the more it fails the others (20 at one in two).
 import { ApplicationFailure } from '@temporalio/activity';
 import { isImageApiError, RateLimitError } from '../api/index.js';
 import { activityContext } from './context.js';
 import { toActivityFailure } from './failures.js';
 
-/**
- * Tries of one submit before it is the item's failure, if the API accepted other submits since
- * its first try and no other call failed since: with Temporal's 1 s, doubling, retry interval,
- * about 15 s. Otherwise (an outage) a submit is retried without limit: an outage delays a run.
- */
-export const SUBMIT_TRIES_WHILE_OTHERS_ACCEPTED = 5;
+/** Never fewer tries than this: about 15 s with the retry interval below. */
+export const MIN_SUBMIT_TRIES = 5;
+/** How unlikely k failures in a row must be, at the others' failure share, to blame the item. */
+export const BAD_LUCK_ODDS = 1e-6;
+/** Outcomes kept: enough for the window of any submit still retrying at a busy account's rate. */
+const OUTCOMES_KEPT = 20_000;
+/** After the k-th failure in a row, the next try comes 2^(k-1) s later, at most a minute. */
+const MAX_RETRY_DELAY_MS = 60_000;
 
 /** A failure that may heal by itself (5xx, network, a garbled answer); not a 429, which is the limit working. */
 function transient(error: unknown): boolean {
   return isImageApiError(error) && error.retryable && !(error instanceof RateLimitError);
 }
 
+/** The others' failure share, smoothed (Laplace) so that a handful of answers proves little. */
+export function othersFailureShare(accepted: number, failed: number): number {
+  return (failed + 1) / (accepted + failed + 2);
+}
+
+/**
+ * Failures in a row after which a submit is refused for its own sake, when `accepted` other
+ * submits were accepted and `failed` failed since its first try; Infinity when none was accepted.
+ */
+export function triesToRefuse(accepted: number, failed: number): number {
+  if (accepted === 0) return Number.POSITIVE_INFINITY;
+  const share = othersFailureShare(accepted, failed);
+  return Math.max(MIN_SUBMIT_TRIES, Math.ceil(Math.log(BAD_LUCK_ODDS) / Math.log(share)));
+}
+
+/**
+ * The wait before the next try of a submit that failed `inARow` times in a row: the API retry
+ * policy's doubling (workflows/activities.ts), counted in failures rather than attempts, so that
+ * 429s in between do not stretch the tries that decide a refusal.
+ */
+export function retryDelayAfter(inARow: number): number {
+  return Math.min(MAX_RETRY_DELAY_MS, 1000 * 2 ** Math.max(0, inARow - 1));
+}
+
+type CallKind = 'submit' | 'query';
+
+interface Outcome {
+  ms: number;
+  /** The call (workflow and activity id) it belongs to. */
+  call: string;
+  kind: CallKind;
+  ok: boolean;
+}
+
+/** The other submits' outcomes since a moment, leaving one submit's own out. */
+export interface OthersSeen {
+  accepted: number;
+  failed: number;
+}
+
 export class ApiEvidence {
-  #acceptedMs = Number.NEGATIVE_INFINITY;
-  /** The last transient failure of any API call, and which activity it was. */
-  #failure = { ms: Number.NEGATIVE_INFINITY, activityId: '' };
+  #outcomes: Outcome[] = [];
+  /** The last task a submit got, for a probe to look up. */
+  lastTaskId: string | undefined;
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  accepted(): void {
-    this.#acceptedMs = this.now();
+  /** A call the API answered as asked (a submit accepted, a lookup or GET answered). */
+  succeeded(kind: CallKind, call = currentCall()): void {
+    this.#note({ ms: this.now(), call, kind, ok: true });
   }
 
   /** Notes `error` when it is transient: during an outage every call sees one. */
-  failed(error: unknown): void {
-    if (!transient(error)) return;
-    this.#failure = { ms: this.now(), activityId: activityContext()?.info.activityId ?? '' };
+  failed(kind: CallKind, error: unknown, call = currentCall()): void {
+    if (transient(error)) this.#note({ ms: this.now(), call, kind, ok: false });
   }
 
-  /**
-   * Whether the current submit, failing with `error`, is refused for its own sake: tried the
-   * bound, a submit accepted since its first try, and no other call failing since that.
-   */
-  refusesOnlyThis(error: unknown): boolean {
-    const info = activityContext()?.info;
-    if (info === undefined || !transient(error) || info.attempt < SUBMIT_TRIES_WHILE_OTHERS_ACCEPTED)
-      return false;
-    const othersFailing =
-      this.#failure.activityId !== info.activityId && this.#failure.ms >= this.#acceptedMs;
-    return this.#acceptedMs >= info.scheduledTimestampMs && !othersFailing;
+  /** The other submits' outcomes from `sinceMs` on. */
+  submitsSince(sinceMs: number, call: string): OthersSeen {
+    const seen = { accepted: 0, failed: 0 };
+    this.#since(sinceMs, call, (outcome) => {
+      if (outcome.kind !== 'submit') return;
+      if (outcome.ok) seen.accepted++;
+      else seen.failed++;
+    });
+    return seen;
   }
+
+  /** Whether another call succeeded from `sinceMs` on: the API answers. */
+  answeredSince(sinceMs: number, call: string): boolean {
+    let answered = false;
+    this.#since(sinceMs, call, (outcome) => void (answered ||= outcome.ok));
+    return answered;
+  }
+
+  #since(sinceMs: number, call: string, visit: (outcome: Outcome) => void): void {
+    for (let k = this.#outcomes.length - 1; k >= 0; k--) {
+      const outcome = this.#outcomes[k]!;
+      if (outcome.ms < sinceMs) return;
+      if (outcome.call !== call) visit(outcome);
+    }
+  }
+
+  #note(outcome: Outcome): void {
+    this.#outcomes.push(outcome);
+    if (this.#outcomes.length > 2 * OUTCOMES_KEPT) this.#outcomes = this.#outcomes.slice(-OUTCOMES_KEPT);
+  }
+}
+
+/** The running call's identity: activity ids repeat across workflows. */
+function currentCall(): string {
+  const info = activityContext()?.info;
+  return info ? `${info.workflowExecution?.workflowId ?? info.workflowType}/${info.activityId}` : '';
+}
+
+/** Whether the API answers a lookup of the last task accepted (no such task: no evidence). */
+async function answersProbe(
+  evidence: ApiEvidence,
+  probe: (taskId: string) => Promise<unknown>,
+): Promise<boolean> {
+  if (evidence.lastTaskId === undefined) return false;
+  const call = `${currentCall()}/probe`;
+  try {
+    await probe(evidence.lastTaskId);
+  } catch (error) {
+    evidence.failed('query', error, call);
+    return false;
+  }
+  evidence.succeeded('query', call);
+  return true;
+}
+
+/** What a submit's attempts carry to the next one in their heartbeat details. */
+interface SubmitHeartbeat {
+  /** Transient failures in a row so far. */
+  failuresInARow: number;
+  /** When the last of them happened (epoch ms). */
+  lastFailedAtMs: number;
+}
+
+/** What the earlier attempts of this submit saw (on whichever worker). */
+function earlierFailures(): SubmitHeartbeat {
+  const details = activityContext()?.info.heartbeatDetails as Partial<SubmitHeartbeat> | undefined;
+  return {
+    failuresInARow: details?.failuresInARow ?? 0,
+    lastFailedAtMs: details?.lastFailedAtMs ?? Number.POSITIVE_INFINITY,
+  };
 }
 
 /**
  * The failure Temporal sees for a submit that failed with `error`: a non-retryable
  * `SubmitRefused` when the evidence says only this submit is refused; otherwise the API error
- * as classified (a 429 or an outage keeps retrying).
+ * as classified (a 429 or an outage keeps retrying). The failures in a row travel to the next
+ * attempt in the heartbeat details (flushed when an attempt fails), so that they survive the
+ * attempt's move to another worker.
  */
-export function submitFailure(error: unknown, evidence: ApiEvidence): unknown {
-  const refused = evidence.refusesOnlyThis(error);
-  evidence.failed(error);
-  const info = activityContext()?.info;
-  if (!refused || !isImageApiError(error) || info === undefined) return toActivityFailure(error);
+export async function submitFailure(
+  error: unknown,
+  evidence: ApiEvidence,
+  probe: (taskId: string) => Promise<unknown>,
+): Promise<unknown> {
+  const context = activityContext();
+  evidence.failed('submit', error);
+  if (!context || !isImageApiError(error)) return toActivityFailure(error);
+  const earlier = earlierFailures();
+  if (!transient(error)) {
+    context.heartbeat(earlier);
+    return toActivityFailure(error);
+  }
+  const inARow = earlier.failuresInARow + 1;
+  context.heartbeat({ failuresInARow: inARow, lastFailedAtMs: Date.now() } satisfies SubmitHeartbeat);
+  const { info } = context;
+  const call = currentCall();
+  const others = evidence.submitsSince(info.scheduledTimestampMs, call);
+  const refused =
+    inARow >= triesToRefuse(others.accepted, others.failed) &&
+    (evidence.answeredSince(earlier.lastFailedAtMs, call) || (await answersProbe(evidence, probe)));
+  if (!refused) return toActivityFailure(error, retryDelayAfter(inARow));
   const seconds = Math.round((Date.now() - info.scheduledTimestampMs) / 1000);
-  const message = `${error.message} (refused ${info.attempt} times in ${seconds} s while the API accepted other submits)`;
+  const message =
+    `${error.message} (refused ${inARow} times in a row in ${seconds} s, while the API ` +
+    `accepted ${others.accepted} other submits and failed ${others.failed})`;
   return ApplicationFailure.create({
     type: 'SubmitRefused',
     message,

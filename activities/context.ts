@@ -16,13 +16,15 @@ export function activityContext(): Context | undefined {
 }
 
 /**
- * Runs `work`, heartbeating every LIVENESS_HEARTBEAT_MS (with `beat`, or no details) until it
- * settles. The first beat comes only after that interval: calls that end sooner cost no RPC.
+ * Runs `work`, heartbeating every LIVENESS_HEARTBEAT_MS until it settles, with `beat`, or with
+ * the details the earlier attempt left (so that a beat never erases what it carried forward).
+ * The first beat comes only after that interval: calls that end sooner cost no RPC.
  */
 export async function whileAlive<T>(work: () => Promise<T>, beat?: () => void): Promise<T> {
   const context = activityContext();
   if (!context) return work();
-  const pulse = setInterval(beat ?? (() => context.heartbeat()), LIVENESS_HEARTBEAT_MS);
+  const carried = context.info.heartbeatDetails;
+  const pulse = setInterval(beat ?? (() => context.heartbeat(carried)), LIVENESS_HEARTBEAT_MS);
   try {
     return await work();
   } finally {

@@ -22,11 +22,12 @@ export interface ApiFailureDetails extends ApiErrorSummary {
 
 /**
  * Converts an `ImageApiError` or a `StorageError` into an `ApplicationFailure`; anything else is
- * returned unchanged.
+ * returned unchanged. `retryDelayMs`, when given, replaces the retry policy's next interval
+ * unless the server said when to come back.
  * The message is the client's (one line, secrets already redacted); the cause is dropped so that
  * transport internals (headers, sockets) never reach workflow history.
  */
-export function toActivityFailure(error: unknown): unknown {
+export function toActivityFailure(error: unknown, retryDelayMs?: number): unknown {
   if (isStorageError(error)) {
     // Its name as type, retryable only when it may help.
     return ApplicationFailure.create({
@@ -42,7 +43,9 @@ export function toActivityFailure(error: unknown): unknown {
     type: error.name,
     message: error.message,
     nonRetryable: !error.retryable,
-    ...(error.retryAfterMs !== undefined ? { nextRetryDelay: error.retryAfterMs } : {}),
+    ...((error.retryAfterMs ?? retryDelayMs) !== undefined
+      ? { nextRetryDelay: error.retryAfterMs ?? retryDelayMs }
+      : {}),
     ...(error instanceof RateLimitError ? { category: 'BENIGN' as const } : {}),
     details: [details],
   });

@@ -35,6 +35,7 @@ export interface Summary {
   counts: Record<ReportLine['status'], number>;
   images: number;
   credits_charged: number;
+  tasks_given_up: number;
   api_calls: { submit: number; lookup: number; get: number };
   emulated: boolean;
 }

@@ -19,7 +19,7 @@ import {
   sha256,
   type Summary,
 } from './catalog-audit.js';
-import type { ChaosItem } from './chaos-config.js';
+import { CHAOS_POISON_WORD, type ChaosItem } from './chaos-config.js';
 import { percentile } from './figures.js';
 
 export interface ChaosAudit {
@@ -27,8 +27,15 @@ export interface ChaosAudit {
   images_expected: number;
   /** Items reported completed with every image stored. */
   completed: number;
-  /** Items that failed because every one of their `max_attempts` generations failed at the API. */
+  /**
+   * Items that failed because every one of their `max_attempts` tasks failed at the API or was
+   * lost there (given up after limits.task_timeout).
+   */
   failed_by_api: number;
+  /** Poisoned items whose submit the API never accepted, reported failed with its error. */
+  refused_by_api: number;
+  /** Tasks the API lost (processing forever), each given up by the run. */
+  tasks_lost_at_api: number;
   /** Items neither completed nor failed by the API (absent from the report included). Must be 0. */
   items_lost: number;
   /** Images missing, or whose file or served bytes do not match the report's sha256. Must be 0. */
@@ -104,6 +111,8 @@ export async function auditChaosRun({
     images_expected: items.reduce((sum, item) => sum + item.n, 0),
     completed: 0,
     failed_by_api: 0,
+    refused_by_api: 0,
+    tasks_lost_at_api: tasks.filter(lostAtApi).length,
     items_lost: 0,
     images_bad: 0,
     prompts_submitted_more_than_once: 0,
@@ -136,6 +145,16 @@ export async function auditChaosRun({
     if (!line) {
       audit.items_lost++;
       problem(`${item.id}: not in the report (${submitted.length} tasks at the API)`);
+      continue;
+    }
+    if (item.prompt.includes(CHAOS_POISON_WORD)) {
+      if (refusedAsReported(line) && submitted.length === 0) audit.refused_by_api++;
+      else {
+        audit.items_lost++;
+        problem(
+          `${item.id}: poisoned, but reported ${line.status} (${line.error?.type ?? 'no error'}) with ${submitted.length} tasks at the API`,
+        );
+      }
       continue;
     }
     // Without crashes each attempt is exactly one task; more means a submit was repeated.
@@ -185,10 +204,11 @@ export async function auditChaosRun({
       });
       continue;
     }
-    const allFailed = submitted.length >= maxAttempts && submitted.every((t) => t.status === 'failed');
+    const allFailed =
+      submitted.length >= maxAttempts && submitted.every((t) => t.status === 'failed' || lostAtApi(t));
     if (
       line.status === 'failed' &&
-      line.error?.code === 'generation_failed' &&
+      (line.error?.code === 'generation_failed' || line.error?.code === 'task_timeout') &&
       line.attempts === maxAttempts &&
       allFailed
     ) {
@@ -206,6 +226,22 @@ export async function auditChaosRun({
   for (const line of summaryInconsistencies(readSummary(catalog), [...report.values()], charged, audit))
     inconsistent(line);
   return audit;
+}
+
+/** A task still unfinished once the run is over: lost by the API, which never finishes it. */
+function lostAtApi(task: GroundTruthTask): boolean {
+  return task.status === 'pending' || task.status === 'processing';
+}
+
+/** A poisoned item as it must be reported: failed with the API's refusal, nothing charged. */
+function refusedAsReported(line: ReportLine): boolean {
+  return (
+    line.status === 'failed' &&
+    line.error?.type === 'SubmitRefused' &&
+    line.error.code === 'build_request_failed' &&
+    line.task_id === null &&
+    line.credits_cost === 0
+  );
 }
 
 function journalFigures(
@@ -275,7 +311,7 @@ function summaryInconsistencies(
   summary: Summary,
   lines: ReportLine[],
   charged: number,
-  audit: Pick<ChaosAudit, 'credits_charged_for_duplicates'>,
+  audit: Pick<ChaosAudit, 'credits_charged_for_duplicates' | 'tasks_lost_at_api'>,
 ): string[] {
   const found: string[] = [];
   const count = (status: string): number => lines.filter((line) => line.status === status).length;
@@ -288,6 +324,8 @@ function summaryInconsistencies(
   const credits = lines.reduce((sum, line) => sum + line.credits_cost, 0);
   if (summary.credits_charged !== credits)
     found.push(`summary charges ${summary.credits_charged} credits, the report ${credits}`);
+  if (summary.tasks_given_up !== audit.tasks_lost_at_api)
+    found.push(`summary gives up ${summary.tasks_given_up} tasks, the API lost ${audit.tasks_lost_at_api}`);
   const duplicates = audit.credits_charged_for_duplicates;
   if (charged !== credits + duplicates)
     found.push(`the API charged ${charged} credits; report ${credits} + duplicates ${duplicates}`);

@@ -13,6 +13,10 @@ export const CHAOS_WEBHOOK_SECRET = 'whsec_chaos';
 export const CHAOS_RUN_NAME = 'chaos';
 /** The manifest's retry policy for failed generations: enough that a 10% failure rate never exhausts it. */
 export const CHAOS_MAX_ATTEMPTS = 8;
+/** A word the emulator refuses to build (500 build_request_failed, every time): 1 item in 100 has it. */
+export const CHAOS_POISON_WORD = 'unbuildable';
+/** Tasks take 2-3 s, so only a lost one is still unfinished after this; it is resubmitted. */
+export const CHAOS_TASK_TIMEOUT = '20s';
 
 export interface ChaosOptions {
   items: number;
@@ -78,7 +82,8 @@ export function disruptionSchedule(options: ChaosOptions): Disruption[] {
 /**
  * Every fault at once, at rates that keep the run finishable: about 1 in 20 API calls answered
  * 5xx, 1 in 10 queries malformed, 429s from a bucket far below the run's rate, 1 in 50 downloads cut
- * off and every download throttled, 1 in 10 generations failing, 1 in 5 webhooks sent twice.
+ * off and every download throttled, 1 in 10 generations failing, 1 in 100 tasks lost (processing
+ * forever), 1 in 5 webhooks sent twice, and every submit of a poisoned prompt refused.
  * Tasks take 2-3 s, so with the run's max_in_flight they finish all through the run (and a webhook
  * outage loses some); results live an hour of real time, so a stalled run is not an expiry test.
  */
@@ -111,6 +116,8 @@ export function chaosEmulatorConfig(
       truncate_download_rate: 0.02,
       slow_download_kbps: 2_000,
       webhook_duplicate_rate: 0.2,
+      stuck_task_rate: 0.01,
+      poisoned_prompt_words: [CHAOS_POISON_WORD],
       ...faults,
     },
   };
@@ -130,10 +137,13 @@ export interface ChaosItem {
   size: string;
 }
 
+/** Whether item `i` of a chaos catalog has a prompt the API refuses to build. */
+export const isPoisoned = (i: number): boolean => i % 100 === 37;
+
 export function chaosItems(count: number, seed: number): ChaosItem[] {
   return Array.from({ length: count }, (_, i) => ({
     id: `sku-${String(i).padStart(5, '0')}`,
-    prompt: `chaos ${seed} product ${i}: a linen armchair, studio light`,
+    prompt: `chaos ${seed} product ${i}: a linen armchair, ${isPoisoned(i) ? CHAOS_POISON_WORD : 'studio light'}`,
     n: (i % 2) + 1,
     size: SIZES[i % SIZES.length]!,
   }));
@@ -145,9 +155,13 @@ export function writeChaosManifest(dir: string, items: ChaosItem[], apiUrl: stri
     name: CHAOS_RUN_NAME,
     description: 'written by the pixelmill chaos run (bench/chaos.ts)',
     api: { base_url: apiUrl },
-    limits: { requests_per_second: CHAOS_REQUESTS_PER_SECOND, max_in_flight: CHAOS_MAX_IN_FLIGHT },
+    limits: {
+      requests_per_second: CHAOS_REQUESTS_PER_SECOND,
+      max_in_flight: CHAOS_MAX_IN_FLIGHT,
+      task_timeout: CHAOS_TASK_TIMEOUT,
+    },
     output: './out',
-    retry: { max_attempts: CHAOS_MAX_ATTEMPTS, on: ['generation_failed'] },
+    retry: { max_attempts: CHAOS_MAX_ATTEMPTS, on: ['generation_failed', 'task_timeout'] },
     webhooks: { enabled: true, public_url: webhookUrl },
     items,
   };

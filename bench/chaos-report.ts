@@ -54,7 +54,8 @@ export function formatChaosReport(result: ChaosResult, checks: ChaosCheck[]): st
     `pixelmill chaos run: ${result.options.items} items (${audit.images_expected} images), seed ${result.options.seed}, ` +
       `${result.options.workers} worker processes, ${result.machine.cpus} CPUs, ${result.machine.node}`,
     `wall ${result.wall_s} s; ${audit.completed} completed, ${audit.failed_by_api} failed by the API ` +
-      `(every one of their generations failed), ${audit.tasks_at_api} tasks at the API`,
+      `(every one of their tasks failed or was lost), ${audit.refused_by_api} refused by the API ` +
+      `(poisoned prompts); ${audit.tasks_at_api} tasks at the API, ${audit.tasks_lost_at_api} of them lost there and given up`,
     '',
     renderTable([
       ['check', 'value', 'limit', ''],
@@ -83,6 +84,8 @@ export function formatChaosReport(result: ChaosResult, checks: ChaosCheck[]): st
       ['malformed: unknown status', String(faults.unknown_status)],
       ['downloads cut off', String(faults.truncated_download)],
       ['failed generations', String(faults.failed_generations)],
+      ['tasks lost (stuck_task_rate)', String(faults.stuck_task)],
+      ['poisoned submits refused', String(faults.poisoned_submit)],
       ['duplicate webhooks sent', String(faults.webhook_duplicate)],
     ]),
     '',

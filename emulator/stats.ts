@@ -25,7 +25,12 @@ export interface RequestLogEntry {
 export type WebhookOutcome = WebhookAttempt['outcome'];
 /** Faults the config asked for and the emulator really injected. */
 export type InjectedFault =
-  'server_error' | 'poisoned_submit' | 'truncated_download' | 'webhook_duplicate' | MalformedKind;
+  | 'server_error'
+  | 'poisoned_submit'
+  | 'stuck_task'
+  | 'truncated_download'
+  | 'webhook_duplicate'
+  | MalformedKind;
 
 const INITIAL_LOG_CAPACITY = 4096;
 export const DEFAULT_REQUEST_LOG_CAPACITY = 1_000_000;
@@ -40,6 +45,7 @@ export class RequestStats {
   readonly injected: Record<InjectedFault, number> = {
     server_error: 0,
     poisoned_submit: 0,
+    stuck_task: 0,
     truncated_download: 0,
     webhook_duplicate: 0,
     truncated_json: 0,

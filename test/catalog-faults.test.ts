@@ -29,7 +29,7 @@ import {
   type CatalogOptions,
 } from './support/catalog-harness.js';
 import { startTestEmulator } from './support/emulator.js';
-import { SUBMIT_TRIES_WHILE_OTHERS_ACCEPTED } from '../activities/api-evidence.js';
+import { MIN_SUBMIT_TRIES, triesToRefuse } from '../activities/api-evidence.js';
 
 let harness: Omit<CatalogHarness, 'emulator'>;
 beforeAll(async () => {
@@ -129,25 +129,35 @@ describe('catalog runs against a misbehaving API', () => {
       { faults: { poisoned_prompt_words: ['unbuildable'] } },
       {
         name: 'poisoned',
-        items: items(8, (i) => (i === 3 ? `an unbuildable product ${i}` : `faults product ${i}`)),
+        // Enough others that a handful of their acceptances prove the API well: the minimum bound.
+        items: items(30, (i) => (i === 3 ? `an unbuildable product ${i}` : `faults product ${i}`)),
       },
     );
     const started = Date.now();
     const result = (await (await startRun(harness.env.client, catalog)).result()) as RunResult;
     const report = readReport(catalog);
-    expect(result.counts).toMatchObject({ stored: 7, failed: 1 });
+    expect(result.counts).toMatchObject({ stored: 29, failed: 1 });
     expect(exitCodeOf(result)).toBe(3);
     const poisoned = report[3]!;
     expect(poisoned).toMatchObject({ status: 'failed', task_id: null, credits_cost: 0, images: [] });
     expect(poisoned.error).toMatchObject({ type: 'SubmitRefused', code: 'build_request_failed' });
-    expect(poisoned.error?.message).toMatch(
-      /failed with 500 build_request_failed: .*\(refused 5 times in \d+ s while the API accepted other submits\)$/,
-    );
-    // Tried exactly the bound, and never accepted: nothing was created or charged for it.
-    expect(emulator.injectedFaults().poisoned_submit).toBe(SUBMIT_TRIES_WHILE_OTHERS_ACCEPTED);
+    const evidence =
+      /failed with 500 build_request_failed: .*\(refused (\d+) times in a row in \d+ s, while the API accepted (\d+) other submits and failed (\d+)\)$/.exec(
+        poisoned.error?.message ?? '',
+      );
+    expect(evidence, poisoned.error?.message).not.toBeNull();
+    const [tries, accepted, failed] = evidence!.slice(1).map(Number) as [number, number, number];
+    // Tried exactly the rule's bound for what the other submits saw, and never accepted: nothing
+    // was created or charged for it. Others were accepted, and nothing else failed.
+    expect(failed).toBe(0);
+    expect(accepted).toBeGreaterThanOrEqual(1);
+    expect(accepted).toBeLessThanOrEqual(29);
+    expect(tries).toBe(triesToRefuse(accepted, failed));
+    expect(tries).toBeGreaterThanOrEqual(MIN_SUBMIT_TRIES);
+    expect(emulator.injectedFaults().poisoned_submit).toBe(tries);
     expect((await groundTruth(emulator)).some((task) => task.prompt.includes('unbuildable'))).toBe(false);
-    console.log(`poisoned: the run ended after ${Date.now() - started} ms`);
-  });
+    console.log(`poisoned: refused after ${tries} tries; the run ended after ${Date.now() - started} ms`);
+  }, 150_000);
 
   it('an outage of the whole API fails no item: the run waits, then completes', async () => {
     // Tasks survive the emulator's restart in its journal, on the same port.

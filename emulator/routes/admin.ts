@@ -49,7 +49,7 @@ export function collectStats(ctx: EmulatorContext): EmulatorStats {
 
 function* groundTruth(ctx: EmulatorContext, now: number): Generator<GroundTruthTask> {
   for (const record of ctx.store.values()) {
-    const terminal = now >= record.endsAt;
+    const terminal = !record.stuck && now >= record.endsAt;
     const phase = record.phaseAt(now);
     yield {
       id: record.id,

@@ -104,6 +104,7 @@ export function handleSubmit(ctx: EmulatorContext, call: ApiCall): ApiReply {
   if (account.credits < cost)
     throw new EmulatorApiError('insufficient_credits', { cost, balance: account.credits });
   const record = store.create({ account, ...request });
+  if (record.stuck) ctx.stats.recordFault('stuck_task');
   ctx.notifier.schedule(record);
   return { status: 200, body: { code: 200, data: [{ status: 'submitted', task_id: record.id }] } };
 }
