@@ -41,6 +41,11 @@ export interface ApiCallDeps {
   evidence: ApiEvidence;
 }
 
+/** API calls this activity made, its earlier attempts' included (see ApiCallsMade). */
+function callsMade(): number {
+  return activityContext()?.info.attempt ?? 1;
+}
+
 export function apiCallActivities({ plans, clients, pace, evidence }: ApiCallDeps) {
   async function submitItem(input: SubmitItemInput): Promise<SubmitItemOutput> {
     // A retry whose earlier attempt got its task before the worker died takes that task.
@@ -48,7 +53,7 @@ export function apiCallActivities({ plans, clients, pace, evidence }: ApiCallDep
     const earlier = call && (await earlierTask(input.plan.stateDir, call));
     if (earlier) {
       recordTakeover(input.plan.stateDir, call, earlier);
-      return { taskId: earlier.task };
+      return { taskId: earlier.task, calls: callsMade() - 1 };
     }
 
     const { plan, item } = await plans.item(input.plan, input.index);
@@ -85,11 +90,11 @@ export function apiCallActivities({ plans, clients, pace, evidence }: ApiCallDep
     const taskId = result.taskIds[0]!;
     evidence.lastTaskId = taskId;
     if (call) recordTask(input.plan.stateDir, call, taskId);
-    return { taskId };
+    return { taskId, calls: callsMade() };
   }
 
   async function lookupTasks(input: LookupTasksInput): Promise<LookupTasksOutput> {
-    if (input.taskIds.length === 0) return { statuses: [] };
+    if (input.taskIds.length === 0) return { statuses: [], calls: 0 };
     const { meta } = await plans.get(input.plan);
     const client = clients.forPlan(meta);
     await pace(meta.requestsPerSecond);
@@ -103,7 +108,7 @@ export function apiCallActivities({ plans, clients, pace, evidence }: ApiCallDep
     evidence.succeeded('query');
     // The service answers in the order asked; matching by id keeps us right even if it did not.
     const byId = new Map(answer.map((entry) => [entry.id, entry.status]));
-    return { statuses: input.taskIds.map((id) => byId.get(id) ?? MISSING_FROM_BATCH) };
+    return { statuses: input.taskIds.map((id) => byId.get(id) ?? MISSING_FROM_BATCH), calls: callsMade() };
   }
 
   async function fetchTask(input: FetchTaskInput): Promise<FetchTaskOutput> {
@@ -117,7 +122,7 @@ export function apiCallActivities({ plans, clients, pace, evidence }: ApiCallDep
       // 404 is the service's answer for an unknown or expired task: the workflow decides.
       if (error instanceof NotFoundError) {
         evidence.succeeded('query');
-        return { status: error.apiCode === 'task_expired' ? 'expired' : 'not_found' };
+        return { status: error.apiCode === 'task_expired' ? 'expired' : 'not_found', calls: callsMade() };
       }
       evidence.failed('query', error);
       throw toActivityFailure(error);
@@ -130,7 +135,7 @@ export function apiCallActivities({ plans, clients, pace, evidence }: ApiCallDep
         'TaskNotFinished',
       );
     }
-    const output: FetchTaskOutput = { status: task.status };
+    const output: FetchTaskOutput = { status: task.status, calls: callsMade() };
     if (task.result !== undefined) {
       output.urls = task.result.url;
       // The API gives Unix seconds; workflows compare with their clock in milliseconds.

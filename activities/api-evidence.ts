@@ -2,26 +2,29 @@
 // own sake (a size the service cannot build, answered 500 build_request_failed) from an outage
 // or a flaky stretch. A worker serves one API account, so what it sees is that account's.
 //
-// A submit that failed k times in a row (5xx, network, garbled answers; a 429 neither counts nor
-// breaks the row) is refused for its own sake when both hold:
+// A submit the API answered k times with the same failure (5xx, network, garbled answers; a 429,
+// or another failure now and then, neither counts nor breaks the count) is refused for its own
+// sake when both hold:
 // - the API answers right now: another call (any endpoint) succeeded since this submit last
 //   failed, or else a probe (a lookup of the last task accepted) does. During an outage none
 //   does, so no item ever fails and the run waits;
-// - k failures in a row would be a one-in-a-million accident at the failure share of the other
+// - k such failures would be a one-in-a-million accident at the failure share of the other
 //   submits since this one was first tried: 5 tries while the API works or flakes a little, more
 //   the more it fails the others (20 at one in two).
+// The count, what the others saw and a task to probe with travel from attempt to attempt in the
+// heartbeat details, so a retry on another worker, or on a restarted one, decides the same.
 import { ApplicationFailure } from '@temporalio/activity';
-import { isImageApiError, RateLimitError } from '../api/index.js';
+import { isImageApiError, RateLimitError, type ImageApiError } from '../api/index.js';
 import { activityContext } from './context.js';
 import { toActivityFailure } from './failures.js';
 
 /** Never fewer tries than this: about 15 s with the retry interval below. */
 export const MIN_SUBMIT_TRIES = 5;
-/** How unlikely k failures in a row must be, at the others' failure share, to blame the item. */
+/** How unlikely k failures must be, at the others' failure share, to blame the item. */
 export const BAD_LUCK_ODDS = 1e-6;
 /** Outcomes kept: enough for the window of any submit still retrying at a busy account's rate. */
 const OUTCOMES_KEPT = 20_000;
-/** After the k-th failure in a row, the next try comes 2^(k-1) s later, at most a minute. */
+/** After the k-th failure, the next try comes 2^(k-1) s later, at most a minute. */
 const MAX_RETRY_DELAY_MS = 60_000;
 
 /** A failure that may heal by itself (5xx, network, a garbled answer); not a 429, which is the limit working. */
@@ -35,7 +38,7 @@ export function othersFailureShare(accepted: number, failed: number): number {
 }
 
 /**
- * Failures in a row after which a submit is refused for its own sake, when `accepted` other
+ * The same failures after which a submit is refused for its own sake, when `accepted` other
  * submits were accepted and `failed` failed since its first try; Infinity when none was accepted.
  */
 export function triesToRefuse(accepted: number, failed: number): number {
@@ -45,12 +48,12 @@ export function triesToRefuse(accepted: number, failed: number): number {
 }
 
 /**
- * The wait before the next try of a submit that failed `inARow` times in a row: the API retry
- * policy's doubling (workflows/activities.ts), counted in failures rather than attempts, so that
- * 429s in between do not stretch the tries that decide a refusal.
+ * The wait before the next try of a submit that failed `failures` times: the API retry policy's
+ * doubling (workflows/activities.ts), counted in failures rather than attempts, so that 429s in
+ * between do not stretch the tries that decide a refusal.
  */
-export function retryDelayAfter(inARow: number): number {
-  return Math.min(MAX_RETRY_DELAY_MS, 1000 * 2 ** Math.max(0, inARow - 1));
+export function retryDelayAfter(failures: number): number {
+  return Math.min(MAX_RETRY_DELAY_MS, 1000 * 2 ** Math.max(0, failures - 1));
 }
 
 type CallKind = 'submit' | 'query';
@@ -124,15 +127,16 @@ function currentCall(): string {
   return info ? `${info.workflowExecution?.workflowId ?? info.workflowType}/${info.activityId}` : '';
 }
 
-/** Whether the API answers a lookup of the last task accepted (no such task: no evidence). */
+/** Whether the API answers a lookup of `taskId`, a task it accepted lately (none: no evidence). */
 async function answersProbe(
   evidence: ApiEvidence,
+  taskId: string | undefined,
   probe: (taskId: string) => Promise<unknown>,
 ): Promise<boolean> {
-  if (evidence.lastTaskId === undefined) return false;
+  if (taskId === undefined) return false;
   const call = `${currentCall()}/probe`;
   try {
-    await probe(evidence.lastTaskId);
+    await probe(taskId);
   } catch (error) {
     evidence.failed('query', error, call);
     return false;
@@ -141,29 +145,43 @@ async function answersProbe(
   return true;
 }
 
-/** What a submit's attempts carry to the next one in their heartbeat details. */
+/**
+ * What a submit's attempts carry to the next one in their heartbeat details (flushed when an
+ * attempt fails), so that the evidence survives the attempt's move to another worker, or a
+ * worker restarted with an empty memory.
+ */
 interface SubmitHeartbeat {
-  /** Transient failures in a row so far. */
-  failuresInARow: number;
+  /** Transient failures so far, by answer (`500 build_request_failed`): the repeated one decides. */
+  answers: Record<string, number>;
   /** When the last of them happened (epoch ms). */
   lastFailedAtMs: number;
+  /** The other submits seen since the first try, by whichever worker saw more of them. */
+  others: OthersSeen;
+  /** A task the API accepted lately, for a probe. */
+  probeTaskId?: string;
 }
 
 /** What the earlier attempts of this submit saw (on whichever worker). */
-function earlierFailures(): SubmitHeartbeat {
+function earlierAttempts(): SubmitHeartbeat {
   const details = activityContext()?.info.heartbeatDetails as Partial<SubmitHeartbeat> | undefined;
   return {
-    failuresInARow: details?.failuresInARow ?? 0,
+    answers: details?.answers ?? {},
     lastFailedAtMs: details?.lastFailedAtMs ?? Number.POSITIVE_INFINITY,
+    others: details?.others ?? { accepted: 0, failed: 0 },
+    ...(details?.probeTaskId !== undefined ? { probeTaskId: details.probeTaskId } : {}),
   };
 }
+
+const seen = (others: OthersSeen): number => others.accepted + others.failed;
+
+/** The answer a failure counts as: an occasional other 5xx in a refused streak is noise. */
+const answerOf = (error: ImageApiError): string =>
+  `${error.httpStatus ?? ''} ${error.apiCode ?? error.code}`.trim();
 
 /**
  * The failure Temporal sees for a submit that failed with `error`: a non-retryable
  * `SubmitRefused` when the evidence says only this submit is refused; otherwise the API error
- * as classified (a 429 or an outage keeps retrying). The failures in a row travel to the next
- * attempt in the heartbeat details (flushed when an attempt fails), so that they survive the
- * attempt's move to another worker.
+ * as classified (a 429 or an outage keeps retrying).
  */
 export async function submitFailure(
   error: unknown,
@@ -173,23 +191,34 @@ export async function submitFailure(
   const context = activityContext();
   evidence.failed('submit', error);
   if (!context || !isImageApiError(error)) return toActivityFailure(error);
-  const earlier = earlierFailures();
+  const earlier = earlierAttempts();
   if (!transient(error)) {
     context.heartbeat(earlier);
     return toActivityFailure(error);
   }
-  const inARow = earlier.failuresInARow + 1;
-  context.heartbeat({ failuresInARow: inARow, lastFailedAtMs: Date.now() } satisfies SubmitHeartbeat);
   const { info } = context;
   const call = currentCall();
-  const others = evidence.submitsSince(info.scheduledTimestampMs, call);
+  const mine = evidence.submitsSince(info.scheduledTimestampMs, call);
+  const probeTaskId = evidence.lastTaskId ?? earlier.probeTaskId;
+  const answer = answerOf(error);
+  const now: SubmitHeartbeat = {
+    answers: { ...earlier.answers, [answer]: (earlier.answers[answer] ?? 0) + 1 },
+    lastFailedAtMs: Date.now(),
+    others: seen(mine) >= seen(earlier.others) ? mine : earlier.others,
+    ...(probeTaskId !== undefined ? { probeTaskId } : {}),
+  };
+  context.heartbeat(now);
+  const { others } = now;
+  const same = now.answers[answer]!;
+  const failures = Object.values(now.answers).reduce((sum, count) => sum + count, 0);
   const refused =
-    inARow >= triesToRefuse(others.accepted, others.failed) &&
-    (evidence.answeredSince(earlier.lastFailedAtMs, call) || (await answersProbe(evidence, probe)));
-  if (!refused) return toActivityFailure(error, retryDelayAfter(inARow));
+    same >= triesToRefuse(others.accepted, others.failed) &&
+    (evidence.answeredSince(earlier.lastFailedAtMs, call) ||
+      (await answersProbe(evidence, probeTaskId, probe)));
+  if (!refused) return toActivityFailure(error, retryDelayAfter(failures));
   const seconds = Math.round((Date.now() - info.scheduledTimestampMs) / 1000);
   const message =
-    `${error.message} (refused ${inARow} times in a row in ${seconds} s, while the API ` +
+    `${error.message} (the same answer ${same} times in ${seconds} s, while the API ` +
     `accepted ${others.accepted} other submits and failed ${others.failed})`;
   return ApplicationFailure.create({
     type: 'SubmitRefused',

@@ -47,6 +47,7 @@ h1{margin:0 0 2px;font-size:20px}
 .filters .count{opacity:.7;margin-left:4px}
 .filters input{font:inherit;margin-left:auto;padding:4px 10px;border:1px solid var(--line);border-radius:6px;background:var(--card);color:var(--ink);min-width:220px}
 #shown{color:var(--muted);min-width:90px;text-align:right}
+#empty{color:var(--muted);padding:24px 20px;margin:0}
 main{display:grid;grid-template-columns:repeat(auto-fill,minmax(230px,1fr));gap:14px;padding:16px 20px}
 .card{background:var(--card);border:1px solid var(--line);border-radius:8px;overflow:hidden;display:flex;flex-direction:column;content-visibility:auto;contain-intrinsic-size:auto 330px}
 .thumbs{height:170px;background:var(--thumb);display:grid;gap:2px}
@@ -88,6 +89,7 @@ export const GALLERY_SCRIPT = `
   const buttons = Array.from(document.querySelectorAll('.filters button'));
   const search = document.getElementById('search');
   const shown = document.getElementById('shown');
+  const empty = document.getElementById('empty');
   let texts = null;
   const countOf = (status) =>
     Number(document.querySelector('.filters button[data-filter="' + status + '"] .count').textContent);
@@ -106,6 +108,10 @@ export const GALLERY_SCRIPT = `
       });
     }
     shown.textContent = visible + ' shown';
+    // An empty filter says so, rather than showing a blank page.
+    const which = filter === 'all' ? '' : filter + ' ';
+    empty.textContent = query === '' ? 'No ' + which + 'items.' : 'No ' + which + 'items match "' + search.value.trim() + '".';
+    empty.hidden = visible > 0;
   }
   function setFilter(filter) {
     if (!buttons.some((button) => button.dataset.filter === filter)) filter = 'all';

@@ -4,6 +4,7 @@
 // chunks and refers to images by relative path only (lazily loaded), so neither writing nor
 // opening a 10,000-item page holds the images in memory, and it works offline from file://.
 import type { ItemStatus } from '../common/types.js';
+import { nounFor, plural } from '../common/words.js';
 import type { PlannedItem } from '../manifest/normalize.js';
 import { writeFileAtomic } from './files.js';
 import {
@@ -57,10 +58,6 @@ export function* galleryHtml(summary: GallerySummary, entries: Iterable<GalleryE
   yield pageTail();
 }
 
-function plural(count: number, noun: string): string {
-  return `${count} ${noun}${count === 1 ? '' : 's'}`;
-}
-
 function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
@@ -96,9 +93,9 @@ function pageHead(summary: GallerySummary): string {
     if (count > 0 || ALWAYS_OFFERED.has(status)) buttons.push(filterButton(status, label, count));
   }
   const run = [
-    `<b>${summary.items}</b> items`,
-    `<b>${summary.images}</b> images`,
-    `<b>${summary.credits_charged}</b> credits`,
+    `<b>${summary.items}</b> ${nounFor(summary.items, 'item')}`,
+    `<b>${summary.images}</b> ${nounFor(summary.images, 'image')}`,
+    `<b>${summary.credits_charged}</b> ${nounFor(summary.credits_charged, 'credit')}`,
     `run ${escapeHtml(summary.run_id)}`,
     escapeHtml(runTime(summary.started_at, summary.finished_at)),
     ...(summary.emulated ? ['emulated API'] : []),
@@ -123,6 +120,7 @@ ${buttons.join('\n')}
 <output id="shown">${summary.items} shown</output>
 </nav>
 </header>
+<p id="empty" hidden></p>
 <main>
 `;
 }

@@ -4,7 +4,13 @@
 // are replaced atomically. Memory holds the plan and one outcome per item, nothing more, so
 // 100,000 items take a moment, not minutes.
 import { join } from 'node:path';
-import type { ItemCounts, ItemStatus, WriteReportInput, WriteReportOutput } from '../common/types.js';
+import type {
+  ItemCounts,
+  ItemStatus,
+  NotCompletedGroup,
+  WriteReportInput,
+  WriteReportOutput,
+} from '../common/types.js';
 import { removePartialWrites } from '../storage/local.js';
 import { publishReportFiles } from '../storage/publish.js';
 import type { ResolvedDeps } from './deps.js';
@@ -65,6 +71,44 @@ function reportLine(id: string, outcome: OutcomeLine | undefined): ReportLine {
   };
 }
 
+/** Groups kept in a run's result (each a few ids): the rest are counted in the last one. */
+const MAX_GROUPS = 12;
+const IDS_PER_GROUP = 3;
+
+/**
+ * The items that did not complete, grouped by status, error type and code. Past MAX_GROUPS kinds
+ * (an API inventing codes), the rest go to one group of type and code `various`.
+ */
+class NotCompletedGroups {
+  readonly #groups = new Map<string, NotCompletedGroup>();
+
+  add(line: ReportLine): void {
+    const status = line.status as NotCompletedGroup['status'];
+    const type = line.error?.type ?? 'none';
+    const code = line.error?.code ?? 'none';
+    const key = `${status} ${type} ${code}`;
+    const group =
+      this.#groups.get(key) ??
+      (this.#groups.size < MAX_GROUPS
+        ? this.#start(key, { status, type, code })
+        : (this.#groups.get('various') ??
+          this.#start('various', { status, type: 'various', code: 'various' })));
+    group.count++;
+    if (group.ids.length < IDS_PER_GROUP) group.ids.push(line.id);
+  }
+
+  #start(key: string, kind: Pick<NotCompletedGroup, 'status' | 'type' | 'code'>): NotCompletedGroup {
+    const group = { ...kind, count: 0, ids: [] };
+    this.#groups.set(key, group);
+    return group;
+  }
+
+  /** Largest first. */
+  groups(): NotCompletedGroup[] {
+    return [...this.#groups.values()].sort((a, b) => b.count - a.count);
+  }
+}
+
 export interface WriteReportDeps {
   plans: PlanCache;
   now: () => number;
@@ -88,11 +132,13 @@ export function writeReportActivity(deps: WriteReportDeps) {
     let credits = 0;
     /** Items not completed, by their error's code: `task_timeout`, `deadline`, `build_request_failed`, ... */
     const byCode: Record<string, number> = {};
+    const notCompleted = new NotCompletedGroups();
     function* lines(): Generator<string> {
       for (const [index, item] of items.entries()) {
         const line = reportLine(item.id, outcomes[index]);
         byStatus[line.status] += 1;
         if (line.error) byCode[line.error.code] = (byCode[line.error.code] ?? 0) + 1;
+        if (line.status !== 'completed') notCompleted.add(line);
         images += line.images.length;
         credits += line.credits_cost;
         yield `${JSON.stringify(line)}\n`;
@@ -135,7 +181,7 @@ export function writeReportActivity(deps: WriteReportDeps) {
 
     const counts: ItemCounts = {
       ...zeroCounts(),
-      stored: byStatus.completed,
+      completed: byStatus.completed,
       failed: byStatus.failed,
       cancelled: byStatus.cancelled,
       expired: byStatus.expired,
@@ -147,6 +193,8 @@ export function writeReportActivity(deps: WriteReportDeps) {
       creditsSpent: credits,
       reportFile: locationOf(REPORT_FILE, reportFile),
       summaryFile: locationOf(SUMMARY_FILE, summaryFile),
+      galleryFile: locationOf(GALLERY_FILE, join(meta.outputDir, GALLERY_FILE)),
+      notCompleted: notCompleted.groups(),
     };
   };
 }

@@ -89,7 +89,7 @@ async function runClosed(address: string): Promise<boolean> {
 /** Items not in a final state, from the run's and its running shards' progress queries. */
 async function unfinishedItems(address: string, items: number): Promise<number> {
   const final = (counts: ItemCounts): number =>
-    counts.stored + counts.failed + counts.cancelled + counts.expired + counts.skipped;
+    counts.completed + counts.failed + counts.cancelled + counts.expired + counts.skipped;
   try {
     return await withClient(address, async (client) => {
       const progress = await client.workflow.getHandle(runWorkflowId(CHAOS_RUN_NAME)).query(runProgressQuery);

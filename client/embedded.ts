@@ -16,7 +16,7 @@ import {
 } from '../emulator/index.js';
 import { connectWorkerConnection, type TemporalEndpoint } from '../temporal/connection.js';
 import type { TaskQueues } from '../common/names.js';
-import { createPixelmillWorkers } from '../worker/workers.js';
+import { createPixelmillWorkers, type InFlightActivities } from '../worker/workers.js';
 
 /** Embedded runs compress the emulator's clock 10x by default: a 50 s generation takes 5 s. */
 export const EMBEDDED_TIME_SCALE = 0.1;
@@ -27,7 +27,9 @@ export function quietTemporalLogs(debug: boolean): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   try {
-    Runtime.install({ logger: new DefaultLogger(debug ? 'INFO' : 'ERROR') });
+    // No shutdown signals: the CLI handles Ctrl-C itself (client/interrupt.ts), so that it can
+    // say what it waits for and leave at once on a second Ctrl-C.
+    Runtime.install({ logger: new DefaultLogger(debug ? 'INFO' : 'ERROR'), shutdownSignals: [] });
   } catch {
     // Installed already (tests): keep that one.
   }
@@ -75,6 +77,9 @@ export async function startEmbeddedEmulator(
 
 export interface InProcessWorkers {
   done: Promise<void>;
+  /** Starts a graceful shutdown: running activities finish (up to 10 s), nothing new is taken. */
+  interrupt(): void;
+  inFlight(): InFlightActivities;
   stop(): Promise<void>;
 }
 
@@ -102,6 +107,8 @@ export async function startInProcessWorkers(
   const done = workers.run();
   return {
     done,
+    interrupt: () => workers.shutdown(),
+    inFlight: () => workers.inFlight(),
     async stop() {
       workers.shutdown();
       await done.catch(() => undefined);

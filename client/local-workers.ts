@@ -9,7 +9,7 @@ import { UserError } from '../common/errors.js';
 import { taskQueuesOf } from '../common/names.js';
 import { DEMO_API_KEY } from '../emulator/index.js';
 import { FALLBACK_API_KEY_ENV, API_BASE_URL_ENV } from '../activities/api-clients.js';
-import { startEmbeddedEmulator, startInProcessWorkers } from './embedded.js';
+import { startEmbeddedEmulator, startInProcessWorkers, type InProcessWorkers } from './embedded.js';
 import { stateDirectory, type Session } from './session.js';
 
 /** Where the manifest says the API is and which variable holds its key. */
@@ -28,8 +28,11 @@ export interface RunApi {
 
 export interface LocalWorkers {
   api: RunApi;
-  /** Resolves when in-process workers stop (Ctrl-C); undefined with a cluster. */
-  stopped?: Promise<void>;
+  /** The workers in this process; undefined with a cluster (workers run elsewhere). */
+  inProcess?: Pick<InProcessWorkers, 'interrupt' | 'inFlight'> & {
+    /** Resolves when they have stopped (after a Ctrl-C). */
+    stopped: Promise<void>;
+  };
   close(): Promise<void>;
 }
 
@@ -117,7 +120,7 @@ export async function startLocalWorkers(
     cleanups.push(() => workers.stop());
     return {
       api: { account, baseUrl: displayBaseUrl(api.baseUrl), emulated: !baseUrl },
-      stopped: workers.done,
+      inProcess: { stopped: workers.done, interrupt: workers.interrupt, inFlight: workers.inFlight },
       close,
     };
   } catch (error) {

@@ -4,6 +4,7 @@ import type { Client } from '@temporalio/client';
 import { runProgressQuery, shardProgressQuery } from '../common/names.js';
 import type { ApiCallCounts, ItemCounts, RunProgress } from '../common/types.js';
 import { retryingNow, type Retrying } from './retrying.js';
+import { normalizeCounts } from '../workflows/tracking.js';
 
 export interface LiveProgress {
   run: RunProgress;
@@ -36,7 +37,7 @@ export async function liveProgress(
     return client.withDeadline(deadline, () => liveProgress(client, runId));
   }
   const run = await client.workflow.getHandle(runId).query(runProgressQuery);
-  const counts = { ...run.finished.counts };
+  const counts = normalizeCounts(run.finished.counts);
   const apiCalls = { ...run.finished.apiCalls };
   let creditsSpent = run.finished.creditsSpent;
   let images = run.finished.images;
@@ -54,7 +55,7 @@ export async function liveProgress(
   ]);
   for (const shard of shards) {
     if (!shard) continue; // finished between the two queries: counted by the run next time
-    add(counts, shard.counts);
+    add(counts, normalizeCounts(shard.counts));
     add(apiCalls, shard.apiCalls);
     creditsSpent += shard.creditsSpent;
     images += shard.images;

@@ -6,6 +6,9 @@
 // Its outcomes are then folded into the original run's outcome files (appended: for an item, the
 // last line wins), so the original's report, built by the same writeReport as always, shows each
 // item's latest result. `retry-N.json` records the retry and whether it has been folded.
+//
+// Which failures a retry takes at all is decided here too: one the API would give again for the
+// same request (a blocked prompt, a refused parameter) is left out unless `--all` asks for it.
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify as toYaml } from 'yaml';
@@ -180,4 +183,39 @@ export async function foldRetryOutcomes(
     count += lines.length;
   }
   return count;
+}
+
+/** The prompt breaks the content policy (a task error). */
+const CONTENT_POLICY = { types: new Set(['content_policy_violation']), codes: new Set(['content_blocked']) };
+/** A parameter refused: a 400 at submit, a request the client would not send, or such a task error. */
+const INVALID_REQUEST = {
+  types: new Set(['BadRequestError', 'InvalidRequestError', 'invalid_request_error']),
+  codes: new Set(['api_bad_request', 'api_invalid_request']),
+};
+
+/**
+ * Why a failed item cannot succeed if it is submitted again as it is (`content_blocked`, or the
+ * API's code for the refused parameter, e.g. `invalid_size`); undefined when it may. A submit
+ * refused again and again (SubmitRefused: a 5xx for this item while others went through), a
+ * failed generation, a task timeout: those may well work another time.
+ */
+export function cannotSucceedAgain(outcome: OutcomeLine): string | undefined {
+  const { error } = outcome;
+  if (outcome.status !== 'failed' || !error) return undefined;
+  const is = (kind: typeof CONTENT_POLICY): boolean =>
+    kind.types.has(error.type) || kind.codes.has(error.code);
+  if (is(CONTENT_POLICY)) return error.code;
+  if (!is(INVALID_REQUEST)) return undefined;
+  // The client's message names the API's own code: `POST /v1/images/generations failed with 400 invalid_size: ...`.
+  return /failed with 4\d\d ([a-z][\w.-]*)/.exec(error.message)?.[1] ?? error.code;
+}
+
+/** `content_blocked 2, invalid_size 1`: most first. */
+export function describeReasons(reasons: readonly string[]): string {
+  const counts = new Map<string, number>();
+  for (const reason of reasons) counts.set(reason, (counts.get(reason) ?? 0) + 1);
+  return [...counts]
+    .sort(([a, m], [b, n]) => n - m || a.localeCompare(b))
+    .map(([reason, count]) => `${reason} ${count}`)
+    .join(', ');
 }

@@ -5,11 +5,11 @@
 import type { Client } from '@temporalio/client';
 import { createActivityRuntime } from '../activities/index.js';
 import { UserError } from '../common/errors.js';
-import type { ApiCallCounts, RunResult, WriteReportOutput } from '../common/types.js';
+import type { ApiCallCounts, WriteReportOutput } from '../common/types.js';
 import { foldRetryOutcomes, listRetries, saveRetryRecord, type RetryRecord } from './retries.js';
 import { latestOutcomes } from '../activities/outcomes.js';
 import { readPlan, type RunLocation } from './run-files.js';
-import { describeRun } from './runs.js';
+import { describeRun, runResultOf } from './runs.js';
 
 export interface RewrittenReport extends WriteReportOutput {
   /** Retries whose outcomes are in this report. */
@@ -40,7 +40,7 @@ export async function foldEndedRetries(
     );
     const result =
       description.status.name === 'COMPLETED'
-        ? await client.workflow.getHandle<() => Promise<RunResult>>(record.runId, description.runId).result()
+        ? await runResultOf(client, record.runId, description.runId)
         : undefined;
     const done: RetryRecord = { ...record, folded: true, ...(result ? { apiCalls: result.apiCalls } : {}) };
     await saveRetryRecord(location.plan.stateDir, done);

@@ -9,7 +9,7 @@ import { isS3Url } from '../storage/s3-location.js';
 import { errorMessage, isUserError, UserError } from '../common/errors.js';
 import type { PlanRef, RunResult } from '../common/types.js';
 import { loadManifest } from '../manifest/load.js';
-import { requireRun } from './runs.js';
+import { requireRun, runResultOf } from './runs.js';
 
 export interface RunLocation {
   runId: string;
@@ -39,10 +39,7 @@ export async function locateRun(client: Client, runId: string): Promise<RunLocat
     throw new UserError('run_unknown', `${runId} was not started by pixelmill (its memo names no manifest)`);
   }
   const status = description.status.name;
-  const result =
-    status === 'COMPLETED'
-      ? await client.workflow.getHandle<() => Promise<RunResult>>(runId, description.runId).result()
-      : undefined;
+  const result = status === 'COMPLETED' ? await runResultOf(client, runId, description.runId) : undefined;
   const outputDir = result?.stateDir
     ? dirname(result.stateDir)
     : result && !isS3Url(result.reportFile)

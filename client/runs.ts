@@ -7,10 +7,21 @@ import { UserError } from '../common/errors.js';
 import { RUN_WORKFLOW_PREFIX, runWorkflowId, taskQueuesOf } from '../common/names.js';
 import { MANIFEST_ATTRIBUTE, PIXELMILL_SEARCH_ATTRIBUTES } from '../common/search-attributes.js';
 import type { RunInput, RunResult } from '../common/types.js';
+import { normalizeCounts } from '../workflows/tracking.js';
 import { loadManifest } from '../manifest/load.js';
 import { ensureSearchAttributes } from '../temporal/server-admin.js';
 
 export type RunHandle = WorkflowHandle<(input: RunInput) => Promise<RunResult>>;
+
+/** A finished run's result, its counts in today's vocabulary whatever version recorded them. */
+export async function runResultOf(client: Client, runId: string, executionId?: string): Promise<RunResult> {
+  const handle: RunHandle = client.workflow.getHandle(runId, executionId);
+  return withCurrentCounts(await handle.result());
+}
+
+export function withCurrentCounts(result: RunResult): RunResult {
+  return { ...result, counts: normalizeCounts(result.counts) };
+}
 
 /** RUN on the command line: a manifest file, a run id (`pixelmill/<name>`), or a manifest name. */
 export function resolveRunId(run: string): string {

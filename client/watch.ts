@@ -7,16 +7,20 @@ import {
   type Client,
 } from '@temporalio/client';
 import { UserError } from '../common/errors.js';
-import type { RunResult } from '../common/types.js';
+import type { NotCompletedGroup, RunResult } from '../common/types.js';
+import { plural } from '../common/words.js';
+import { describeOutcome, finishedItems } from '../workflows/tracking.js';
 import { createProgressDisplay, type DisplayStream } from './display/display.js';
 import { liveProgress, type LiveProgress } from './progress.js';
-import { exitCodeOf, type RunHandle } from './runs.js';
+import { describeInFlight, onCtrlC } from './interrupt.js';
+import type { LocalWorkers } from './local-workers.js';
+import { exitCodeOf, withCurrentCounts, type RunHandle } from './runs.js';
 
 export interface WatchOptions {
   /** Redraw in place when the stream is a terminal; false (--no-progress) prints plain lines. */
   tty: boolean;
-  /** Resolves when this process's workers stop (Ctrl-C): stop watching, the run lives on. */
-  stopped?: Promise<void> | undefined;
+  /** The workers of this process, if it runs some: a Ctrl-C lets them finish what they run. */
+  workers?: LocalWorkers['inProcess'];
   /** Time between two progress samples; rates are measured across them. */
   intervalMs?: number;
   /** Where the display goes; default stderr (stdout stays for results). */
@@ -24,25 +28,33 @@ export interface WatchOptions {
 }
 
 /** The root cause's message: activity failures wrap the interesting one. */
-function rootMessage(error: unknown): string {
+export function rootMessage(error: unknown): string {
   let current: unknown = error;
   while (current instanceof Error && current.cause instanceof Error) current = current.cause;
   return current instanceof Error ? current.message : String(current);
 }
 
+/** `2 failed content_policy_violation/content_blocked: sku-1, sku-7`, a line per kind. */
+function notCompletedLines(groups: readonly NotCompletedGroup[]): string[] {
+  return groups.map((group) => {
+    const more = group.count > group.ids.length ? ', ...' : '';
+    return `pixelmill:   ${group.count} ${group.status} ${group.type}/${group.code}: ${group.ids.join(', ')}${more}`;
+  });
+}
+
 export function describeResult(result: RunResult): string {
   const { counts } = result;
-  const notDone = [
-    counts.failed && `${counts.failed} failed`,
-    counts.expired && `${counts.expired} expired`,
-    counts.cancelled && `${counts.cancelled} cancelled`,
-    counts.skipped && `${counts.skipped} skipped`,
-  ].filter(Boolean);
+  const itemCount = finishedItems(counts);
+  const groups = result.notCompleted ?? [];
   return [
-    `pixelmill: ${result.name}: ${counts.stored} items completed (${result.images} images)` +
-      (notDone.length ? `, ${notDone.join(', ')}` : ''),
-    `pixelmill: credits charged ${result.creditsSpent}; API calls: ${result.apiCalls.submit} submit, ${result.apiCalls.lookup} lookup, ${result.apiCalls.get} get`,
+    `pixelmill: ${result.name}: ${result.outcome ?? describeOutcome(counts, itemCount, result.creditsSpent)}; ` +
+      `${plural(result.images, 'image')} stored`,
+    ...(groups.length
+      ? ['pixelmill: not completed, by status and error type/code:', ...notCompletedLines(groups)]
+      : []),
+    `pixelmill: API calls: ${result.apiCalls.submit} submit, ${result.apiCalls.lookup} lookup, ${result.apiCalls.get} get`,
     `pixelmill: report ${result.reportFile}`,
+    ...(result.galleryFile !== undefined ? [`pixelmill: gallery ${result.galleryFile}`] : []),
   ].join('\n');
 }
 
@@ -68,6 +80,11 @@ function finalProgress(last: LiveProgress, result: RunResult): LiveProgress {
     images: result.images,
     apiCalls: result.apiCalls,
   };
+}
+
+/** What to do after leaving a run early: the same words on a terminal and in a log. */
+export function resumeHint(runId: string): string {
+  return `pixelmill: stopped following ${runId}; it is durable: run the same command again to resume it`;
 }
 
 export async function watchRun(client: Client, handle: RunHandle, options: WatchOptions): Promise<number> {
@@ -111,21 +128,36 @@ export async function watchRun(client: Client, handle: RunHandle, options: Watch
       });
     }
   })();
-  const interrupted = options.stopped?.then(() => 'interrupted' as const);
+  let tidyingUp = (): void => undefined;
+  const interrupted = new Promise<'interrupted'>((resolve) => {
+    const { workers } = options;
+    tidyingUp = onCtrlC({
+      first() {
+        if (!workers) return resolve('interrupted');
+        out.write(
+          `\npixelmill: stopping: letting ${describeInFlight(workers.inFlight())} finish (at most 10 s); Ctrl-C again to leave now\n`,
+        );
+        workers.interrupt();
+      },
+      again() {
+        out.write(`\n${resumeHint(handle.workflowId)}\n`);
+        process.exit(130);
+      },
+    });
+    void workers?.stopped.then(() => resolve('interrupted'));
+  });
   const stopTicker = async (): Promise<void> => {
     stop = true;
     wake();
     await ticker;
   };
   try {
-    const outcome = await Promise.race([handle.result(), ...(interrupted ? [interrupted] : [])]);
+    const outcome = await Promise.race([handle.result().then(withCurrentCounts), interrupted]);
     await stopTicker();
     if (last && outcome !== 'interrupted') display.update(finalProgress(last, outcome), Date.now());
     display.finish();
     if (outcome === 'interrupted') {
-      out.write(
-        `pixelmill: stopped watching; ${handle.workflowId} is durable: run the same command again to resume it\n`,
-      );
+      out.write(`${resumeHint(handle.workflowId)}\n`);
       return 130;
     }
     out.write(`${describeResult(outcome)}\n`);
@@ -136,6 +168,7 @@ export async function watchRun(client: Client, handle: RunHandle, options: Watch
     }
     throw error;
   } finally {
+    tidyingUp();
     await stopTicker();
     display.finish();
   }

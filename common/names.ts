@@ -62,6 +62,11 @@ export const cancelSignal = defineSignal('cancel');
 export const inFlightShareSignal = defineSignal<[number]>('inFlightShare');
 /** Shard to run: every item has been submitted; the run may start the next shard (in-flight-shares.ts). */
 export const shardSubmittedSignal = defineSignal<[ShardHandoff]>('shardSubmitted');
+/**
+ * Shard to run: its progress, each time its final items cross a multiple of
+ * `limits.progressStep`, so that the run's details in the Temporal UI count running shards too.
+ */
+export const shardProgressSignal = defineSignal<[ShardProgress]>('shardProgress');
 /** A task's terminal state learned from a webhook, routed to the shard that owns it. */
 export const taskFinishedSignal = defineSignal<[TaskFinishedSignal]>('taskFinished');
 

@@ -16,7 +16,7 @@ import type { ItemCounts } from './types.js';
 export const MANIFEST_ATTRIBUTE = defineSearchAttributeKey('PixelmillManifest', 'KEYWORD');
 /** Items in the run (or in the shard). */
 export const ITEMS_ATTRIBUTE = defineSearchAttributeKey('PixelmillItems', 'INT');
-/** Items stored with their images: the report's `completed`. */
+/** Items completed: their images stored (the report's `completed`). */
 export const COMPLETED_ATTRIBUTE = defineSearchAttributeKey('PixelmillCompleted', 'INT');
 /** Items that ended `failed` (the report's `failed`; expired, cancelled and skipped are not counted). */
 export const FAILED_ATTRIBUTE = defineSearchAttributeKey('PixelmillFailed', 'INT');
@@ -35,13 +35,13 @@ export const PIXELMILL_SEARCH_ATTRIBUTES = [
   { name: CREDITS_ATTRIBUTE.name, type: 'Double' },
 ] as const;
 
-/** The count attributes for finished items; `stored` is what the report calls `completed`. */
+/** The count attributes for finished items. */
 export function countAttributes(
-  counts: Pick<ItemCounts, 'stored' | 'failed'>,
+  counts: Pick<ItemCounts, 'completed' | 'failed'>,
   creditsSpent: number,
 ): SearchAttributePair[] {
   return [
-    { key: COMPLETED_ATTRIBUTE, value: counts.stored },
+    { key: COMPLETED_ATTRIBUTE, value: counts.completed },
     { key: FAILED_ATTRIBUTE, value: counts.failed },
     { key: CREDITS_ATTRIBUTE, value: creditsSpent },
   ];

@@ -79,9 +79,9 @@ export interface ItemCounts {
   /** Being generated, as of the shard's last batch lookup. */
   processing: number;
   /** Generated; results being fetched and stored. */
-  completed: number;
+  storing: number;
   /** Final states. */
-  stored: number;
+  completed: number;
   failed: number;
   cancelled: number;
   expired: number;
@@ -147,6 +147,8 @@ export interface ShardLimits {
   historyLimit?: number;
   /** Tell the run (shardSubmittedSignal) once every item has been submitted. */
   handOff?: boolean;
+  /** Tell the run its progress (shardProgressSignal) each time this many more items are final. */
+  progressStep?: number;
 }
 
 export interface ShardInput {
@@ -217,6 +219,8 @@ export interface PauseRequest {
 }
 
 export interface RunResult {
+  /** One line for whoever reads the result in the Temporal UI: what completed and what did not. */
+  outcome?: string;
   name: string;
   counts: ItemCounts;
   images: number;
@@ -229,6 +233,9 @@ export interface RunResult {
   stateDir?: string;
   /** Items left unfinished when the run's deadline passed (reported `cancelled`, code `deadline`). */
   endedByDeadline?: number;
+  /** Absent from results of older versions. */
+  galleryFile?: string;
+  notCompleted?: NotCompletedGroup[];
 }
 
 /** A task's terminal state as a webhook announced it, routed to its shard as a signal. */
@@ -258,7 +265,16 @@ export interface SubmitItemInput {
   notAfter?: number;
 }
 
-export interface SubmitItemOutput {
+/**
+ * API calls an API activity made: its attempt number, since every attempt before it made one
+ * call that failed or was refused (a 429 counts: it spent the rate limit). Absent in results of
+ * older versions: one.
+ */
+export interface ApiCallsMade {
+  calls?: number;
+}
+
+export interface SubmitItemOutput extends ApiCallsMade {
   taskId: string;
 }
 
@@ -267,7 +283,7 @@ export interface LookupTasksInput {
   taskIds: string[];
 }
 
-export interface LookupTasksOutput {
+export interface LookupTasksOutput extends ApiCallsMade {
   /** Parallel to `taskIds`: a task state, `expired`, `not_found`, `invalid_id`, or an unknown value. */
   statuses: string[];
 }
@@ -277,7 +293,7 @@ export interface FetchTaskInput {
   taskId: string;
 }
 
-export interface FetchTaskOutput {
+export interface FetchTaskOutput extends ApiCallsMade {
   /** completed | failed | pending | processing | expired | not_found | an unknown value. */
   status: string;
   urls?: string[];
@@ -335,12 +351,25 @@ export interface WriteReportInput {
   tasksGivenUp?: number;
 }
 
+/** Items that did not complete with the same status and error: how many, and the first ids. */
+export interface NotCompletedGroup {
+  status: Exclude<ItemStatus, 'completed'>;
+  type: string;
+  code: string;
+  count: number;
+  /** The first few items' ids, in catalog order. */
+  ids: string[];
+}
+
 export interface WriteReportOutput {
   counts: ItemCounts;
   images: number;
   creditsSpent: number;
   reportFile: string;
   summaryFile: string;
+  /** Absent from results of older versions. */
+  galleryFile?: string;
+  notCompleted?: NotCompletedGroup[];
 }
 
 export interface PlanShardInput {

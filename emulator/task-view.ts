@@ -20,7 +20,8 @@ const seconds = (ms: number): number => Math.floor(ms / 1000);
  */
 export function renderTask(record: TaskRecord, now: number, language: Language, resultBaseUrl: string): Task {
   const created = seconds(record.submittedAt);
-  if (now < record.endsAt) {
+  // A lost job (faults.stuck_task_rate) stays processing, short of 100%, for ever.
+  if (record.stuck || now < record.endsAt) {
     const processing = now >= record.startsAt;
     const span = record.endsAt - record.startsAt;
     // Linear within the generation time, but never 100% before the task is really done.

@@ -1,7 +1,9 @@
 // Reads `items_file`: the large-catalog form of a manifest's items, as CSV (with a header row)
 // or JSONL (one JSON object per line). Rows come back raw, each with the line it starts on, so that
-// validation can point at `catalog.csv:1234:1`.
+// validation can point at `catalog.csv:1234:1`; a CSV header's problems are said once, at the cell.
 import { parse } from 'csv-parse/sync';
+import { ItemSchema } from './schema.js';
+import { didYouMean, nearestName } from './suggest.js';
 
 export interface RawRow {
   line: number;
@@ -12,6 +14,22 @@ export interface RawRow {
   problem?: string;
   /** The row past the item limit: the file is refused as a whole, its rows not validated. */
   overLimit?: true;
+}
+
+/** A problem of an items file as a whole: said once, however many rows it touches. */
+export interface FileProblem {
+  line: number;
+  col?: number;
+  problem: string;
+}
+
+/** An items file read: the problems of the file as a whole, and its rows. */
+export interface ItemRows {
+  /** A CSV header's problems (at its cells), or the syntax error that stopped the reading. */
+  fileProblems: FileProblem[];
+  /** Required fields the file has no column for: said once in `fileProblems`, not again per row. */
+  absentFields: string[];
+  rows: RawRow[];
 }
 
 /** CSV cells are text: these columns are converted to the types the item schema expects. */
@@ -26,26 +44,107 @@ function csvRecordToItem(record: Record<string, string>): Record<string, unknown
   return item;
 }
 
+/** Item fields a CSV column may name, and those every row must have. */
+const ITEM_FIELDS = Object.keys(ItemSchema.shape);
+const REQUIRED_FIELDS = Object.entries(ItemSchema.shape)
+  .filter(([, schema]) => !schema.safeParse(undefined).success)
+  .map(([field]) => field);
+
 /** A header that cannot name item fields one to one; thrown out of csv-parse's columns callback. */
 class CsvHeaderError extends Error {
   override name = 'CsvHeaderError';
+  constructor(
+    message: string,
+    readonly at: TextPosition,
+  ) {
+    super(message);
+  }
 }
 
-/** Column names, trimmed; refuses a name given twice (one would silently win) and object internals. */
-function csvColumns(header: string[]): string[] {
+interface TextPosition {
+  line: number;
+  col: number;
+}
+
+/**
+ * Walks CSV text as csv-parse reads it (cells split at commas and line breaks, blank lines skipped,
+ * a cell that starts with `"` running to its closing quote, `""` being a quote inside it): where
+ * the header's cells start and, with `wholeFile`, where the quoted cell that the file ends inside
+ * opens.
+ */
+function csvLayout(text: string, wholeFile: boolean): { header: TextPosition[]; unclosed?: TextPosition } {
+  const header: TextPosition[] = [];
+  let line = 1;
+  let lineStart = text.startsWith('\uFEFF') ? 1 : 0;
+  let records = 0;
+  let recordStarted = false;
+  let cellStarts = true;
+  let quoted: TextPosition | undefined;
+  for (let i = lineStart; i < text.length; i++) {
+    const char = text[i];
+    if (char === '\n') {
+      [line, lineStart] = [line + 1, i + 1];
+      if (quoted) continue;
+      if (recordStarted && ++records === 1 && !wholeFile) break;
+      [recordStarted, cellStarts] = [false, true];
+      continue;
+    }
+    if (quoted) {
+      if (char === '"' && text[i + 1] === '"') i++;
+      else if (char === '"') quoted = undefined;
+      continue;
+    }
+    if (char === '\r') continue;
+    const here = { line, col: i - lineStart + 1 };
+    if (!recordStarted && records === 0) header.push(here);
+    recordStarted = true;
+    if (char === ',') {
+      if (records === 0) header.push({ line, col: here.col + 1 });
+      cellStarts = true;
+      continue;
+    }
+    if (char === '"' && cellStarts) quoted = here;
+    cellStarts = false;
+  }
+  return quoted ? { header, unclosed: quoted } : { header };
+}
+
+/**
+ * Column names, trimmed. Refuses a name given twice (one would silently win) and object internals;
+ * an unknown name is said once, at its header cell, and its column left out of every row.
+ */
+function csvColumns(header: string[], cells: TextPosition[], problems: FileProblem[]): (string | false)[] {
   const names = header.map((name) => name.trim());
+  const at = (index: number): TextPosition => cells[index] ?? { line: 1, col: 1 };
   const first = new Map<string, number>();
   names.forEach((name, index) => {
     if (name === '__proto__' || name === 'constructor' || name === 'prototype') {
-      throw new CsvHeaderError(`column ${index + 1} "${name}" is not an item field`);
+      throw new CsvHeaderError(`column ${index + 1} "${name}" is not an item field`, at(index));
     }
     const earlier = first.get(name);
     if (earlier !== undefined) {
-      throw new CsvHeaderError(`column "${name}" appears twice (columns ${earlier + 1} and ${index + 1})`);
+      throw new CsvHeaderError(
+        `column "${name}" appears twice (columns ${earlier + 1} and ${index + 1})`,
+        at(index),
+      );
     }
     first.set(name, index);
   });
-  return names;
+  const unclaimed = ITEM_FIELDS.filter((field) => !first.has(field));
+  const meant = new Set<string>();
+  const columns = names.map((name, index) => {
+    // An unnamed column (a trailing comma) is left to the rows: its empty cells mean nothing.
+    if (name === '' || ITEM_FIELDS.includes(name)) return name;
+    const nearest = nearestName(name, unclaimed);
+    if (nearest !== undefined) meant.add(nearest);
+    problems.push({ ...at(index), problem: `${name}: unknown column${didYouMean(nearest)}` });
+    return false;
+  });
+  for (const field of REQUIRED_FIELDS) {
+    if (first.has(field) || meant.has(field)) continue;
+    problems.push({ ...at(0), problem: `${field}: no "${field}" column, which every row needs` });
+  }
+  return columns;
 }
 
 /** The row after the last one read when a file has more than `maxRows` rows. */
@@ -69,12 +168,15 @@ function startLine(endLine: number, raw: string): number {
 }
 
 /** Rows of a CSV file with a header; at most `maxRows` (one more row reports the excess). */
-export function readCsvRows(text: string, maxRows = Number.POSITIVE_INFINITY): RawRow[] {
+export function readCsvRows(text: string, maxRows = Number.POSITIVE_INFINITY): ItemRows {
+  const fileProblems: FileProblem[] = [];
+  let columns: (string | false)[] = [];
   try {
+    const cells = csvLayout(text, false).header;
     const records = parse(text, {
       // Parsing stops after one row too many: an oversized file is refused, not held in memory.
       ...(Number.isFinite(maxRows) ? { to: maxRows + 1 } : {}),
-      columns: csvColumns,
+      columns: (header: string[]) => (columns = csvColumns(header, cells, fileProblems)),
       bom: true,
       skip_empty_lines: true,
       relax_column_count: false,
@@ -87,17 +189,28 @@ export function readCsvRows(text: string, maxRows = Number.POSITIVE_INFINITY): R
     }));
     const extra = records[maxRows];
     if (extra !== undefined) rows.push(overLimit(startLine(extra.info.lines, extra.raw), maxRows));
-    return rows;
+    const absentFields = REQUIRED_FIELDS.filter((field) => !columns.includes(field));
+    return { fileProblems, absentFields, rows };
   } catch (error) {
-    if (error instanceof CsvHeaderError)
-      return [{ line: 1, col: 1, problem: `CSV header: ${error.message}` }];
-    const { lines, message } = error as { lines?: number; message: string };
-    return [{ line: lines ?? 1, problem: `CSV syntax: ${message.replace(/^Invalid [^:]*: /, '')}` }];
+    if (error instanceof CsvHeaderError) {
+      const problem = { ...error.at, problem: `CSV header: ${error.message}` };
+      return { fileProblems: [problem], absentFields: [], rows: [] };
+    }
+    const { code, lines, message } = error as { code?: string; lines?: number; message: string };
+    // csv-parse names the line it stopped at, the end of the file, not where the quote opened.
+    const unclosed = code === 'CSV_QUOTE_NOT_CLOSED' ? csvLayout(text, true).unclosed : undefined;
+    const syntax: FileProblem = unclosed
+      ? {
+          ...unclosed,
+          problem: `CSV syntax: Quote Not Closed: the quoted cell opened here runs to the end of the file`,
+        }
+      : { line: lines ?? 1, problem: `CSV syntax: ${message.replace(/^Invalid [^:]*: /, '')}` };
+    return { fileProblems: [...fileProblems, syntax], absentFields: [], rows: [] };
   }
 }
 
 /** Rows of a JSONL file; at most `maxRows` (one more row reports the excess). */
-export function readJsonlRows(text: string, maxRows = Number.POSITIVE_INFINITY): RawRow[] {
+export function readJsonlRows(text: string, maxRows = Number.POSITIVE_INFINITY): ItemRows {
   const rows: RawRow[] = [];
   let items = 0;
   // Line by line, never the whole file split at once: an oversized file stops at its limit.
@@ -126,5 +239,5 @@ export function readJsonlRows(text: string, maxRows = Number.POSITIVE_INFINITY):
       });
     }
   }
-  return rows;
+  return { fileProblems: [], absentFields: [], rows };
 }

@@ -6,11 +6,11 @@ import { homedir } from 'node:os';
 import { dirname, extname, relative, resolve } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { UserError } from '../common/errors.js';
-import { readCsvRows, readJsonlRows, type RawRow } from './items-file.js';
+import { readCsvRows, readJsonlRows, type ItemRows } from './items-file.js';
 import { systemFolder } from './output-folder.js';
 import { unwritablePath } from './result-paths.js';
 import { planItem, runSettings, type PlannedItem, type RunSettings } from './normalize.js';
-import { formatPath, locate, zodProblems, type Where } from './problems.js';
+import { formatPath, locate, sortProblems, yamlErrorOffset, zodProblems, type Where } from './problems.js';
 import { ItemSchema, ManifestSchema, type ManifestItem } from './schema.js';
 
 /** Inline items belong in a file of readable size; large catalogs use items_file. */
@@ -79,7 +79,7 @@ function readSource(
   }
 }
 
-function readItemsFile(file: string, problems: string[]): { rows: RawRow[]; bytes: Buffer } | undefined {
+function readItemsFile(file: string, problems: string[]): (ItemRows & { bytes: Buffer }) | undefined {
   const label = displayName(file);
   const kind = extname(file).toLowerCase();
   if (kind !== '.csv' && kind !== '.jsonl' && kind !== '.ndjson') {
@@ -88,10 +88,8 @@ function readItemsFile(file: string, problems: string[]): { rows: RawRow[]; byte
   }
   const source = readSource(file, label, MAX_ITEMS_FILE_BYTES, problems);
   if (!source) return undefined;
-  return {
-    rows: kind === '.csv' ? readCsvRows(source.text, MAX_ITEMS) : readJsonlRows(source.text, MAX_ITEMS),
-    bytes: source.bytes,
-  };
+  const read = kind === '.csv' ? readCsvRows(source.text, MAX_ITEMS) : readJsonlRows(source.text, MAX_ITEMS);
+  return { ...read, bytes: source.bytes };
 }
 
 /** Validates and normalizes a manifest file; throws a UserError listing every problem. */
@@ -99,9 +97,11 @@ export function loadManifest(manifestPath: string): LoadedManifest {
   const file = resolve(manifestPath);
   const label = displayName(file);
   const problems: string[] = [];
+  /** The files problems are in, in the order they are listed: the manifest, then its items_file. */
+  const files = [label];
   const fail = (): never => {
     const count = problems.length === 1 ? '1 problem' : `${problems.length} problems`;
-    throw new UserError('manifest_invalid', `${label}: ${count}`, problems);
+    throw new UserError('manifest_invalid', `${label}: ${count}`, sortProblems(problems, files));
   };
 
   const source = readSource(
@@ -115,7 +115,7 @@ export function loadManifest(manifestPath: string): LoadedManifest {
   const lineCounter = new LineCounter();
   const doc = parseDocument(source.text, { lineCounter, uniqueKeys: true });
   for (const error of [...doc.errors, ...doc.warnings]) {
-    const { line, col } = lineCounter.linePos(error.pos[0]);
+    const { line, col } = lineCounter.linePos(yamlErrorOffset(doc, error));
     // The yaml library appends " at line L, column C:" and a code excerpt: the prefix says it.
     const message = (error.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '');
     problems.push(`${label}:${line}:${col} ${message}`);
@@ -136,7 +136,7 @@ export function loadManifest(manifestPath: string): LoadedManifest {
   }
   const parsed = ManifestSchema.safeParse(data, { reportInput: true });
   if (!parsed.success) {
-    problems.push(...zodProblems(parsed.error, where));
+    problems.push(...zodProblems(parsed.error.issues, ManifestSchema, where));
     return fail();
   }
   const manifest = parsed.data;
@@ -151,6 +151,7 @@ export function loadManifest(manifestPath: string): LoadedManifest {
   if (manifest.items_file) {
     const itemsFile = resolve(manifestDir, manifest.items_file);
     const itemsLabel = displayName(itemsFile);
+    files.push(itemsLabel);
     const read = readItemsFile(itemsFile, problems);
     const tooMany = read?.rows.at(-1);
     if (tooMany?.overLimit) {
@@ -159,14 +160,20 @@ export function loadManifest(manifestPath: string): LoadedManifest {
     }
     if (read) {
       hash.update(read.bytes);
+      for (const { line, col, problem } of read.fileProblems)
+        problems.push(`${itemsLabel}:${line}:${col ?? 1} ${problem}`);
+      // A column the header lacks is said once above, not again for every row.
+      const absent = new Set<PropertyKey>(read.absentFields);
       read.rows.forEach((row, index) => {
         const at = `${itemsLabel}:${row.line}:${row.col ?? 1}`;
         if (row.problem) return problems.push(`${at} ${row.problem}`);
         const item = ItemSchema.safeParse(row.value, { reportInput: true });
-        if (!item.success)
+        if (!item.success) {
+          const issues = item.error.issues.filter((issue) => !absent.has(issue.path[0] ?? ''));
           return problems.push(
-            ...zodProblems(item.error, () => at, []).map((p) => p.replace(' (top level)', ' row')),
+            ...zodProblems(issues, ItemSchema, () => at).map((p) => p.replace(' (top level)', ' row')),
           );
+        }
         entries.push({ item: item.data, where: `${at} row ${index + 1}` });
       });
     }

@@ -1,7 +1,8 @@
 // Turns YAML and zod findings into `file:line:col path: message` lines: every problem at once,
 // each pointing at the place a person has to edit.
-import { isMap, isScalar, LineCounter, type Document } from 'yaml';
+import { isMap, isScalar, visit, LineCounter, type Document, type YAMLError } from 'yaml';
 import type { z } from 'zod';
+import { didYouMean, knownKeysAt, nearestName } from './suggest.js';
 
 export type PathSegment = string | number;
 
@@ -79,21 +80,76 @@ function describeIssue(issue: z.core.$ZodIssue): string {
 
 export type Where = (path: readonly PathSegment[], options?: { atKey?: boolean }) => string;
 
-/** One line per zod issue; unknown keys get one line each, at the key. */
-export function zodProblems(
-  error: z.ZodError,
-  where: Where,
-  pathPrefix: readonly PathSegment[] = [],
-): string[] {
+/**
+ * One line per zod issue of a value checked against `schema`. Unknown keys get one line each, at
+ * the key, with the known key nearest to it; a required field that such a key misspells is left
+ * to that line rather than said twice.
+ */
+export function zodProblems(issues: readonly z.core.$ZodIssue[], schema: z.ZodType, where: Where): string[] {
   const lines: string[] = [];
-  for (const issue of error.issues) {
-    const path = [...pathPrefix, ...(issue.path as PathSegment[])];
-    if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys)
-        lines.push(`${where([...path, key], { atKey: true })} ${formatPath([...path, key])}: unknown field`);
-    } else {
-      lines.push(`${where(path)} ${formatPath(path)}: ${describeIssue(issue)}`);
+  const misspelt = new Set<string>();
+  for (const issue of issues) {
+    if (issue.code !== 'unrecognized_keys') continue;
+    const path = issue.path as PathSegment[];
+    const present = new Set(issue.input && typeof issue.input === 'object' ? Object.keys(issue.input) : []);
+    const known = knownKeysAt(schema, path).filter((key) => !present.has(key));
+    for (const key of issue.keys) {
+      const nearest = nearestName(key, known);
+      if (nearest !== undefined) misspelt.add(formatPath([...path, nearest]));
+      lines.push(
+        `${where([...path, key], { atKey: true })} ${formatPath([...path, key])}: unknown field${didYouMean(nearest)}`,
+      );
     }
   }
+  for (const issue of issues) {
+    if (issue.code === 'unrecognized_keys') continue;
+    const path = issue.path as PathSegment[];
+    const missing = issue.code === 'invalid_type' && issue.input === undefined;
+    if (missing && misspelt.has(formatPath(path))) continue;
+    lines.push(`${where(path)} ${formatPath(path)}: ${describeIssue(issue)}`);
+  }
   return lines;
+}
+
+/**
+ * Where a YAML syntax error is. The yaml library puts a missing closing quote where the quoted
+ * text ends, often lines later at the end of the file; a person looks for the quote that opened it.
+ */
+export function yamlErrorOffset(doc: Document, error: YAMLError): number {
+  const [offset] = error.pos;
+  if (error.code !== 'MISSING_CHAR' || !/closing .?quote/.test(error.message)) return offset;
+  let opening = offset;
+  visit(doc, {
+    Scalar(_key, node) {
+      if ((node.type === 'QUOTE_DOUBLE' || node.type === 'QUOTE_SINGLE') && node.range?.[1] === offset) {
+        opening = node.range[0];
+        return visit.BREAK;
+      }
+      return undefined;
+    },
+  });
+  return opening;
+}
+
+/**
+ * Problems in the order a person fixes them: file by file in the order of `files` (the manifest
+ * first), then by line and column. A problem about a whole file comes before its lines.
+ */
+export function sortProblems(problems: readonly string[], files: readonly string[]): string[] {
+  const keyed = problems.map((problem) => {
+    // The longest name that matches: `a.yaml` must not claim the lines of `a.yaml.csv`.
+    let file = -1;
+    files.forEach((name, index) => {
+      if (problem.startsWith(`${name}:`) && (file === -1 || name.length > (files[file]?.length ?? 0)))
+        file = index;
+    });
+    const at = /^:(\d+):(\d+) /.exec(problem.slice(files[file]?.length ?? 0));
+    return {
+      problem,
+      key: [file === -1 ? files.length : file, Number(at?.[1] ?? 0), Number(at?.[2] ?? 0)],
+    };
+  });
+  const compare = (a: number[], b: number[]): number =>
+    (a[0] ?? 0) - (b[0] ?? 0) || (a[1] ?? 0) - (b[1] ?? 0) || (a[2] ?? 0) - (b[2] ?? 0);
+  return keyed.sort((a, b) => compare(a.key, b.key)).map(({ problem }) => problem);
 }

@@ -115,7 +115,7 @@ async function reuseRecorded(stateDir: string, timeoutMs: number, log: (line: st
     }
     await sleep(250);
   }
-  log(`reusing the local Temporal server at ${record.address} (pid ${record.pid})`);
+  log(`pixelmill: reusing the local Temporal server at ${record.address} (pid ${record.pid})`);
   return record;
 }
 
@@ -204,7 +204,7 @@ async function startNew(
     startedAt: new Date().toISOString(),
   };
   writeRecord(stateDir, record);
-  log(`starting a local Temporal server at ${address} (state in ${stateDir})`);
+  log(`pixelmill: starting a local Temporal server at ${address} (state in ${stateDir})`);
 
   const deadline = Date.now() + timeoutMs;
   const fail = async (why: string): Promise<never> => {

@@ -60,7 +60,10 @@ describe('submitItem, lookupTasks, fetchTask', () => {
     expect(done.status).toBe('completed');
     expect(done.urls).toHaveLength(2);
     expect(done.creditsCost).toBe(2);
-    expect(await activities.lookupTasks({ plan, taskIds: [taskId] })).toEqual({ statuses: ['completed'] });
+    expect(await activities.lookupTasks({ plan, taskIds: [taskId] })).toEqual({
+      statuses: ['completed'],
+      calls: 1,
+    });
 
     // What the emulator received is exactly the planned item.
     const truth = await (await fetch(`${emulator.url}/_emulator/tasks`)).text();
@@ -101,8 +104,9 @@ describe('submitItem, lookupTasks, fetchTask', () => {
     // Attempt 1 got its answer, but (as if its worker died) Temporal never recorded it.
     const { taskId } = await call('7', 1);
     expect(await tasksAtApi()).toBe(1);
-    expect(await call('7', 2)).toEqual({ taskId });
-    expect(await call('7', 3)).toEqual({ taskId });
+    // The API calls counted: the earlier attempts' (each made at most one), none of its own.
+    expect(await call('7', 2)).toEqual({ taskId, calls: 1 });
+    expect(await call('7', 3)).toEqual({ taskId, calls: 2 });
     expect(await tasksAtApi()).toBe(1);
 
     // Another call, or the same activity id in another run of the shard, is a submit of its own.
@@ -152,8 +156,11 @@ describe('submitItem, lookupTasks, fetchTask', () => {
     const { activities, plan } = await prepared({ apiBaseUrl: emulator.url, apiKey: KEY });
     const { taskId } = await activities.submitItem({ plan, index: 1, attempt: 1 });
     clock.advance(60 * 60_000);
-    expect(await activities.fetchTask({ plan, taskId })).toEqual({ status: 'expired' });
-    expect(await activities.fetchTask({ plan, taskId: 'task_NOSUCHTASK' })).toEqual({ status: 'not_found' });
+    expect(await activities.fetchTask({ plan, taskId })).toEqual({ status: 'expired', calls: 1 });
+    expect(await activities.fetchTask({ plan, taskId: 'task_NOSUCHTASK' })).toEqual({
+      status: 'not_found',
+      calls: 1,
+    });
   });
 
   it('reads the key from the manifest api_key_env, then PIXELMILL_API_KEY', async () => {

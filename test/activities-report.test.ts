@@ -209,8 +209,8 @@ describe('writeReport', () => {
         queued: 0,
         submitted: 0,
         processing: 0,
-        completed: 0,
-        stored: 1,
+        storing: 0,
+        completed: 1,
         failed: 1,
         cancelled: 1,
         expired: 1,
@@ -220,6 +220,14 @@ describe('writeReport', () => {
       creditsSpent: 2,
       reportFile: join(fixture.outputDir, 'report.jsonl'),
       summaryFile: join(fixture.outputDir, 'summary.json'),
+      galleryFile: join(fixture.outputDir, 'index.html'),
+      // What did not complete, grouped, largest first, with the first ids: the end of `run`.
+      notCompleted: [
+        { status: 'failed', type: 'generation_error', code: 'generation_failed', count: 1, ids: ['b'] },
+        { status: 'expired', type: 'ResultExpired', code: 'result_expired', count: 1, ids: ['c'] },
+        { status: 'skipped', type: 'BudgetExhausted', code: 'budget_exhausted', count: 1, ids: ['d'] },
+        { status: 'cancelled', type: expect.any(String), code: 'not_run', count: 1, ids: ['e'] },
+      ],
     });
     // Written via temp files and renames: nothing else is left in the output directory.
     expect(readdirSync(fixture.outputDir).sort()).toEqual([

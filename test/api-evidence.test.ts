@@ -2,12 +2,7 @@
 // stretch (activities/api-evidence.ts), without a server.
 import { describe, expect, it } from 'vitest';
 import { BadRequestError, RateLimitError, ServerError } from '../api/index.js';
-import {
-  ApiEvidence,
-  MIN_SUBMIT_TRIES,
-  retryDelayAfter,
-  triesToRefuse,
-} from '../activities/api-evidence.js';
+import { ApiEvidence, MIN_SUBMIT_TRIES, retryDelayAfter, triesToRefuse } from '../activities/api-evidence.js';
 
 describe('triesToRefuse', () => {
   it('never blames an item while no other submit is accepted (an outage)', () => {
@@ -31,7 +26,7 @@ describe('triesToRefuse', () => {
 });
 
 describe('retryDelayAfter', () => {
-  it('doubles with the failures in a row, from 1 s to at most a minute', () => {
+  it('doubles with the failures, from 1 s to at most a minute', () => {
     expect([1, 2, 3, 4, 5, 6, 7, 30].map(retryDelayAfter)).toEqual([
       1000, 2000, 4000, 8000, 16_000, 32_000, 60_000, 60_000,
     ]);

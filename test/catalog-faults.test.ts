@@ -67,7 +67,7 @@ describe('catalog runs against a misbehaving API', () => {
     );
     console.log(`429 storm: ${tooMany} requests answered 429`);
     expect(tooMany).toBeGreaterThan(20);
-    expect(result.counts).toMatchObject({ stored: 100, failed: 0, expired: 0, cancelled: 0, skipped: 0 });
+    expect(result.counts).toMatchObject({ completed: 100, failed: 0, expired: 0, cancelled: 0, skipped: 0 });
     const report = readReport(catalog);
     expect(report.filter((line) => line.status !== 'completed')).toEqual([]);
     // A 429 has no effect at the API: retries after Retry-After never doubled a task.
@@ -120,7 +120,7 @@ describe('catalog runs against a misbehaving API', () => {
     expect(resubmitted).toBeGreaterThan(0);
     expect(exhausted).toBeGreaterThan(0);
     expect(result.counts.failed).toBe(10 + exhausted);
-    expect(result.counts.stored).toBe(90 - exhausted);
+    expect(result.counts.completed).toBe(90 - exhausted);
     expect(exitCodeOf(result)).toBe(3);
   });
 
@@ -136,13 +136,13 @@ describe('catalog runs against a misbehaving API', () => {
     const started = Date.now();
     const result = (await (await startRun(harness.env.client, catalog)).result()) as RunResult;
     const report = readReport(catalog);
-    expect(result.counts).toMatchObject({ stored: 29, failed: 1 });
+    expect(result.counts).toMatchObject({ completed: 29, failed: 1 });
     expect(exitCodeOf(result)).toBe(3);
     const poisoned = report[3]!;
     expect(poisoned).toMatchObject({ status: 'failed', task_id: null, credits_cost: 0, images: [] });
     expect(poisoned.error).toMatchObject({ type: 'SubmitRefused', code: 'build_request_failed' });
     const evidence =
-      /failed with 500 build_request_failed: .*\(refused (\d+) times in a row in \d+ s, while the API accepted (\d+) other submits and failed (\d+)\)$/.exec(
+      /failed with 500 build_request_failed: .*\(the same answer (\d+) times in \d+ s, while the API accepted (\d+) other submits and failed (\d+)\)$/.exec(
         poisoned.error?.message ?? '',
       );
     expect(evidence, poisoned.error?.message).not.toBeNull();
@@ -177,7 +177,7 @@ describe('catalog runs against a misbehaving API', () => {
     await new Promise((resolve) => setTimeout(resolve, 20_000));
     await startTestEmulator({ ...config, port });
     const result = (await handle.result()) as RunResult;
-    expect(result.counts).toMatchObject({ stored: 30, failed: 0 });
+    expect(result.counts).toMatchObject({ completed: 30, failed: 0 });
     expect(readReport(catalog).every((line) => line.status === 'completed')).toBe(true);
   }, 120_000);
 
@@ -192,7 +192,7 @@ describe('catalog runs against a misbehaving API', () => {
       },
     );
     const result = (await (await startRun(harness.env.client, catalog)).result()) as RunResult;
-    expect(result.counts).toMatchObject({ stored: 0, failed: 3 });
+    expect(result.counts).toMatchObject({ completed: 0, failed: 3 });
     // Every task was given up: the first of each item (resubmitted), then the second.
     expect(readSummary(catalog)).toMatchObject({
       tasks_given_up: 6,
@@ -269,7 +269,7 @@ describe('catalog runs against a misbehaving API', () => {
     // Once nothing is at the API any more, a paused shard submits nothing.
     await waitUntil('the paused shard to drain', async () => {
       const { counts, paused } = await shard.query(shardProgressQuery);
-      return paused && counts.submitted + counts.processing + counts.completed === 0;
+      return paused && counts.submitted + counts.processing + counts.storing === 0;
     });
     const whilePaused = await tasksNow();
     const queued = (await shard.query(shardProgressQuery)).counts.queued;
@@ -303,7 +303,7 @@ describe('catalog runs against a misbehaving API', () => {
       expect(line.error).toMatchObject({ type: 'Cancelled', code: 'cancelled' });
       expect(line.error?.message).toMatch(/cancelled/);
     }
-    expect(result.counts).toMatchObject({ stored: completed.length, cancelled: cancelled.length });
+    expect(result.counts).toMatchObject({ completed: completed.length, cancelled: cancelled.length });
     expect(exitCodeOf(result)).toBe(3);
   });
 

@@ -59,9 +59,17 @@ describe('the run the other commands look at', () => {
   it('ends with exit code 3 (items failed) and plain progress lines on a pipe', () => {
     expect(first.code, first.stderr).toBe(3);
     expect(first.stderr).toMatch(/pixelmill\/cli-test \(emulated\): \w+ · \d+\/12 final · queued \d+ /);
-    expect(first.stderr).toMatch(/ · requests (--|[\d.]+)\/s of 100\/s · images (--|[\d.]+)\/min · ETA /);
-    expect(first.stderr).toMatch(/: finished · 12\/12 final .* stored 9 · failed 3 .* ETA done/);
+    expect(first.stderr).toMatch(
+      / · requests (--|[\d.]+)\/s( \(30 s avg\))? of 100\/s · images (--|[\d.]+)\/min · ETA /,
+    );
+    expect(first.stderr).toMatch(/: finished · 12\/12 final .* completed 9 · failed 3 .* ETA done/);
     expect(first.stderr).not.toContain('\x1b'); // no escape codes in a log
+    // The end: what did not complete, by status and error, with the first ids; and where to look.
+    expect(first.stderr).toContain('pixelmill: cli-test: 9 of 12 items completed, 3 failed; ');
+    expect(first.stderr).toMatch(
+      /pixelmill: not completed, by status and error type\/code:\npixelmill: {3}3 failed content_policy_violation\/content_blocked: c\d+, c\d+, c\d+\n/,
+    );
+    expect(first.stderr).toContain(`pixelmill: gallery ${join(sandbox.dir, 'out', 'index.html')}`);
   });
 });
 
@@ -70,7 +78,7 @@ describe('pixelmill list', () => {
     const listed = await sandbox.run(['list']);
     expect(listed.code, listed.stderr).toBe(0);
     const [header, ...rows] = listed.stdout.trim().split('\n');
-    expect(header).toMatch(/^RUN\s+STATUS\s+STARTED\s+ITEMS\s+STORED\s+FAILED\s+CREDITS$/);
+    expect(header).toMatch(/^RUN\s+STATUS\s+STARTED\s+ITEMS\s+COMPLETED\s+FAILED\s+CREDITS$/);
     const row = rows.find((line) => line.startsWith(`${RUN_ID} `));
     expect(row).toMatch(
       /^pixelmill\/cli-test \(emulated\)\s+completed\s+\d{4}-\d\d-\d\d [\d:]{8}\s+12\s+9\s+3\s+\d+$/,
@@ -85,7 +93,7 @@ describe('pixelmill list', () => {
       status: 'COMPLETED',
       emulated: true,
       items: ITEMS,
-      stored: 9,
+      completed: 9,
       failed: 3,
     });
   });
@@ -100,7 +108,7 @@ describe('pixelmill status --json', () => {
       status: 'COMPLETED',
       state: null,
       items: ITEMS,
-      counts: { stored: 9, failed: 3, queued: 0, submitted: 0, completed: 0 },
+      counts: { completed: 9, failed: 3, queued: 0, submitted: 0, storing: 0 },
       source: 'report',
       report: out('report.jsonl'),
       retries: [],
@@ -114,7 +122,8 @@ describe('pixelmill retry-failed', () => {
     const failedIds = before.filter((line) => line.status === 'failed').map((line) => line.id);
     expect(failedIds).toEqual([...BLOCKED].map((i) => `c${i}`));
 
-    const retry = await sandbox.run(['retry-failed', 'cli-test', '--no-progress'], {
+    // Blocked prompts cannot succeed again: only --all retries them (here the block is lifted).
+    const retry = await sandbox.run(['retry-failed', 'cli-test', '--all', '--no-progress'], {
       env: { PIXELMILL_EMULATOR_CONFIG: emulatorConfig('unblocked.yaml', []) },
     });
     expect(retry.code, retry.stderr).toBe(0);
@@ -148,7 +157,7 @@ describe('pixelmill retry-failed', () => {
 
     const status = await sandbox.run(['status', RUN_ID, '--json']);
     expect(JSON.parse(status.stdout)).toMatchObject({
-      counts: { stored: ITEMS, failed: 0 },
+      counts: { completed: ITEMS, failed: 0 },
       retries: [{ runId: `${RUN_ID}/retry-1`, items: 3, inReport: true }],
     });
     const listed = JSON.parse((await sandbox.run(['list', '--json'])).stdout) as { runId: string }[];

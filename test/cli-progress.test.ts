@@ -2,7 +2,8 @@
 // a terminal (redrawn in place, coloured unless NO_COLOR) and plain lines on a pipe.
 import { describe, expect, it } from 'vitest';
 import { createProgressDisplay, type DisplayStream } from '../client/display/display.js';
-import { formatDuration, renderLine } from '../client/display/frame.js';
+import { formatDuration, renderFrame, renderLine, wrapParts } from '../client/display/frame.js';
+import picocolors from 'picocolors';
 import { RateTracker } from '../client/display/rates.js';
 import type { LiveProgress } from '../client/progress.js';
 import type { ItemCounts, RunState } from '../common/types.js';
@@ -84,14 +85,19 @@ describe('rates from successive samples', () => {
     expect(tracker.rates(239).imagesPerMinute).toBeCloseTo(12);
   });
 
-  it('measures requests over the last 5 s, so a change of pace shows at once', () => {
+  it('measures requests over the last 30 s: a burst of counts does not read as a broken limit', () => {
     const tracker = new RateTracker();
     for (let second = 0; second <= 30; second++) {
       tracker.add({ at: second * 1000, apiCalls: second * 2, images: 0, finished: 0 });
     }
     expect(tracker.rates(10).requestsPerSecond).toBeCloseTo(2);
-    for (let second = 31; second <= 36; second++) {
-      tracker.add({ at: second * 1000, apiCalls: 60 + (second - 30) * 5, images: 0, finished: 0 });
+    expect(tracker.rates(10).requestsWindowS).toBe(30);
+    // A retried lookup's 4 calls counted at once: over 5 s it would read 2.8/s.
+    tracker.add({ at: 31_000, apiCalls: 66, images: 0, finished: 0 });
+    expect(tracker.rates(10).requestsPerSecond).toBeCloseTo(2.13, 2);
+    // A new pace shows within the window.
+    for (let second = 32; second <= 61; second++) {
+      tracker.add({ at: second * 1000, apiCalls: 66 + (second - 31) * 5, images: 0, finished: 0 });
     }
     expect(tracker.rates(10).requestsPerSecond).toBeCloseTo(5);
     // Nothing finishing: no ETA rather than an infinite one.
@@ -138,15 +144,15 @@ describe('the plain line', () => {
   it('names every state, the rates against the limit, the ETA and the credits against the budget', () => {
     const line = renderLine({
       progress: progress(
-        { queued: 35, submitted: 5, processing: 20, completed: 5, stored: 30, failed: 5 },
+        { queued: 35, submitted: 5, processing: 20, storing: 5, completed: 30, failed: 5 },
         { credits: 61 },
       ),
-      rates: { requestsPerSecond: 4.94, imagesPerMinute: 212, etaSeconds: 95 },
+      rates: { requestsPerSecond: 4.94, requestsWindowS: 30, imagesPerMinute: 212, etaSeconds: 95 },
     });
     expect(line).toBe(
       'pixelmill/demo (emulated): running · 35/100 final · queued 35 · submitted 5 · processing 20 · ' +
-        'completed 5 · ' +
-        'stored 30 · failed 5 · requests 4.9/s of 5/s · images 212/min · ETA 1:35 · credits 61 of 500 budget',
+        'storing 5 · ' +
+        'completed 30 · failed 5 · requests 4.9/s (30 s avg) of 5/s · images 212/min · ETA 1:35 · credits 61 of 500 budget',
     );
   });
 
@@ -159,6 +165,51 @@ describe('the plain line', () => {
   });
 });
 
+describe('a run before its plan exists', () => {
+  it('says what it is doing instead of counting 0 of 0 items', () => {
+    const preparing = progress({}, { state: 'preparing' });
+    preparing.run.itemCount = 0;
+    const line = renderLine({ progress: preparing, rates: {} });
+    expect(line).toBe('pixelmill/demo (emulated): preparing · checking the manifest and writing the plan');
+    const frame = renderFrame({ progress: preparing, rates: {} }, picocolors.createColors(false));
+    expect(frame).not.toMatch(/0\/0|queued/);
+    expect(frame).toContain('checking the manifest and writing the plan');
+  });
+});
+
+describe('the frame at a narrow width', () => {
+  it('breaks lines between counts, never inside one, and keeps every line within the width', () => {
+    const view = {
+      progress: progress(
+        { queued: 12, submitted: 5, processing: 7, storing: 9, completed: 43, failed: 21, skipped: 3 },
+        { credits: 61 },
+      ),
+      rates: { requestsPerSecond: 4.94, requestsWindowS: 30, imagesPerMinute: 212, etaSeconds: 95 },
+    };
+    const plain = picocolors.createColors(false);
+    const lines = renderFrame(view, plain, 60).split('\n');
+    for (const line of lines) expect(line.length, line).toBeLessThanOrEqual(60);
+    const counts = lines.filter((line) => /queued|storing|failed|skipped/.test(line));
+    expect(counts.join(' · ').split(' · ')).toEqual([
+      'queued 12',
+      'submitted 5',
+      'processing 7',
+      'storing 9',
+      'completed 43',
+      'failed 21',
+      'skipped 3',
+    ]);
+    expect(counts.length).toBeGreaterThan(1);
+  });
+
+  it('wraps parts greedily, colour codes not counted', () => {
+    const red = picocolors.createColors(true).red;
+    expect(wrapParts([red('aaaa'), 'bbbb', 'cc'], ' · ', 11)).toEqual([`${red('aaaa')} · bbbb`, 'cc']);
+    // A part wider than the line stays whole on its own line.
+    expect(wrapParts(['abcdefghijkl', 'x'], ' · ', 5)).toEqual(['abcdefghijkl', 'x']);
+  });
+});
+
 describe('the display on a terminal', () => {
   it('redraws a coloured frame in place', () => {
     const stream = new FakeStream(true);
@@ -168,12 +219,12 @@ describe('the display on a terminal', () => {
     expect(firstFrame).toContain('pixelmill/demo');
     expect(firstFrame).toContain('elapsed 0:01');
     expect(firstFrame).toMatch(SGR_COLOUR);
-    display.update(progress({ queued: 70, submitted: 10, stored: 20 }, { calls: 40, images: 20 }), 4_000);
+    display.update(progress({ queued: 70, submitted: 10, completed: 20 }, { calls: 40, images: 20 }), 4_000);
     const redraw = stream.text.slice(firstFrame.length);
     expect(redraw).toMatch(CURSOR_UP); // back to the top of the frame
     expect(redraw).toContain(ERASE_LINE);
     expect(redraw).toContain('20/100 items final');
-    expect(redraw).toContain('requests 10.0/s of 5/s');
+    expect(redraw).toContain('requests 10.0/s (30 s avg) of 5/s');
     display.finish();
     // The last frame stays on screen: nothing is erased after it.
     expect(stream.text.slice(firstFrame.length + redraw.length)).not.toContain(ERASE_LINE);
@@ -213,7 +264,7 @@ describe('the display on a pipe', () => {
     display.update(progress({ queued: 90, submitted: 10 }), 1_000); // changed, too soon
     display.update(progress({ queued: 90, submitted: 10 }), 5_000); // due
     display.update(progress({ queued: 90, submitted: 10 }), 10_000); // nothing new
-    display.update(progress({ queued: 80, submitted: 10, stored: 10 }), 11_000); // too soon
+    display.update(progress({ queued: 80, submitted: 10, completed: 10 }), 11_000); // too soon
     display.finish(); // ... but the last state is not lost
     const lines = stream.text.trimEnd().split('\n');
     expect(lines.map((line) => /queued (\d+)/.exec(line)?.[1])).toEqual(['100', '90', '80']);

@@ -107,7 +107,8 @@ describe('a run into s3://', () => {
   }, 180_000);
 
   it('retry-failed stores the rest in the same bucket and prefix, and republishes the report', async () => {
-    const retry = await sandbox.run(['retry-failed', 'catalog.yaml', '--no-progress'], {
+    // The failures are content-policy refusals, which retry-failed skips unless told --all.
+    const retry = await sandbox.run(['retry-failed', 'catalog.yaml', '--all', '--no-progress'], {
       env: { PIXELMILL_EMULATOR_CONFIG: emulatorConfig('unblocked.yaml', []) },
     });
     expect(retry.code, retry.stderr).toBe(0);

@@ -98,6 +98,20 @@ describe('task states', () => {
     expect(done.result.expires_at - done.completed).toBe(50);
   });
 
+  it('keeps a lost task (faults.stuck_task_rate) processing for ever, uncharged, in GET and batch', async () => {
+    const { clock, emulator } = await setup({ faults: { stuck_task_rate: 1 } });
+    const id = await submitOne(emulator, { prompt: 'a lost job' });
+    // Long past its generation time and any result TTL.
+    clock.advance(10 * 24 * 3600 * 1000);
+    const task = (await get(emulator, id)).json.data;
+    expect(task).toMatchObject({ id, status: 'processing', credits_cost: 0 });
+    expect(task.result).toBeUndefined();
+    expect(Number.parseInt(task.progress, 10)).toBeLessThan(100);
+    const batch = await call(emulator.url, '/v1/tasks/batch', { key: KEY, body: { task_ids: [id] } });
+    expect(batch.json.data).toEqual([{ id, status: 'processing' }]);
+    expect(emulator.injectedFaults().stuck_task).toBe(1);
+  });
+
   it('expires a completed task after the TTL: GET 404 task_expired, batch expired, image 404', async () => {
     const { clock, emulator } = await setup({ result_ttl_seconds: 60 });
     const id = await submitOne(emulator, { prompt: 'short-lived' });

@@ -320,9 +320,14 @@ describe('gallery (index.html)', () => {
     await page.locator('#search').fill('LAMP');
     expect(await visibleIds(page)).toEqual(['brass-lamp', 'lamp-7']);
     expect(await page.locator('#shown').textContent()).toBe('2 shown');
+    expect(await page.locator('#empty').isHidden()).toBe(true);
     await page.locator('button[data-filter="failed"]').click();
     expect(await visibleIds(page)).toEqual([]);
+    // An empty result says so.
+    expect(await page.locator('#empty').isVisible()).toBe(true);
+    expect(await page.locator('#empty').textContent()).toBe('No failed items match "LAMP".');
     await page.locator('#search').fill('');
+    expect(await page.locator('#empty').isHidden()).toBe(true);
     await page.locator('button[data-filter="all"]').click();
 
     // A click on a thumbnail shows the full image; its link is the image file itself.

@@ -140,6 +140,71 @@ describe('loadManifest', () => {
     expect(jsonl[2]).toMatch(/cat\.jsonl:4:1 colour: unknown field/);
   });
 
+  it('says a misspelt CSV header once, at its cell, and still every row with a problem of its own', () => {
+    const rows = Array.from({ length: 1000 }, (_, i) => `r${i},a lamp,${i === 500 ? '7x' : '1:1'}`);
+    const dir = fixture({
+      'm.yaml': 'name: t\nitems_file: cat.csv\n',
+      'cat.csv': ['id,promt,size', ...rows].join('\n'),
+    });
+    expect(problemsOf(join(dir, 'm.yaml')).map((p) => p.replace(/^.*cat\.csv/, 'cat.csv'))).toEqual([
+      'cat.csv:1:4 promt: unknown column (did you mean "prompt"?)',
+      'cat.csv:502:1 size: must be an aspect ratio like "16:9" (or "auto")',
+    ]);
+  });
+
+  it('suggests the nearest known field for an unknown key at every level', () => {
+    const dir = fixture({
+      'k.yaml': [
+        'name: k', // 1
+        'limits: { requets_per_second: 3 }', // 2
+        'retry: { max_attemps: 3 }', // 3
+        'output: { dir: o, path_templte: "{id}_{index}.{ext}" }', // 4
+        'colour: red', // 5
+        'items:', // 6
+        '  - promt: a lamp', // 7
+        '  - { prompt: a chair, sise: "1:1", promt: b }', // 8
+      ].join('\n'),
+    });
+    const problems = problemsOf(join(dir, 'k.yaml')).map((p) => p.replace(/^.*k\.yaml/, 'k.yaml'));
+    expect(problems).toEqual([
+      'k.yaml:2:11 limits.requets_per_second: unknown field (did you mean "requests_per_second"?)',
+      'k.yaml:3:10 retry.max_attemps: unknown field (did you mean "max_attempts"?)',
+      'k.yaml:4:19 output.path_templte: unknown field (did you mean "path_template"?)',
+      'k.yaml:5:1 colour: unknown field',
+      // The misspelling explains the missing prompt: "prompt: is required" is not said as well.
+      'k.yaml:7:5 items[0].promt: unknown field (did you mean "prompt"?)',
+      // No guess of a field the item already has.
+      'k.yaml:8:24 items[1].sise: unknown field (did you mean "size"?)',
+      'k.yaml:8:37 items[1].promt: unknown field',
+    ]);
+  });
+
+  it('lists problems by file, line and column, the manifest first', () => {
+    const dir = fixture({
+      'o.yaml': 'name: o\nitems_file: cat.jsonl\noutput: /proc/x\n',
+      'cat.jsonl': '{"prompt":"b","n":0}\n{"prompt":"a","colour":"red"}\n',
+    });
+    expect(problemsOf(join(dir, 'o.yaml')).map((p) => p.replace(/^.*\/(?=[a-z]+\.)/, ''))).toEqual([
+      expect.stringMatching(/^o\.yaml:3:9 output: \/proc\/x is inside \/proc/),
+      'cat.jsonl:1:1 n: must be at least 1',
+      'cat.jsonl:2:1 colour: unknown field',
+    ]);
+  });
+
+  it('points an unterminated quote at the line and column where it opens', () => {
+    const dir = fixture({
+      'y.yaml': 'name: t\nitems:\n  - id: b\n    prompt: "unterminated\n    size: 1:1\n',
+      'q.yaml': 'name: t\nitems_file: q.csv\n',
+      'q.csv': 'id,prompt\na,"hello\nb,world\n',
+    });
+    expect(problemsOf(join(dir, 'y.yaml'))).toEqual([
+      expect.stringMatching(/y\.yaml:4:13 Missing closing "quote$/),
+    ]);
+    expect(problemsOf(join(dir, 'q.yaml'))).toEqual([
+      expect.stringMatching(/q\.csv:2:3 CSV syntax: Quote Not Closed: the quoted cell opened here/),
+    ]);
+  });
+
   it('rejects missing files, non-UTF-8 text, and manifests without items', () => {
     const dir = fixture({
       'latin1.yaml': Buffer.concat([

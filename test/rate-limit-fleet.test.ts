@@ -41,7 +41,7 @@ describe('requests_per_second across worker processes', () => {
       const result = (await (
         await startRun(env.client, catalog, undefined, { apiAccount })
       ).result()) as RunResult;
-      expect(result.counts).toMatchObject({ stored: 60, failed: 0 });
+      expect(result.counts).toMatchObject({ completed: 60, failed: 0 });
       await Promise.all(workers.map((worker) => worker.kill()));
 
       const times = await apiCallTimes(emulator);

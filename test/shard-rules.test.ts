@@ -20,14 +20,14 @@ describe('countItems', () => {
     Phase.submitting,
     Phase.submitted,
     Phase.submitted,
-    Phase.collecting,
-    Phase.stored,
+    Phase.storing,
+    Phase.completed,
   ];
 
   it('puts every item in exactly one count', () => {
     const counts = countItems(phases);
     // Being submitted is not submitted: the API has not accepted it yet.
-    expect(counts).toMatchObject({ queued: 2, submitted: 2, processing: 0, completed: 1, stored: 1 });
+    expect(counts).toMatchObject({ queued: 2, submitted: 2, processing: 0, storing: 1, completed: 1 });
     expect(Object.values(counts).reduce((sum, n) => sum + n, 0)).toBe(phases.length);
   });
 
@@ -103,7 +103,7 @@ describe('accountRefusal', () => {
 
 describe('task timeouts', () => {
   it('finds the submitted items past the timeout, starting the clock of those without a time', () => {
-    const phases = [Phase.submitted, Phase.submitted, Phase.collecting, Phase.submitted, Phase.queued];
+    const phases = [Phase.submitted, Phase.submitted, Phase.storing, Phase.submitted, Phase.queued];
     const submittedAt: (number | null)[] = [1_000, 50_000, 0, null, null];
     expect(overdueItems(phases, submittedAt, 70_001, 60_000)).toEqual([0]);
     expect(submittedAt[3]).toBe(70_001);

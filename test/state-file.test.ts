@@ -27,7 +27,9 @@ describe('state files', () => {
     writeFileSync(empty, '');
     writeFileSync(cut, '{"number": 2, "runId": "pixel');
     expect(() => readJsonFile(empty)).toThrow(UserError);
-    expect(() => readJsonFile(empty)).toThrow(`${empty} is damaged: it is empty; remove it and run the command again`);
+    expect(() => readJsonFile(empty)).toThrow(
+      `${empty} is damaged: it is empty; remove it and run the command again`,
+    );
     expect(() => readJsonFile(cut)).toThrow(new RegExp(`^${cut} is damaged: it is not valid JSON \\(`));
   });
 

@@ -68,7 +68,7 @@ describe('the submit journal', () => {
       }),
     );
 
-    expect((result as RunResult).counts.stored).toBe(ITEMS);
+    expect((result as RunResult).counts.completed).toBe(ITEMS);
     // One task per item at the API: each retry took over its first attempt's task.
     const tasks = await groundTruth(emulator);
     expect(tasks).toHaveLength(ITEMS);

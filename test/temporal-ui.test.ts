@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInProcessWorkers } from '../client/embedded.js';
 import { apiAccountId } from '../common/api-account.js';
 import { taskQueuesOf } from '../common/names.js';
+import { liveProgress } from '../client/progress.js';
 import { startOrAttach } from '../client/runs.js';
 import type { RunResult } from '../common/types.js';
 import {
@@ -120,7 +121,7 @@ async function list(query: string): Promise<WorkflowExecutionInfo[]> {
 
 describe('runs in Temporal visibility', () => {
   it('finds the finished run by its manifest name, with its counts and credits', async () => {
-    expect(result.counts).toMatchObject({ stored: ITEMS - BLOCKED, failed: BLOCKED });
+    expect(result.counts).toMatchObject({ completed: ITEMS - BLOCKED, failed: BLOCKED });
     expect(result.creditsSpent).toBeGreaterThan(0);
     const expected = {
       manifest: MANIFEST_NAME,
@@ -194,7 +195,62 @@ describe('the run in the Temporal Web UI', () => {
     await page.getByText('Search Attributes', { exact: true }).click();
     await shows('PixelmillCompleted');
     await shows(MANIFEST_NAME);
+
+    // Read after the run, with no worker needed: its result, first in the completed event's
+    // details, says what did not complete.
+    expect(result.outcome).toBe(
+      `${ITEMS - BLOCKED} of ${ITEMS} items completed, ${BLOCKED} failed; ${result.creditsSpent} credits`,
+    );
+    await page
+      .getByText(/^Event History/)
+      .first()
+      .click();
+    await page.getByText('Workflow Execution Completed').first().click();
+    await shows(result.outcome!);
   }, 90_000);
+
+  it("shows a live run's details counting the items its running shards finished", async () => {
+    const live = writeCatalog(dirname(catalog.file), {
+      name: 'ui-live',
+      baseUrl: emulator.url,
+      requestsPerSecond: 3,
+      items: Array.from({ length: 30 }, (_, i) => ({ id: `l${i + 1}`, prompt: `a live lamp ${i}` })),
+    });
+    const { handle } = await startOrAttach(
+      client,
+      live.runId,
+      {
+        manifestFile: live.file,
+        manifestHash: live.hash,
+        apiAccount: account,
+        apiBaseUrl: emulator.url,
+        emulated: false,
+      },
+      false,
+    );
+    cleanups.push(() => handle.terminate('test over').catch(() => undefined));
+    // What the CLI sees: some items completed while the shard still runs.
+    await waitUntil('items completed mid-run', async () => {
+      const progress = await liveProgress(client, live.runId);
+      return progress.counts.completed >= 4 && progress.run.state === 'running' ? progress : undefined;
+    });
+
+    const browser = await launchChromium();
+    cleanups.push(() => browser.close());
+    const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+    await page.goto(`${server.uiUrl}/namespaces/default/workflows/${encodeURIComponent(live.runId)}`);
+    await page.getByText('User Metadata', { exact: true }).click();
+    const details = page
+      .frameLocator('#user-metadata-current-details')
+      .getByText(/items completed/)
+      .first();
+    await details.waitFor({ timeout: 30_000 });
+    const text = (await details.textContent()) ?? '';
+    const completed = Number(/running: (\d+) of 30 items completed/.exec(text)?.[1] ?? 'NaN');
+    // Before, a run's details counted finished shards only: "0 of 30" while items were stored.
+    expect(completed, text).toBeGreaterThan(0);
+    expect((await handle.result()).counts.completed).toBe(30);
+  }, 120_000);
 });
 
 describe('a namespace where pixelmill cannot register its search attributes', () => {
@@ -231,7 +287,7 @@ describe('a namespace where pixelmill cannot register its search attributes', ()
     expect(outcome.how).toBe('started');
     expect(outcome.unindexed).toMatch(/PixelmillItems exists .* as Keyword.*not be searchable/);
     const finished = await outcome.handle.result();
-    expect(finished.counts.stored).toBe(3);
+    expect(finished.counts.completed).toBe(3);
     const description = await outcome.handle.describe();
     expect(description.typedSearchAttributes.get(MANIFEST_ATTRIBUTE)).toBeUndefined();
   }, 120_000);

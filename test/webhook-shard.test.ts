@@ -56,7 +56,7 @@ describe('shard with webhooks', () => {
     const result = await withStubWorkers(env, api.activities, run);
 
     expect(webhooks).toHaveLength(items);
-    expect(result.counts.stored).toBe(items);
+    expect(result.counts.completed).toBe(items);
     expect(api.stored.sort((a, b) => a - b)).toEqual(Array.from({ length: items }, (_, i) => i));
     expect({ lookups: api.lookups, gets: api.gets }).toEqual({ lookups: 0, gets: 0 });
     expect(result.apiCalls).toEqual({ submit: items, lookup: 0, get: 0 });

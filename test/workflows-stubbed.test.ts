@@ -86,7 +86,7 @@ describe('run and shard workflows (stub activities)', () => {
       expect((await handle.fetchHistory()).events?.length).toBeLessThan(200);
       return result;
     });
-    expect(result.counts.stored).toBe(1200);
+    expect(result.counts.completed).toBe(1200);
     expect(api.submits).toHaveLength(1200);
     expect(new Set(api.submits.map((s) => s.index)).size).toBe(1200);
     expect(api.stored.sort((a, b) => a - b)).toEqual(Array.from({ length: 1200 }, (_, i) => i));
@@ -98,7 +98,7 @@ describe('run and shard workflows (stub activities)', () => {
   it('keeps at most max_in_flight items at the API', async () => {
     const { api, start } = startRun({ items: 240, lookupsToFinish: 2, maxInFlight: 40 });
     const result = await withWorkers(api, async () => (await start()).result() as Promise<RunResult>);
-    expect(result.counts.stored).toBe(240);
+    expect(result.counts.completed).toBe(240);
     expect(api.maxConcurrentAtApi).toBeLessThanOrEqual(40);
   });
 
@@ -108,7 +108,7 @@ describe('run and shard workflows (stub activities)', () => {
     // shard starts on what is free while the first three still have items at the API.
     const { api, start } = startRun({ items: 2000, lookupsToFinish: 3, maxInFlight: 1000 });
     const result = await withWorkers(api, async () => (await start()).result() as Promise<RunResult>);
-    expect(result.counts.stored).toBe(2000);
+    expect(result.counts.completed).toBe(2000);
     expect(api.maxConcurrentAtApi).toBeLessThanOrEqual(1000);
     const shardOf = (index: number): number => Math.floor(index / SHARD_SIZE);
     const firstSubmitOfShard4 = api.timeline.findIndex((e) => e.event === 'submit' && shardOf(e.index) === 3);
@@ -134,7 +134,7 @@ describe('run and shard workflows (stub activities)', () => {
     const result = await withWorkers(api, async () => (await start()).result() as Promise<RunResult>);
     const blocked = Array.from({ length: 50 }, (_, i) => i).filter((i) => i % 7 === 3 && i % 10 !== 0);
     expect(result.counts.failed).toBe(blocked.length);
-    expect(result.counts.stored).toBe(50 - blocked.length);
+    expect(result.counts.completed).toBe(50 - blocked.length);
     expect(
       api.submits
         .filter((s) => s.attempt === 2)
@@ -150,7 +150,7 @@ describe('run and shard workflows (stub activities)', () => {
     const { api, start } = startRun({ items: 100, budgetCredits: 30 });
     const result = await withWorkers(api, async () => (await start()).result() as Promise<RunResult>);
     expect(api.submits).toHaveLength(30);
-    expect(result.counts.stored).toBe(30);
+    expect(result.counts.completed).toBe(30);
     expect(result.counts.skipped).toBe(70);
     expect(
       api.outcomes.filter((o) => o.status === 'skipped').every((o) => o.error?.code === 'budget_exhausted'),
@@ -167,7 +167,7 @@ describe('run and shard workflows (stub activities)', () => {
       await handle.signal(resumeSignal);
       return (await handle.result()) as RunResult;
     });
-    expect(result.counts.stored).toBe(40);
+    expect(result.counts.completed).toBe(40);
     expect(api.submits).toHaveLength(40);
   });
 
@@ -182,7 +182,7 @@ describe('run and shard workflows (stub activities)', () => {
       await handle.signal(resumeSignal);
       return (await handle.result()) as RunResult;
     });
-    expect(result.counts).toMatchObject({ stored: 40, failed: 0 });
+    expect(result.counts).toMatchObject({ completed: 40, failed: 0 });
     expect(api.submits).toHaveLength(40);
     // The refused calls count: the API answered them.
     expect(result.apiCalls.submit).toBeGreaterThan(40);
@@ -198,7 +198,7 @@ describe('run and shard workflows (stub activities)', () => {
     });
     const submitted = api.submits.length;
     expect(submitted).toBeLessThan(400);
-    expect(result.counts.stored).toBe(submitted);
+    expect(result.counts.completed).toBe(submitted);
     expect(result.counts.cancelled).toBe(400 - submitted);
   });
 });

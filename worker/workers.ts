@@ -34,6 +34,17 @@ export interface PixelmillWorkers {
   run(): Promise<void>;
   /** Starts a graceful shutdown of all three; safe to call more than once, or before run(). */
   shutdown(): void;
+  /** Activities running now, by queue: what a graceful shutdown waits for. */
+  inFlight(): InFlightActivities;
+}
+
+export interface InFlightActivities {
+  /** Plans, outcome files, the report. */
+  bookkeeping: number;
+  /** API calls. */
+  api: number;
+  /** Downloads into the store. */
+  transfer: number;
 }
 
 export function defaultWorkflowsPath(): string {
@@ -107,8 +118,12 @@ export async function createPixelmillWorkers(options: PixelmillWorkersOptions): 
     }
   };
 
+  const [bookkeeping, api, transfer] = workers.map(
+    (worker) => () => worker.getStatus().numInFlightActivities,
+  );
   return {
     shutdown,
+    inFlight: () => ({ bookkeeping: bookkeeping!(), api: api!(), transfer: transfer!() }),
     async run() {
       if (stopping) return;
       const results = await Promise.allSettled(

@@ -16,6 +16,7 @@ import {
   pauseSignal,
   resumeSignal,
   runProgressQuery,
+  shardProgressSignal,
   SHARD_SIZE,
   shardSubmittedSignal,
   shardWorkflowId,
@@ -23,19 +24,22 @@ import {
 } from '../common/names.js';
 import type {
   ApiCallCounts,
+  ItemCounts,
   PauseRequest,
   PreparedRun,
   RunInput,
   RunProgress,
   RunResult,
   RunState,
+  ShardProgress,
   ShardResult,
 } from '../common/types.js';
 import { countAttributes, ITEMS_ATTRIBUTE, MANIFEST_ATTRIBUTE } from '../common/search-attributes.js';
 import { activitiesOn } from './activities.js';
 import { InFlightShares } from './in-flight-shares.js';
 import { shardWorkflow } from './shard.js';
-import { zeroCounts } from './tracking.js';
+import { describeOutcome, normalizeCounts, zeroCounts } from './tracking.js';
+import { plural } from '../common/words.js';
 
 /** Defaults of the batch-lookup pacing when the plan does not say. */
 const POLL_MIN_MS = 1_000;
@@ -50,6 +54,9 @@ const POLL_MAX_MS = 10_000;
 export function concurrentShards(shardCount: number, maxInFlight: number): number {
   return Math.max(1, Math.min(shardCount, Math.ceil(maxInFlight / SHARD_SIZE) + 1));
 }
+
+/** About how often running shards tell the run their progress, over the whole run (shardProgressSignal). */
+const RUN_DETAIL_UPDATES = 20;
 
 /** Runs recorded before shares were raised replay without the signals (test/fixtures/histories). */
 const RAISE_SHARES_PATCH = 'raise-in-flight-shares';
@@ -92,6 +99,8 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
     tasksGivenUp: 0,
   };
   const running = new Map<string, ChildWorkflowHandle<typeof shardWorkflow>>();
+  /** The last progress each running shard told (shardProgressSignal), by shard index. */
+  const told = new Map<number, ShardProgress>();
 
   const forward = (signal: typeof pauseSignal | typeof resumeSignal | typeof cancelSignal): void => {
     for (const child of running.values()) void child.signal(signal);
@@ -154,21 +163,39 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
   // upsert per finished shard keeps the history at a handful of events per shard.
   const manifestName = workflowInfo().typedSearchAttributes.get(MANIFEST_ATTRIBUTE);
   let shardsNotStarted = shardCount;
-  const publish = (counts = finished.counts, credits = finished.creditsSpent): void => {
+  /** What the finished shards did, plus what the running ones last told. */
+  const sofar = (): { counts: ItemCounts; credits: number } => {
+    const counts = { ...finished.counts };
+    let credits = finished.creditsSpent;
+    for (const shard of told.values()) {
+      for (const key of Object.keys(counts) as (keyof ItemCounts)[]) counts[key] += shard.counts[key];
+      credits += shard.creditsSpent;
+    }
+    return { counts, credits };
+  };
+  setHandler(shardProgressSignal, (progress) => {
+    told.set(progress.shard, progress);
+    publish();
+  });
+  function publish(final?: { counts: ItemCounts; credits: number }): void {
+    const { counts, credits } = final ?? sofar();
     const done = shardCount - running.size - shardsNotStarted;
     const deadline =
       deadlineAt === undefined
         ? ''
         : state === 'finished' && endedByDeadline > 0
-          ? ` The deadline ended it with ${endedByDeadline} items unfinished.`
+          ? ` The deadline ended it with ${plural(endedByDeadline, 'item')} unfinished.`
           : ` Deadline ${new Date(deadlineAt).toISOString()}.`;
     setCurrentDetails(
       (state === 'finished'
-        ? `Finished: ${counts.stored} of ${plan.itemCount} items completed, ${counts.failed} failed; ${credits} credits.`
-        : `${done} of ${shardCount} shards finished, ${running.size} running: ${counts.stored} of ` +
-          `${plan.itemCount} items completed, ${counts.failed} failed so far; ${credits} credits.`) +
+        ? `Finished: ${describeOutcome(counts, plan.itemCount, credits)}.`
+        : `${done} of ${plural(shardCount, 'shard')} finished, ${running.size} running: ${counts.completed} of ` +
+          `${plural(plan.itemCount, 'item')} completed, ${counts.failed} failed so far; ${plural(credits, 'credit')}.`) +
         deadline,
     );
+  }
+  /** The search attributes: once per finished shard, so a few events per shard at most. */
+  const indexCounts = (counts = finished.counts, credits = finished.creditsSpent): void => {
     if (manifestName === undefined) return;
     upsertSearchAttributes([
       { key: ITEMS_ATTRIBUTE, value: plan.itemCount },
@@ -176,6 +203,7 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
     ]);
   };
   publish();
+  indexCounts();
   const parallel = concurrentShards(shardCount, plan.maxInFlight);
   const perShardInFlight = Math.max(1, Math.ceil(plan.maxInFlight / parallel));
   /**
@@ -188,8 +216,9 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
   if (state === 'preparing') state = paused ? 'paused' : 'running';
 
   const absorb = (result: ShardResult, allowance: number | undefined): void => {
+    const counts = normalizeCounts(result.counts);
     for (const key of Object.keys(finished.counts) as (keyof typeof finished.counts)[])
-      finished.counts[key] += result.counts[key];
+      finished.counts[key] += counts[key];
     for (const key of Object.keys(finished.apiCalls) as (keyof ApiCallCounts)[])
       finished.apiCalls[key] += result.apiCalls[key];
     finished.creditsSpent += result.creditsSpent;
@@ -200,6 +229,7 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
     endedByDeadline += result.endedByDeadline ?? 0;
     finished.tasksGivenUp += result.tasksGivenUp ?? 0;
     publish();
+    indexCounts();
   };
 
   const handOff = patched(HANDOFF_PATCH);
@@ -242,7 +272,7 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
             typedSearchAttributes: [
               { key: MANIFEST_ATTRIBUTE, value: manifestName },
               { key: ITEMS_ATTRIBUTE, value: count },
-              ...countAttributes({ stored: 0, failed: 0 }, 0),
+              ...countAttributes({ completed: 0, failed: 0 }, 0),
             ],
           }
         : {}),
@@ -255,6 +285,7 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
           limits: {
             maxInFlight: handOff ? shares.start(workflowId) : perShardInFlight,
             ...(handOff ? { handOff } : {}),
+            progressStep: Math.max(1, Math.ceil(plan.itemCount / RUN_DETAIL_UPDATES)),
             maxPendingSubmits: submitQueueDepth(plan.requestsPerSecond, parallel),
             ...(allowance !== undefined ? { allowance } : {}),
             retry: plan.retry,
@@ -277,6 +308,7 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
     shardsDone.push(
       child.result().then((result) => {
         running.delete(workflowId);
+        told.delete(index);
         absorb(result, allowance);
         if (handOff) {
           shares.close(workflowId);
@@ -303,8 +335,10 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
     },
   ]);
   state = 'finished';
-  publish(report.counts, report.creditsSpent);
+  publish({ counts: report.counts, credits: report.creditsSpent });
+  indexCounts(report.counts, report.creditsSpent);
   return {
+    outcome: describeOutcome(report.counts, plan.itemCount, report.creditsSpent),
     name: plan.name,
     counts: report.counts,
     images: report.images,
@@ -312,6 +346,8 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
     apiCalls: finished.apiCalls,
     reportFile: report.reportFile,
     summaryFile: report.summaryFile,
+    ...(report.galleryFile !== undefined ? { galleryFile: report.galleryFile } : {}),
+    ...(report.notCompleted?.length ? { notCompleted: report.notCompleted } : {}),
     stateDir: plan.plan.stateDir,
     ...(endedByDeadline > 0 ? { endedByDeadline } : {}),
   };

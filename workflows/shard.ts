@@ -2,6 +2,7 @@
 import {
   condition,
   continueAsNew,
+  patched,
   getExternalWorkflowHandle,
   log,
   setCurrentDetails,
@@ -15,6 +16,7 @@ import {
   pauseSignal,
   resumeSignal,
   shardProgressQuery,
+  shardProgressSignal,
   shardSubmittedSignal,
   taskFinishedSignal,
   taskQueuesOf,
@@ -48,6 +50,7 @@ import {
   shouldResubmit,
   taskTimedOut,
 } from './tracking.js';
+import { plural } from '../common/words.js';
 
 /** Continue-as-new well before Temporal's 10,240-event warning; a shard needs about 10 per item. */
 export const SHARD_HISTORY_LIMIT = 4_000;
@@ -59,6 +62,8 @@ const MAX_COLLECT_BATCHES = 3;
 const MAX_EARLY_WEBHOOKS = 1_000;
 /** Finished items between search-attribute upserts: about ten per shard, not one per item. */
 const PUBLISH_STEP = 50;
+/** Shards recorded before overdue tasks were confirmed by a GET replay giving them up at once. */
+const CONFIRM_OVERDUE_PATCH = 'confirm-overdue-by-get';
 
 interface KnownResult {
   status: string;
@@ -99,9 +104,11 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
    * continue-as-new (the next lookup refills it).
    */
   const processing = new Set<number>();
+  /** Overdue items whose GET decides whether they are given up (confirmOverdue). */
+  const confirming = new Set<number>();
   const collectQueue: number[] = [];
   s.phase.forEach((phase, index) => {
-    if (phase === Phase.collecting) collectQueue.push(index);
+    if (phase === Phase.storing) collectQueue.push(index);
   });
 
   let draining = false;
@@ -112,10 +119,12 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
   const inFlight = new Set<Promise<void>>();
 
   const count = (phase: number): number => s.phase.reduce((n, p) => n + (p === phase ? 1 : 0), 0);
-  /** What the API charged for finished items (failed tasks are refunded, so they count 0). */
-  const creditsSpent = (): number =>
-    s.phase.reduce((sum, p, i) => sum + (isFinal(p) ? (s.credits[i] ?? 0) : 0), 0);
-  const atApi = (): number => count(Phase.submitting) + count(Phase.submitted) + count(Phase.collecting);
+  /**
+   * What the API charged: a task's credits_cost, counted from the moment its finished task is
+   * read, whether or not its images are stored yet (failed tasks are refunded, so they count 0).
+   */
+  const creditsSpent = (): number => s.credits.reduce((sum, credits) => sum + (credits ?? 0), 0);
+  const atApi = (): number => count(Phase.submitting) + count(Phase.submitted) + count(Phase.storing);
   const workLeft = (): boolean => atApi() > 0 || (!submitLaneDone && count(Phase.queued) > 0);
 
   const progress = (): ShardProgress => ({
@@ -133,15 +142,26 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
   /** Only if the run passed its search attributes on (common/search-attributes.ts). */
   const indexed = workflowInfo().typedSearchAttributes.get(MANIFEST_ATTRIBUTE) !== undefined;
   let publishedFinished = finishedItems(countItems(s.phase));
-  /** The UI's current details on every call; the search attributes every PUBLISH_STEP items. */
+  let toldRun = publishedFinished;
+  /**
+   * The UI's current details on every call; the run's, every limits.progressStep items; the
+   * search attributes every PUBLISH_STEP items.
+   */
   function publish(force: boolean): void {
     const counts = countItems(s.phase, processing);
     const done = finishedItems(counts);
     setCurrentDetails(
-      `${done} of ${shard.count} items finished: ${counts.stored} completed, ${counts.failed} failed; ` +
-        `${counts.submitted + counts.processing + counts.completed} at the API, ${counts.queued} queued.` +
-        (s.givenUp ? ` ${s.givenUp} tasks given up after limits.task_timeout.` : ''),
+      `${done} of ${plural(shard.count, 'item')} final: ${counts.completed} completed, ${counts.failed} failed; ` +
+        `${counts.submitted + counts.processing} at the API, ${counts.storing} storing, ${counts.queued} queued.` +
+        (s.givenUp ? ` ${plural(s.givenUp, 'task')} given up after limits.task_timeout.` : ''),
     );
+    const step = limits.progressStep;
+    if (step !== undefined && Math.floor(done / step) > Math.floor(toldRun / step)) {
+      toldRun = done;
+      void getExternalWorkflowHandle(input.runId)
+        .signal(shardProgressSignal, progress())
+        .catch(() => undefined);
+    }
     if (!indexed || done === publishedFinished || (!force && done - publishedFinished < PUBLISH_STEP)) return;
     publishedFinished = done;
     upsertSearchAttributes(countAttributes(counts, creditsSpent()));
@@ -160,7 +180,7 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
     // Duplicates, tasks already collected, and tasks of an earlier attempt of a resubmitted item.
     if (s.phase[index] !== Phase.submitted || s.taskIds[index] !== task.taskId) return;
     known.set(index, task);
-    s.phase[index] = Phase.collecting;
+    s.phase[index] = Phase.storing;
     collectQueue.push(index);
   }
   setHandler(taskFinishedSignal, learnFinished);
@@ -218,7 +238,7 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
         : undefined;
       const attempt = s.attempts[index] ?? 1;
       const summary = `submit items[${shard.offset + index}]${attempt > 1 ? `, attempt ${attempt}` : ''}`;
-      const { taskId } = await submitItem.executeWithOptions({ summary }, [
+      const { taskId, calls } = await submitItem.executeWithOptions({ summary }, [
         {
           plan,
           index: shard.offset + index,
@@ -227,7 +247,7 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
           ...(limits.deadlineAt !== undefined ? { notAfter: limits.deadlineAt } : {}),
         },
       ]);
-      s.apiCalls.submit++;
+      s.apiCalls.submit += calls ?? 1;
       s.taskIds[index] = taskId;
       submittedAt[index] = Date.now();
       indexByTask.set(taskId, index);
@@ -340,17 +360,18 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
         }
       });
       if (ids.length === 0) continue;
-      const { statuses } = await lookupTasks.executeWithOptions({ summary: `look up ${ids.length} tasks` }, [
-        { plan, taskIds: ids },
-      ]);
-      s.apiCalls.lookup++;
+      const { statuses, calls } = await lookupTasks.executeWithOptions(
+        { summary: `look up ${plural(ids.length, 'task')}` },
+        [{ plan, taskIds: ids }],
+      );
+      s.apiCalls.lookup += calls ?? 1;
       let finished = 0;
       statuses.forEach((status, k) => {
         const index = indices[k] ?? -1;
         if (s.phase[index] !== Phase.submitted) return; // a webhook got there first
         if (status === 'completed' || status === 'failed') {
           finished++;
-          s.phase[index] = Phase.collecting;
+          s.phase[index] = Phase.storing;
           collectQueue.push(index);
           return;
         }
@@ -364,7 +385,7 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
           log.warn('unknown task status; treating it as not finished yet', { taskId: ids[k], status });
         }
       });
-      giveUpOverdue();
+      confirmOverdue();
       const submitting = !s.paused && !s.cancelled && count(Phase.queued) > 0;
       const target = lookupTarget(limits.maxInFlight, submitting ? undefined : count(Phase.submitted));
       s.pollMs = nextPollDelay(s.pollMs, finished, target, poll.minMs, poll.maxMs);
@@ -372,20 +393,38 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
     }
   }
 
-  /** Tasks unfinished past limits.task_timeout: resubmitted if the retry policy says so, else failed. */
-  function giveUpOverdue(): void {
+  /**
+   * Tasks unfinished past limits.task_timeout. A lookup's word is not enough to abandon a task
+   * (and pay for it again): one garbled answer reads as a status pixelmill does not know. So
+   * each goes to the collect lane, whose GET either finds it finished or confirms it is not.
+   */
+  function confirmOverdue(): void {
     if (limits.taskTimeoutMs === undefined) return;
-    for (const index of overdueItems(s.phase, submittedAt, Date.now(), limits.taskTimeoutMs)) {
-      const error = taskTimedOut(s.taskIds[index] ?? null, limits.taskTimeoutMs);
+    const overdue = overdueItems(s.phase, submittedAt, Date.now(), limits.taskTimeoutMs);
+    if (overdue.length === 0) return;
+    const confirm = patched(CONFIRM_OVERDUE_PATCH);
+    for (const index of overdue) {
       processing.delete(index);
-      s.givenUp = (s.givenUp ?? 0) + 1;
-      if (shouldResubmit(error, s.attempts[index] ?? 1, limits.retry)) {
-        s.phase[index] = Phase.queued;
-        s.taskIds[index] = null;
-        submittedAt[index] = null;
-      } else {
-        finish(index, 'failed', error);
+      if (!confirm) {
+        giveUp(index);
+        continue;
       }
+      confirming.add(index);
+      s.phase[index] = Phase.storing;
+      collectQueue.push(index);
+    }
+  }
+
+  /** Gives up an overdue task: resubmitted if the retry policy says so, else failed. */
+  function giveUp(index: number): void {
+    const error = taskTimedOut(s.taskIds[index] ?? null, limits.taskTimeoutMs ?? 0);
+    s.givenUp = (s.givenUp ?? 0) + 1;
+    if (shouldResubmit(error, s.attempts[index] ?? 1, limits.retry)) {
+      s.phase[index] = Phase.queued;
+      s.taskIds[index] = null;
+      submittedAt[index] = null;
+    } else {
+      finish(index, 'failed', error);
     }
   }
 
@@ -399,7 +438,7 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
     const fetched = await fetchTask.executeWithOptions({ summary: `fetch task ${taskId}` }, [
       { plan, taskId },
     ]);
-    s.apiCalls.get++;
+    s.apiCalls.get += fetched.calls ?? 1;
     return fetched;
   }
 
@@ -414,6 +453,7 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
           return finish(index, 'failed', failureSummary(error));
         }
         known.delete(index);
+        const overdue = confirming.delete(index);
         s.credits[index] = result.creditsCost ?? 0;
         if (result.status === 'completed' && result.urls?.length) {
           toStore.push({
@@ -442,6 +482,8 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
         } else if (lostTaskError(result.status)) {
           const lost = lostTaskError(result.status)!;
           finish(index, lost.code === 'task_expired' ? 'expired' : 'failed', lost);
+        } else if (overdue) {
+          giveUp(index); // the GET confirms it: still unfinished past limits.task_timeout
         } else {
           s.phase[index] = Phase.submitted; // not terminal after all (or no URLs yet): keep polling
         }
@@ -456,7 +498,7 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
       for (const item of items) {
         const index = item.index - shard.offset;
         if (item.status === 'completed') {
-          s.phase[index] = Phase.stored;
+          s.phase[index] = Phase.completed;
           s.images += item.images;
         } else {
           finish(index, item.status, item.error ?? null);

@@ -3,17 +3,19 @@
 import type { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import type { ErrorSummary, ItemCounts, ItemStatus, ShardCarriedState } from '../common/types.js';
 import { formatDuration } from '../manifest/durations.js';
+import { plural } from '../common/words.js';
 
 /**
- * Where an item is; from `stored` on, its final status. Numbers, because a shard carries 500 of
- * them across continue-as-new.
+ * Where an item is; from `completed` on, its final status. Numbers, because a shard carries 500
+ * of them across continue-as-new.
  */
 export const Phase = {
   queued: 0,
   submitting: 1,
   submitted: 2,
-  collecting: 3,
-  stored: 4,
+  /** Finished at the API; results being fetched and stored. */
+  storing: 3,
+  completed: 4,
   failed: 5,
   cancelled: 6,
   expired: 7,
@@ -29,7 +31,7 @@ export const FINAL_PHASE: Record<Exclude<ItemStatus, 'completed'>, PhaseValue> =
 };
 
 export function isFinal(phase: number): boolean {
-  return phase >= Phase.stored;
+  return phase >= Phase.completed;
 }
 
 export function freshShardState(
@@ -59,8 +61,8 @@ const COUNT_KEYS: (keyof ItemCounts)[] = [
   'queued',
   'queued',
   'submitted',
+  'storing',
   'completed',
-  'stored',
   'failed',
   'cancelled',
   'expired',
@@ -72,8 +74,8 @@ export function zeroCounts(): ItemCounts {
     queued: 0,
     submitted: 0,
     processing: 0,
+    storing: 0,
     completed: 0,
-    stored: 0,
     failed: 0,
     cancelled: 0,
     expired: 0,
@@ -81,9 +83,31 @@ export function zeroCounts(): ItemCounts {
   };
 }
 
+/**
+ * Counts as any version recorded them. Before one vocabulary served the display, the report and
+ * the summary, the final state was `stored` and `completed` meant what is now `storing`; such
+ * counts live on in the histories of older runs and shards.
+ */
+export function normalizeCounts(counts: ItemCounts | LegacyItemCounts): ItemCounts {
+  if (!('stored' in counts)) return counts;
+  const { stored, completed, ...rest } = counts;
+  return { ...zeroCounts(), ...rest, storing: completed, completed: stored };
+}
+
+type LegacyItemCounts = Omit<ItemCounts, 'storing'> & { stored: number };
+
+/** `38 of 41 items completed, 3 failed; 160 credits`: completed, then the other final states that are not 0. */
+export function describeOutcome(counts: ItemCounts, itemCount: number, credits: number): string {
+  const rest = (['failed', 'expired', 'cancelled', 'skipped'] as const)
+    .filter((key) => counts[key] > 0)
+    .map((key) => `, ${counts[key]} ${key}`)
+    .join('');
+  return `${counts.completed} of ${plural(itemCount, 'item')} completed${rest}; ${plural(credits, 'credit')}`;
+}
+
 /** Items in a final state. */
 export function finishedItems(counts: ItemCounts): number {
-  return counts.stored + counts.failed + counts.cancelled + counts.expired + counts.skipped;
+  return counts.completed + counts.failed + counts.cancelled + counts.expired + counts.skipped;
 }
 
 /** Counts by phase; `processing` are the submitted items among `processing` (a lookup's word). */

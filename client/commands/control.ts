@@ -1,13 +1,21 @@
 // Commands on runs that exist: status, list, watch, pause, resume, cancel, retry-failed, report;
 // and stopping the embedded Temporal dev server. RUN is the manifest file, the run id (`pixelmill/<name>`) or the name.
+// A request no worker is there to take says so, with the command that would serve the run;
+// `cancel --force` terminates a stuck run and writes its report from what is recorded.
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { cancelSignal, pauseSignal, resumeSignal } from '../../common/names.js';
+import { errorMessage, UserError } from '../../common/errors.js';
 import { stopDevServer } from '../../temporal/dev-server.js';
-import type { RunHandle } from '../runs.js';
-import { stateDirectory } from '../session.js';
+import { originalRunId } from '../retries.js';
+import { rewriteReport } from '../rewrite-report.js';
+import { locateRun } from '../run-files.js';
+import { serveCommand, terminateRun, workersServing } from '../run-control.js';
+import { requireRun, type RunHandle } from '../runs.js';
+import { stateDirectory, type Session } from '../session.js';
 import { watchRun } from '../watch.js';
 import { registerListCommand } from './list.js';
-import { registerReportCommand } from './report.js';
+import { describeReport, registerReportCommand } from './report.js';
 import { registerRetryFailedCommand } from './retry-failed.js';
 import { registerStatusCommand } from './status.js';
 import { examples, RUN_ARGUMENT, withRun } from './with-run.js';
@@ -44,20 +52,37 @@ export function registerControlCommands(program: Command): void {
     ['cancel', cancelSignal, 'submit nothing new; collect what is in flight; report the rest as cancelled'],
   ] as const;
   for (const [name, signal, description] of signals) {
-    program
+    const command = program
       .command(name)
       .description(description)
       .argument(...RUN_ARGUMENT)
       .addHelpText(
         'after',
-        examples(`pixelmill ${name} manifests/demo.yaml`, `pixelmill ${name} pixelmill/demo`),
-      )
-      .action((run: string) =>
-        withRun(run, async (session, runId) => {
-          await session.client.workflow.getHandle(runId).signal(signal);
-          process.stdout.write(`${runId}: ${name} requested\n`);
-        }),
+        examples(
+          `pixelmill ${name} manifests/demo.yaml`,
+          `pixelmill ${name} pixelmill/demo`,
+          ...(name === 'cancel' ? ['pixelmill cancel pixelmill/demo --force'] : []),
+        ) +
+          '\n\nA worker serving the run acts on it; with none (an embedded run whose `pixelmill run` is not' +
+          '\nrunning), it waits, and the command says how to start one. `pixelmill status RUN` shows it pending.' +
+          (name === 'cancel'
+            ? '\n--force terminates the run and its shards at once, without a worker: tasks already at the API' +
+              '\nkeep running there (and may be charged) but are not collected; stored images stay; the report is' +
+              '\nwritten from what was recorded.'
+            : ''),
       );
+    if (name === 'cancel') {
+      command.option(
+        '--force',
+        'terminate the run and its shards now (for a stuck run): nothing more is collected',
+      );
+    }
+    command.action((run: string, options: { force?: boolean }) =>
+      withRun(run, async (session, runId) => {
+        if (options.force) await forceCancel(session, runId);
+        else await request(session, runId, name, signal);
+      }),
+    );
   }
 
   registerRetryFailedCommand(program);
@@ -75,4 +100,70 @@ export function registerControlCommands(program: Command): void {
           : 'pixelmill: no embedded Temporal dev server was running\n',
       );
     });
+}
+
+const say = (line: string): void => void process.stdout.write(`pixelmill: ${line}\n`);
+
+async function runningRun(session: Session, runId: string, what: string) {
+  const description = await requireRun(session.client, runId);
+  const status = description.status.name;
+  if (status !== 'RUNNING') {
+    throw new UserError(
+      'run_not_running',
+      `${runId} has ended (${status.toLowerCase()}): nothing to ${what}`,
+    );
+  }
+  return description;
+}
+
+async function request(
+  session: Session,
+  runId: string,
+  name: 'pause' | 'resume' | 'cancel',
+  signal: typeof pauseSignal | typeof resumeSignal | typeof cancelSignal,
+): Promise<void> {
+  const description = await runningRun(session, runId, name);
+  await session.client.workflow.getHandle(runId, description.runId).signal(signal);
+  // Sent either way; where the pollers cannot be read (a restricted cluster role), say no more.
+  const workers = await workersServing(session.client, description).catch(() => undefined);
+  if (workers !== 0) {
+    say(`${runId}: ${name} requested`);
+    return;
+  }
+  say(
+    `${runId}: ${name} requested; it takes effect when a worker serves the run ` +
+      `(start one with: ${serveCommand(session.mode, runId, description)})`,
+  );
+}
+
+/** `cancel --force`: what it means, first; then the run and its shards terminated, and its report. */
+async function forceCancel(session: Session, runId: string): Promise<void> {
+  const description = await runningRun(session, runId, 'cancel');
+  const location = await locateRun(session.client, runId).catch(() => undefined);
+  say(
+    `${runId}: terminating the run and its shards (cancel --force): nothing more is submitted, tracked or stored`,
+  );
+  const journal = location ? ` (their task ids are in ${join(location.plan.stateDir, 'submits')})` : '';
+  say(`tasks already at the API keep running there and may be charged, but are not collected${journal}`);
+  say('images already stored stay where they are, and in the report');
+  const shards = await terminateRun(session.client, description, 'pixelmill cancel --force');
+  const withShards =
+    shards.length === 1 ? ', with 1 shard' : shards.length ? `, with ${shards.length} shards` : '';
+  say(`${runId}: terminated${withShards}`);
+  // A retry is reported as part of its run: the run's report folds it in.
+  const reported = originalRunId(runId);
+  try {
+    const report = await rewriteReport(session.client, await locateRun(session.client, reported));
+    process.stdout.write(`${describeReport(reported, report)}\n`);
+    if (report.counts.cancelled > 0) {
+      say(
+        'items it had not finished are reported cancelled (not_run), and are not retried; ' +
+          `\`pixelmill retry-failed ${reported}\` runs the failed items again`,
+      );
+    }
+  } catch (error) {
+    say(
+      `no report written: ${errorMessage(error)}; \`pixelmill report ${reported}\` writes it from what is stored`,
+    );
+  }
 }

@@ -48,7 +48,7 @@ async function runEmulator(options: EmulatorOptions): Promise<void> {
     ...(options.port !== undefined ? { port: options.port } : {}),
   };
   const emulator = await startEmulator({ config });
-  process.stdout.write(`pixelmill emulator listening on ${emulator.url}\n`);
+  process.stdout.write(`pixelmill: emulator listening on ${emulator.url}\n`);
   process.stdout.write(`${describeKeys(emulator.config)}\n`);
 
   await new Promise<void>((resolve) => {
@@ -61,7 +61,7 @@ async function runEmulator(options: EmulatorOptions): Promise<void> {
     process.on('SIGTERM', stop);
   });
   await emulator.close();
-  process.stdout.write('pixelmill emulator stopped\n');
+  process.stdout.write('pixelmill: emulator stopped\n');
 }
 
 /**

@@ -11,7 +11,7 @@ import {
   FAILED_ATTRIBUTE,
   ITEMS_ATTRIBUTE,
 } from '../../common/search-attributes.js';
-import type { RunResult } from '../../common/types.js';
+import { runResultOf } from '../runs.js';
 import { colorEnabled } from '../display/display.js';
 import { finishedItems } from '../../workflows/tracking.js';
 import { liveProgress } from '../progress.js';
@@ -25,7 +25,7 @@ export interface RunListing {
   closeTime: string | null;
   emulated: boolean;
   items: number | null;
-  stored: number | null;
+  completed: number | null;
   failed: number | null;
   credits: number | null;
 }
@@ -43,25 +43,23 @@ function positiveInt(value: string): number {
 async function counts(
   client: Client,
   info: WorkflowExecutionInfo,
-): Promise<Pick<RunListing, 'items' | 'stored' | 'failed' | 'credits'>> {
+): Promise<Pick<RunListing, 'items' | 'completed' | 'failed' | 'credits'>> {
   const attributes = info.typedSearchAttributes;
-  const stored = attributes.get(COMPLETED_ATTRIBUTE);
-  if (stored !== undefined && info.status.name !== 'RUNNING') {
+  const completed = attributes.get(COMPLETED_ATTRIBUTE);
+  if (completed !== undefined && info.status.name !== 'RUNNING') {
     return {
       items: attributes.get(ITEMS_ATTRIBUTE) ?? null,
-      stored,
+      completed,
       failed: attributes.get(FAILED_ATTRIBUTE) ?? null,
       credits: attributes.get(CREDITS_ATTRIBUTE) ?? null,
     };
   }
   try {
     if (info.status.name === 'COMPLETED') {
-      const result = await client.workflow
-        .getHandle<() => Promise<RunResult>>(info.workflowId, info.runId)
-        .result();
+      const result = await runResultOf(client, info.workflowId, info.runId);
       return {
         items: finishedItems(result.counts),
-        stored: result.counts.stored,
+        completed: result.counts.completed,
         failed: result.counts.failed,
         credits: result.creditsSpent,
       };
@@ -70,7 +68,7 @@ async function counts(
       const live = await liveProgress(client, info.workflowId, { deadlineMs: 3_000 });
       return {
         items: live.run.itemCount,
-        stored: live.counts.stored,
+        completed: live.counts.completed,
         failed: live.counts.failed,
         credits: live.creditsSpent,
       };
@@ -78,7 +76,7 @@ async function counts(
   } catch {
     // Unknown counts are shown as "-".
   }
-  return { items: null, stored: null, failed: null, credits: null };
+  return { items: null, completed: null, failed: null, credits: null };
 }
 
 export async function listRuns(client: Client, limit: number): Promise<RunListing[]> {
@@ -116,11 +114,11 @@ function table(listings: RunListing[], color: boolean): string {
     run.status.toLowerCase(),
     localTime(new Date(run.startTime)),
     show(run.items),
-    show(run.stored),
+    show(run.completed),
     show(run.failed),
     show(run.credits),
   ]);
-  const header = ['RUN', 'STATUS', 'STARTED', 'ITEMS', 'STORED', 'FAILED', 'CREDITS'];
+  const header = ['RUN', 'STATUS', 'STARTED', 'ITEMS', 'COMPLETED', 'FAILED', 'CREDITS'];
   const widths = header.map((title, column) =>
     Math.max(title.length, ...rows.map((row) => row[column]!.length)),
   );
@@ -162,7 +160,8 @@ export function registerListCommand(program: Command): void {
       try {
         const listings = await listRuns(session.client, options.limit);
         if (options.json) process.stdout.write(`${JSON.stringify(listings, null, 2)}\n`);
-        else if (listings.length === 0) process.stdout.write(`no runs on ${session.endpoint.display}\n`);
+        else if (listings.length === 0)
+          process.stdout.write(`pixelmill: no runs on ${session.endpoint.display}\n`);
         else process.stdout.write(`${table(listings, colorEnabled(process.stdout))}\n`);
       } finally {
         await session.close();

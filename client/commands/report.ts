@@ -6,6 +6,7 @@ import { originalRunId } from '../retries.js';
 import { locateRun } from '../run-files.js';
 import { resolveRunId } from '../runs.js';
 import { examples, RUN_ARGUMENT, withRun } from './with-run.js';
+import { plural } from '../../common/words.js';
 
 export function describeReport(runId: string, report: RewrittenReport): string {
   const { counts } = report;
@@ -14,8 +15,8 @@ export function describeReport(runId: string, report: RewrittenReport): string {
     .map((key) => `, ${counts[key]} ${key}`)
     .join('');
   const lines = [
-    `pixelmill: ${runId}: report written: ${counts.stored} completed, ${counts.failed} failed${other}; ` +
-      `${report.images} images; ${report.creditsSpent} credits`,
+    `pixelmill: ${runId}: report written: ${counts.completed} completed, ${counts.failed} failed${other}; ` +
+      `${plural(report.images, 'image')}; ${plural(report.creditsSpent, 'credit')}`,
     `pixelmill: report ${report.reportFile}`,
     `pixelmill: summary ${report.summaryFile}`,
   ];

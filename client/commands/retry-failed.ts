@@ -1,16 +1,20 @@
 // `pixelmill retry-failed RUN`: a new attempt for the failed items of a finished run, into the
 // same output directory, then the run's report rewritten with their new outcomes. How a retry is
 // made and folded back is in client/retries.ts. A retry that is already running is attached to,
-// not started twice.
+// not started twice. Failures that cannot succeed again (a blocked prompt, a refused parameter)
+// are left out unless `--all` is given, and the command says how many and why.
 import { InvalidArgumentError, type Command } from 'commander';
 import { UserError } from '../../common/errors.js';
 import type { LoadedPlan } from '../../activities/plan.js';
+import type { PlannedItem } from '../../manifest/normalize.js';
 import type { OutcomeLine } from '../../activities/outcomes.js';
 import { writeFileAtomic } from '../../activities/files.js';
 import { loadManifest } from '../../manifest/load.js';
 import { quietTemporalLogs } from '../embedded.js';
 import { startLocalWorkers } from '../local-workers.js';
 import {
+  cannotSucceedAgain,
+  describeReasons,
   nextRetryNumber,
   originalRunId,
   retryFiles,
@@ -32,6 +36,8 @@ import { s3UrlOf } from '../../storage/s3-location.js';
 interface RetryOptions {
   budget?: number;
   progress: boolean;
+  /** Retry failures that cannot succeed again too. */
+  all?: boolean;
 }
 
 function parseBudget(value: string): number {
@@ -70,12 +76,27 @@ function retryBudget(
   return left;
 }
 
-/** Writes retry-N.yaml and retry-N.json for the failed items; undefined when none failed. */
-async function prepareRetry(location: RunLocation, options: RetryOptions): Promise<RetryRecord | undefined> {
+interface PreparedRetry {
+  /** Undefined when nothing is left to retry. */
+  record?: RetryRecord;
+  /** Why each failed item left out was left out (`content_blocked`, `invalid_size`, ...). */
+  skipped: string[];
+}
+
+/** Writes retry-N.yaml and retry-N.json for the failed items; no record when none is to be retried. */
+async function prepareRetry(location: RunLocation, options: RetryOptions): Promise<PreparedRetry> {
   const loaded = await readPlan(location.plan);
   const latest = await latestOutcomes(location.plan, loaded.items);
-  const failed = loaded.items.filter((_, index) => retryable(latest[index]));
-  if (failed.length === 0) return undefined;
+  const failed: PlannedItem[] = [];
+  const skipped: string[] = [];
+  for (const [index, item] of loaded.items.entries()) {
+    const outcome = latest[index];
+    if (!outcome || !retryable(outcome)) continue;
+    const reason = options.all ? undefined : cannotSucceedAgain(outcome);
+    if (reason === undefined) failed.push(item);
+    else skipped.push(reason);
+  }
+  if (failed.length === 0) return { skipped };
   const budgetCredits = retryBudget(loaded, latest, options);
   const { stateDir } = location.plan;
   const number = nextRetryNumber(stateDir);
@@ -97,7 +118,7 @@ async function prepareRetry(location: RunLocation, options: RetryOptions): Promi
     folded: false,
   };
   await saveRetryRecord(stateDir, record);
-  return record;
+  return { record, skipped };
 }
 
 async function retryFailed(session: Session, runId: string, options: RetryOptions): Promise<number> {
@@ -109,8 +130,20 @@ async function retryFailed(session: Session, runId: string, options: RetryOption
     );
   }
   const { running } = await foldEndedRetries(session.client, location);
-  const record = running ?? (await prepareRetry(location, options));
+  const { record, skipped } = running
+    ? { record: running, skipped: [] }
+    : await prepareRetry(location, options);
+  if (skipped.length > 0) {
+    const items = skipped.length === 1 ? '1 item' : `${skipped.length} items`;
+    say(
+      `pixelmill: skipping ${items} that cannot succeed again (${describeReasons(skipped)}); --all retries them too`,
+    );
+  }
   if (!record) {
+    if (skipped.length > 0) {
+      say(`pixelmill: ${runId} has no other failed items: nothing to retry`);
+      return 3;
+    }
     say(`pixelmill: ${runId} has no failed items: nothing to retry`);
     return 0;
   }
@@ -136,7 +169,10 @@ async function retryFailed(session: Session, runId: string, options: RetryOption
     const link = workflowUrl(session, record.runId);
     if (link) say(`pixelmill: Temporal Web UI: ${link}`);
     if (unindexed) say(`pixelmill: warning: ${unindexed}`);
-    const code = await watchRun(session.client, handle, { tty: options.progress, stopped: workers.stopped });
+    const code = await watchRun(session.client, handle, {
+      tty: options.progress,
+      workers: workers.inProcess,
+    });
     if (code === 130) {
       say(
         `pixelmill: when ${record.runId} has ended, \`pixelmill report ${runId}\` adds its outcomes to the report`,
@@ -163,19 +199,26 @@ export function registerRetryFailedCommand(program: Command): void {
       "the retry's credit budget (default: what the run's budget has left)",
       parseBudget,
     )
+    .option(
+      '--all',
+      'retry the failures that cannot succeed again as they are too (content policy, refused parameters)',
+    )
     .option('--no-progress', 'print plain progress lines instead of redrawing')
     .addHelpText(
       'after',
       examples(
         'pixelmill retry-failed manifests/demo.yaml',
         'pixelmill retry-failed pixelmill/demo --budget 200',
+        'pixelmill retry-failed pixelmill/demo --all',
       ) +
         '\n\nThe failed items (same ids, same settings, so the same image paths) are written to' +
         '\n<output>/.pixelmill/retry-N.yaml and run as <run>/retry-N; it waits for the retry, then' +
         "\nrewrites the run's report with each item's newest outcome (attempts and credits add up)." +
+        '\nItems that failed for good (content_blocked, or a parameter the API refused with a 4xx such as' +
+        '\ninvalid_size) are skipped, and counted, unless --all is given.' +
         '\nIf interrupted, `pixelmill report RUN` does that last step once the retry has ended.' +
         '\nExit codes: 0 every item of the run now completed (or nothing failed), 3 some items still' +
-        '\nnot completed, 1 error (no such run, run still running, budget spent).',
+        '\nnot completed (skipped ones included), 1 error (no such run, run still running, budget spent).',
     )
     .action((run: string, options: RetryOptions, command: Command) => {
       // Runs workers: the worker runtime takes over SIGINT (to drain them), so only here.

@@ -16,6 +16,7 @@ import { isDebug } from './with-run.js';
 import { webhookPublicUrl } from '../../webhook/config.js';
 import { embeddedWebhookSecret, startEmbeddedReceiver } from '../../webhook/embedded.js';
 import { webhookBaseUrl } from '../../webhook/route.js';
+import { plural } from '../../common/words.js';
 
 interface RunOptions {
   newRun?: boolean;
@@ -128,7 +129,7 @@ async function runManifest(file: string, options: RunOptions, debug: boolean): P
     const link = workflowUrl(session, runId);
     say(
       `pixelmill: ${how === 'started' ? 'started' : how === 'running' ? 'attached to the running' : 'found the finished'} run ${runId}` +
-        ` (${loaded.items.length} items) on ${session.endpoint.display}`,
+        ` (${plural(loaded.items.length, 'item')}) on ${session.endpoint.display}`,
     );
     if (link) say(`pixelmill: Temporal Web UI: ${link}`);
     if (unindexed) say(`pixelmill: warning: ${unindexed}`);
@@ -143,7 +144,7 @@ async function runManifest(file: string, options: RunOptions, debug: boolean): P
     }
     return await watchRun(session.client, handle, {
       tty: options.progress && process.stderr.isTTY,
-      stopped: workers.stopped,
+      workers: workers.inProcess,
     });
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);

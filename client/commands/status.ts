@@ -3,7 +3,7 @@
 // its workflow result. `--json` prints one object with the same fields whatever the run's state.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Client } from '@temporalio/client';
+import { WorkflowFailedError, type Client } from '@temporalio/client';
 import type { Command } from 'commander';
 import picocolors from 'picocolors';
 import { planFiles, type PlanMeta } from '../../activities/plan.js';
@@ -16,7 +16,9 @@ import { listRetries } from '../retries.js';
 import { locateRun } from '../run-files.js';
 import { describeRun } from '../runs.js';
 import { describeRetrying, type Retrying } from '../retrying.js';
+import { pendingRequests, type PendingRequest } from '../run-control.js';
 import { workflowUrl } from '../session.js';
+import { rootMessage } from '../watch.js';
 import { examples, localTime, RUN_ARGUMENT, withRun } from './with-run.js';
 import { zeroCounts } from '../../workflows/tracking.js';
 
@@ -46,6 +48,10 @@ export interface RunStatus {
   outputDir: string | null;
   report: string | null;
   retries: { runId: string; items: number; inReport: boolean }[];
+  /** Pause, resume and cancel requests the run has not taken yet (no worker serves it, or not yet). */
+  pendingRequests: PendingRequest[] | null;
+  /** Why a run that did not complete ended: its failure, or the reason it was terminated. */
+  failure: string | null;
   ui: string | null;
 }
 
@@ -67,19 +73,37 @@ function readSummary(outputDir: string, runId: string): Summary | undefined {
   }
 }
 
-/** The budget from the plan's meta file (small; the items file is not read). */
-function planBudget(plan: PlanRef): number | null {
+/** The plan's meta file (small; the items file is not read); undefined before the plan exists. */
+function planMeta(plan: PlanRef): Partial<Pick<PlanMeta, 'budgetCredits' | 'itemCount'>> | undefined {
   try {
-    const meta = JSON.parse(readFileSync(planFiles(plan).meta, 'utf8')) as Pick<PlanMeta, 'budgetCredits'>;
-    return meta.budgetCredits ?? null;
+    return JSON.parse(readFileSync(planFiles(plan).meta, 'utf8')) as Pick<
+      PlanMeta,
+      'budgetCredits' | 'itemCount'
+    >;
   } catch {
+    return undefined;
+  }
+}
+
+const planBudget = (plan: PlanRef): number | null => planMeta(plan)?.budgetCredits ?? null;
+const planItemCount = (plan: PlanRef): number | null => planMeta(plan)?.itemCount ?? null;
+
+/** Temporal's statuses of a run that ended without its report: failed, terminated, timed out, cancelled. */
+const ENDED_BADLY = new Set(['FAILED', 'TERMINATED', 'TIMED_OUT', 'CANCELLED']);
+
+/** The message of the failure that ended the run (a terminated run's is the reason given). */
+async function failureOf(client: Client, runId: string): Promise<string | null> {
+  try {
+    await client.workflow.getHandle(runId).result();
     return null;
+  } catch (error) {
+    return error instanceof WorkflowFailedError ? rootMessage(error) : null;
   }
 }
 
 function countsOfSummary(summary: Summary): ItemCounts {
   const { completed, ...rest } = summary.counts;
-  return { ...zeroCounts(), stored: completed, ...rest };
+  return { ...zeroCounts(), completed: completed, ...rest };
 }
 
 export async function runStatus(client: Client, runId: string, ui: string | undefined): Promise<RunStatus> {
@@ -104,9 +128,17 @@ export async function runStatus(client: Client, runId: string, ui: string | unde
     outputDir: null,
     report: null,
     retries: [],
+    pendingRequests: [],
+    failure: null,
     ui: ui ?? null,
   };
+  const location = await locateRun(client, runId).catch(() => undefined);
+  if (location) {
+    status.outputDir = location.outputDir;
+    status.budgetCredits = planBudget(location.plan);
+  }
   if (description.status.name === 'RUNNING') {
+    status.pendingRequests = await pendingRequests(client, description).catch(() => null);
     // No answer in time means no worker is polling (an embedded run whose CLI is not running).
     const live = await liveProgress(client, runId, { deadlineMs: 5_000 }).catch(() => undefined);
     if (live) {
@@ -124,13 +156,13 @@ export async function runStatus(client: Client, runId: string, ui: string | unde
         apiCalls: live.apiCalls,
         source: 'live',
       });
+    } else if (location) {
+      status.items = planItemCount(location.plan);
     }
     return status;
   }
-  const location = await locateRun(client, runId).catch(() => undefined);
+  if (ENDED_BADLY.has(description.status.name)) status.failure = await failureOf(client, runId);
   if (!location) return status;
-  status.outputDir = location.outputDir;
-  status.budgetCredits = planBudget(location.plan);
   status.retries = listRetries(location.plan.stateDir, runId, location.execution).map((record) => ({
     runId: record.runId,
     items: record.items,
@@ -180,14 +212,14 @@ function statusText(status: RunStatus, color: boolean): string {
             `queued ${counts.queued}`,
             `submitted ${counts.submitted}`,
             `processing ${counts.processing}`,
-            `completed ${counts.completed}`,
+            `storing ${counts.storing}`,
           ]
         : [];
     lines.push(
       [
         `${finishedItems(counts)}/${status.items} items final`,
         ...inFlight,
-        c.green(`stored ${counts.stored}`),
+        c.green(`completed ${counts.completed}`),
         (counts.failed > 0 ? c.red : (text: string) => text)(`failed ${counts.failed}`),
         ...extra,
       ].join(' · '),
@@ -197,9 +229,15 @@ function statusText(status: RunStatus, color: boolean): string {
   } else if (status.status === 'RUNNING') {
     lines.push('no progress: no worker answered (an embedded run progresses while `pixelmill run` runs)');
   }
+  if (status.failure) lines.push(c.red(`${status.status.toLowerCase()}: ${status.failure}`));
+  if (status.outputDir && status.source !== 'report') lines.push(`output: ${status.outputDir}`);
   if (status.deadline) lines.push(`deadline ${status.deadline}`);
   if (status.reason) lines.push(c.yellow(status.reason));
   if (status.retrying) lines.push(c.red(describeRetrying(status.retrying)));
+  for (const request of status.pendingRequests ?? []) {
+    const at = localTime(new Date(request.sentAt));
+    lines.push(c.yellow(`pending: ${request.signal} (requested ${at}), not yet taken by the run`));
+  }
   for (const retry of status.retries) {
     lines.push(`retry ${retry.runId}: ${retry.items} items${retry.inReport ? ', in the report' : ''}`);
   }

@@ -4,6 +4,7 @@ import { loadManifest } from '../../manifest/load.js';
 import { manifestJsonSchema } from '../../manifest/json-schema.js';
 import { manifestReference } from '../../manifest/reference.js';
 import { examples } from './with-run.js';
+import { plural } from '../../common/words.js';
 
 export function registerValidateCommand(program: Command): void {
   program
@@ -17,7 +18,9 @@ export function registerValidateCommand(program: Command): void {
     .action((file: string) => {
       const { settings, items } = loadManifest(file);
       const images = items.reduce((sum, item) => sum + item.n, 0);
-      process.stdout.write(`${file}: valid: "${settings.name}", ${items.length} items, ${images} images\n`);
+      process.stdout.write(
+        `pixelmill: ${file}: valid: "${settings.name}", ${plural(items.length, 'item')}, ${plural(images, 'image')}\n`,
+      );
     });
 
   program

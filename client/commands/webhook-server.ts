@@ -77,7 +77,7 @@ async function serveWebhooks(options: WebhookServerCommandOptions): Promise<void
     await server.close();
     const { signalled, duplicate, unauthorized } = server.counts;
     process.stdout.write(
-      `pixelmill webhook-server stopped (${signalled} signalled, ${duplicate} duplicates, ${unauthorized} unauthorized)\n`,
+      `pixelmill: webhook-server stopped (${signalled} signalled, ${duplicate} duplicates, ${unauthorized} unauthorized)\n`,
     );
   } finally {
     await close();

@@ -100,7 +100,7 @@ async function runWorkers(options: WorkerCommandOptions): Promise<void> {
       ...(options.identity !== undefined ? { identity: options.identity } : {}),
     });
     const stop = (): void => {
-      process.stdout.write('pixelmill worker: stopping, letting in-flight activities finish\n');
+      process.stdout.write('pixelmill: worker stopping, letting in-flight activities finish\n');
       workers.shutdown();
     };
     process.once('SIGINT', stop);
@@ -116,7 +116,7 @@ async function runWorkers(options: WorkerCommandOptions): Promise<void> {
       process.off('SIGINT', stop);
       process.off('SIGTERM', stop);
     }
-    process.stdout.write('pixelmill worker stopped\n');
+    process.stdout.write('pixelmill: worker stopped\n');
   } finally {
     await runtime.close();
     await connection.close();

@@ -86,7 +86,7 @@ function liveDisplay(
   let drawn = false;
   return {
     update(progress, now) {
-      draw(renderFrame(view(progress, now), colors));
+      draw(renderFrame(view(progress, now), colors, stream.columns ?? Number.POSITIVE_INFINITY));
       drawn = true;
     },
     finish() {

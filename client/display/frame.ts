@@ -1,6 +1,7 @@
 // What the progress display says, as text: a few lines redrawn in place on a terminal, or one
 // plain line for logs and pipes. Pure functions of a progress snapshot and its rates; colours
 // come in as a picocolors instance, so "no colour" is the same code with identity formatters.
+import { stripVTControlCharacters } from 'node:util';
 import picocolors from 'picocolors';
 import type { ItemCounts, RunState } from '../../common/types.js';
 import type { LiveProgress } from '../progress.js';
@@ -63,10 +64,12 @@ function credits(progress: LiveProgress): string {
   return budget === undefined ? `${spent}` : `${spent} of ${budget} budget`;
 }
 
-/** The measured request rate, against the run's limit once the run has read it. */
+/** The measured request rate and its window, against the run's limit once the run has read it. */
 function requests(view: ProgressView): string {
   const limit = view.progress.run.requestsPerSecond;
-  return `requests ${formatRate(view.rates.requestsPerSecond)}/s${limit > 0 ? ` of ${limit}/s` : ''}`;
+  const { requestsPerSecond, requestsWindowS } = view.rates;
+  const window = requestsWindowS !== undefined ? ` (${requestsWindowS} s avg)` : '';
+  return `requests ${formatRate(requestsPerSecond)}/s${window}${limit > 0 ? ` of ${limit}/s` : ''}`;
 }
 
 /** `deadline 08:00Z (in 1:05:00)`, or `deadline passed`, for a run with `limits.deadline`. */
@@ -86,8 +89,36 @@ function rareCounts(counts: ItemCounts, givenUp = 0): string[] {
     .concat(givenUp > 0 ? [`given up ${givenUp}`] : []);
 }
 
+/**
+ * `parts` joined by `separator` into lines of at most `columns` visible characters, broken only
+ * between parts: a terminal's own wrapping would cut a count in the middle of its word.
+ */
+export function wrapParts(parts: readonly string[], separator: string, columns: number): string[] {
+  const width = (text: string): number => stripVTControlCharacters(text).length;
+  const lines: string[] = [];
+  let line = '';
+  for (const part of parts) {
+    if (line !== '' && width(line) + width(separator) + width(part) > columns) {
+      lines.push(line);
+      line = part;
+    } else {
+      line = line === '' ? part : line + separator + part;
+    }
+  }
+  if (line !== '') lines.push(line);
+  return lines;
+}
+
+/** A sentence broken between words to fit `columns`. */
+const wrapWords = (text: string, columns: number): string[] => wrapParts(text.split(' '), ' ', columns);
+
+/** Before its plan exists a run has no item count: nothing to count yet, and no `0/0`. */
+const PREPARING = 'checking the manifest and writing the plan';
+const planned = (view: ProgressView): boolean =>
+  view.progress.run.state !== 'preparing' || view.progress.run.itemCount > 0;
+
 /** The live display: a header, a bar, the counts per state, rates and credits. */
-export function renderFrame(view: ProgressView, c: Colors): string {
+export function renderFrame(view: ProgressView, c: Colors, columns = Number.POSITIVE_INFINITY): string {
   const { run, counts } = view.progress;
   const total = run.itemCount;
   const done = finishedItems(counts);
@@ -102,24 +133,28 @@ export function renderFrame(view: ProgressView, c: Colors): string {
     `queued ${counts.queued}`,
     `submitted ${counts.submitted}`,
     `processing ${counts.processing}`,
-    `completed ${counts.completed}`,
-    c.green(`stored ${counts.stored}`),
+    `storing ${counts.storing}`,
+    c.green(`completed ${counts.completed}`),
     (counts.failed > 0 ? c.red : c.dim)(`failed ${counts.failed}`),
     ...rareCounts(counts, view.progress.tasksGivenUp).map((text) => c.yellow(text)),
-  ].join(c.dim(' · '));
+  ];
   const rates = [
     requests(view),
     `images ${formatRate(view.rates.imagesPerMinute)}/min`,
     `ETA ${formatEta(view)}`,
-  ].join(c.dim(' · '));
+  ];
+  const wrapped = (parts: string[]): string[] => wrapParts(parts, c.dim(' · '), columns);
+  if (!planned(view)) return [header, c.dim(PREPARING)].join('\n');
   const lines = [
     header,
     `${bar(done, total, c)} ${String(percent).padStart(3)}%  ${done}/${total} items final`,
-    states,
-    rates,
-    [`credits ${credits(view.progress)}`, ...deadline(view)].join(c.dim(' · ')),
-    ...(run.reason ? [c.yellow(run.reason)] : []),
-    ...(view.progress.retrying ? [c.red(describeRetrying(view.progress.retrying))] : []),
+    ...wrapped(states),
+    ...wrapped(rates),
+    ...wrapped([`credits ${credits(view.progress)}`, ...deadline(view)]),
+    ...(run.reason ? wrapWords(run.reason, columns).map((line) => c.yellow(line)) : []),
+    ...(view.progress.retrying
+      ? wrapWords(describeRetrying(view.progress.retrying), columns).map((line) => c.red(line))
+      : []),
   ];
   return lines.join('\n');
 }
@@ -127,14 +162,15 @@ export function renderFrame(view: ProgressView, c: Colors): string {
 /** The plain display: one line, no escapes, stable field order (greppable in CI logs). */
 export function renderLine(view: ProgressView): string {
   const { run, counts } = view.progress;
+  if (!planned(view)) return `${run.runId}${run.emulated ? ' (emulated)' : ''}: preparing · ${PREPARING}`;
   const parts = [
     `${run.runId}${run.emulated ? ' (emulated)' : ''}: ${run.state}`,
     `${finishedItems(counts)}/${run.itemCount} final`,
     `queued ${counts.queued}`,
     `submitted ${counts.submitted}`,
     `processing ${counts.processing}`,
+    `storing ${counts.storing}`,
     `completed ${counts.completed}`,
-    `stored ${counts.stored}`,
     `failed ${counts.failed}`,
     ...rareCounts(counts, view.progress.tasksGivenUp),
     requests(view),

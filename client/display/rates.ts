@@ -13,15 +13,20 @@ export interface RateSample {
 }
 
 export interface Rates {
-  /** API calls per second over the last few seconds; undefined until measurable. */
+  /** API calls per second over the last `requestsWindowS`; undefined until measurable. */
   requestsPerSecond?: number;
+  requestsWindowS?: number;
   imagesPerMinute?: number;
   /** Seconds until every item is final at the recent pace; undefined while unknown. */
   etaSeconds?: number;
 }
 
 export interface RateWindows {
-  /** The request rate is measured over this span (short: it shows pacing against the limit). */
+  /**
+   * The request rate is measured over this span: long enough that a paced stream reads at or
+   * under its limit (the limit holds per second to within one call per worker; a few calls
+   * counted at once when a retried activity ends would make a short window jump past it).
+   */
   requestsMs: number;
   /** Images/minute and the ETA are measured over this span (long: they should not jump). */
   throughputMs: number;
@@ -32,7 +37,7 @@ export interface RateWindows {
 }
 
 export const DEFAULT_WINDOWS: RateWindows = {
-  requestsMs: 5_000,
+  requestsMs: 30_000,
   throughputMs: 60_000,
   minSpanMs: 2_000,
   etaMinItems: 5,
@@ -70,7 +75,10 @@ export class RateTracker {
     if (!newest) return {};
     const rates: Rates = {};
     const calls = this.#perMs(newest, this.windows.requestsMs, (sample) => sample.apiCalls);
-    if (calls !== undefined) rates.requestsPerSecond = calls * 1000;
+    if (calls !== undefined) {
+      rates.requestsPerSecond = calls * 1000;
+      rates.requestsWindowS = this.windows.requestsMs / 1000;
+    }
     const images = this.#perMs(newest, this.windows.throughputMs, (sample) => sample.images);
     if (images !== undefined) rates.imagesPerMinute = images * 60_000;
     const finishing = this.#perMs(newest, this.windows.throughputMs, (sample) => sample.finished);

@@ -154,10 +154,9 @@ export function fakeApi(scenario: FakeScenario): FakeApi {
     async writeReport(_input: WriteReportInput) {
       const counts = {
         ...zeroCounts(),
-        stored: api.stored.length,
+        completed: api.stored.length,
       };
-      for (const outcome of api.outcomes)
-        counts[outcome.status === 'completed' ? 'stored' : outcome.status]++;
+      for (const outcome of api.outcomes) counts[outcome.status]++;
       return {
         counts,
         images: api.stored.length,
