@@ -10,6 +10,8 @@ export interface LiveProgress {
   run: RunProgress;
   counts: ItemCounts;
   creditsSpent: number;
+  /** Estimated credits the API holds for unfinished tasks (runs with a budget); absent: unknown. */
+  creditsReserved?: number;
   images: number;
   apiCalls: ApiCallCounts;
   /** Tasks given up after limits.task_timeout (resubmitted or failed); absent: none. */
@@ -42,6 +44,7 @@ export async function liveProgress(
   let creditsSpent = run.finished.creditsSpent;
   let images = run.finished.images;
   let tasksGivenUp = run.finished.tasksGivenUp ?? 0;
+  let creditsReserved: number | undefined;
   const [shards, retrying] = await Promise.all([
     Promise.all(
       run.runningShards.map((id) =>
@@ -58,6 +61,7 @@ export async function liveProgress(
     add(counts, normalizeCounts(shard.counts));
     add(apiCalls, shard.apiCalls);
     creditsSpent += shard.creditsSpent;
+    if (shard.creditsReserved !== undefined) creditsReserved = (creditsReserved ?? 0) + shard.creditsReserved;
     images += shard.images;
     tasksGivenUp += shard.tasksGivenUp ?? 0;
   }
@@ -68,6 +72,7 @@ export async function liveProgress(
     run,
     counts,
     creditsSpent,
+    ...(creditsReserved ? { creditsReserved } : {}),
     images,
     apiCalls,
     ...(tasksGivenUp > 0 ? { tasksGivenUp } : {}),

@@ -98,6 +98,11 @@ export interface ShardProgress {
   shard: number;
   counts: ItemCounts;
   creditsSpent: number;
+  /**
+   * Credits the API holds for tasks not finished yet, as estimated from the price table (the
+   * API takes them at submit); known only under a budget, absent otherwise.
+   */
+  creditsReserved?: number;
   apiCalls: ApiCallCounts;
   images: number;
   /** Tasks given up after limits.task_timeout (each resubmitted or failed); absent before timeouts. */

@@ -30,8 +30,8 @@ afterAll(() => cleanUpAll());
  * - the webhook outage: 15 s down, then a lost delivery waits for the next lookup,
  *   at most 30 s apart with webhooks on                                              45 s
  * - a task GET that contradicts its lookup is asked again 1 + 2 + 4 s later            7 s
- * - a task the API lost: overdue after limits.task_timeout (20 s), confirmed by a GET
- *   that is asked again 1 + 2 + 4 s later, then a new task                           32 s
+ * - a task the API lost: overdue after limits.task_timeout (20 s), looked up then,
+ *   confirmed by a GET asked again 1 + 2 + 4 s later, then a new task (3 s)          32 s
  * - a poisoned submit: refused after 5 to 7 of the same failure, 1 + 2 + ... + 32 s,
  *   with 429s in between; the last poisoned item is first tried at about 80%           70 s
  *                                                                             sum  260 s

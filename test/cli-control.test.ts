@@ -255,7 +255,7 @@ describe('retry-failed leaves out what cannot succeed again', () => {
     expect(retry.stderr).toContain(
       'pixelmill: skipping 3 items that cannot succeed again (content_blocked 2, invalid_size 1); --all retries them too\n',
     );
-    expect(retry.stderr).toMatch(/started pixelmill\/skips\/retry-1: 1 failed items of pixelmill\/skips/);
+    expect(retry.stderr).toMatch(/started pixelmill\/skips\/retry-1: 1 failed item of pixelmill\/skips/);
     expect(
       report('skips')
         .filter((line) => line.status !== 'completed')

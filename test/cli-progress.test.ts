@@ -7,7 +7,7 @@ import picocolors from 'picocolors';
 import { RateTracker } from '../client/display/rates.js';
 import type { LiveProgress } from '../client/progress.js';
 import type { ItemCounts, RunState } from '../common/types.js';
-import { zeroCounts } from '../workflows/tracking.js';
+import { describeOutcome, zeroCounts } from '../workflows/tracking.js';
 
 // Control sequences are built from ESC so that no raw escape byte sits in this file.
 const ESC = String.fromCharCode(27);
@@ -162,6 +162,23 @@ describe('the plain line', () => {
     const line = renderLine({ progress: paused, rates: {} });
     expect(line).toContain('requests --/s of 5/s · images --/min · ETA paused');
     expect(line).toMatch(/\(the API answered 402: .*\)$/);
+  });
+});
+
+describe('credits', () => {
+  it('shows what the API holds for unfinished tasks beside what finished tasks were charged', () => {
+    const view = {
+      progress: { ...progress({ submitted: 30, completed: 12 }, { credits: 12 }), creditsReserved: 30 },
+      rates: {},
+    };
+    expect(renderLine(view)).toContain('credits 12 + 30 reserved of 500 budget');
+  });
+
+  it('counts one item and one credit in the singular', () => {
+    expect(describeOutcome({ ...zeroCounts(), completed: 1 }, 1, 1)).toBe('1 of 1 item completed; 1 credit');
+    expect(describeOutcome({ ...zeroCounts(), completed: 1, failed: 1 }, 2, 0)).toBe(
+      '1 of 2 items completed, 1 failed; 0 credits',
+    );
   });
 });
 

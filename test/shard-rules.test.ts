@@ -6,6 +6,7 @@ import {
   LOOKUP_YIELD,
   lookupTarget,
   nextPollDelay,
+  firstOverdueAt,
   overdueItems,
   Phase,
   shouldResubmit,
@@ -108,6 +109,11 @@ describe('task timeouts', () => {
     expect(overdueItems(phases, submittedAt, 70_001, 60_000)).toEqual([0]);
     expect(submittedAt[3]).toBe(70_001);
     expect(submittedAt[4]).toBeNull(); // not at the API: no clock
+  });
+  it('knows when the first task at the API becomes overdue, for the lookup that finds it', () => {
+    const phases = [Phase.submitted, Phase.submitted, Phase.storing, Phase.submitted];
+    expect(firstOverdueAt(phases, [5_000, 2_000, 0, null], 60_000)).toBe(62_001);
+    expect(firstOverdueAt([Phase.queued, Phase.storing], [1_000, 1_000], 60_000)).toBe(Infinity);
   });
   it('names the task and the limit; the default retry policy resubmits it', () => {
     const error = taskTimedOut('task_01ABC', 30 * 60_000);

@@ -44,6 +44,7 @@ import {
   lookupTarget,
   lostTaskError,
   nextPollDelay,
+  firstOverdueAt,
   overdueItems,
   Phase,
   pollBounds,
@@ -127,10 +128,19 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
   const atApi = (): number => count(Phase.submitting) + count(Phase.submitted) + count(Phase.storing);
   const workLeft = (): boolean => atApi() > 0 || (!submitLaneDone && count(Phase.queued) > 0);
 
+  /** Estimated credits of the tasks at the API whose charge is not read yet. */
+  const creditsReserved = (): number | undefined =>
+    s.estimates?.reduce(
+      (sum, estimate, i) =>
+        sum + (s.phase[i] === Phase.submitted || s.phase[i] === Phase.submitting ? estimate : 0),
+      0,
+    );
+
   const progress = (): ShardProgress => ({
     shard: shard.index,
     counts: countItems(s.phase, processing),
     creditsSpent: creditsSpent(),
+    ...(s.estimates ? { creditsReserved: creditsReserved() } : {}),
     apiCalls: { ...s.apiCalls },
     images: s.images,
     tasksGivenUp: s.givenUp ?? 0,
@@ -346,7 +356,12 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
       // whose tasks webhooks have all reported (without webhooks only this lane empties `submitted`).
       // The lookup's time is carried over continue-as-new, so the next run keeps the pace rather
       // than starting a whole interval over.
-      s.nextLookupAt ??= Date.now() + s.pollMs;
+      // A task about to be overdue is looked up when it is, not up to a whole interval later.
+      const overdueAt =
+        limits.taskTimeoutMs === undefined
+          ? Number.POSITIVE_INFINITY
+          : firstOverdueAt(s.phase, submittedAt, limits.taskTimeoutMs);
+      s.nextLookupAt ??= Math.min(Date.now() + s.pollMs, overdueAt);
       const waitMs = s.nextLookupAt - Date.now();
       if (waitMs > 0 && (await condition(() => draining || count(Phase.submitted) === 0, waitMs)) && draining)
         return;

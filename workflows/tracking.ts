@@ -226,6 +226,23 @@ export function overdueItems(
   return overdue;
 }
 
+/**
+ * When the first task at the API passes `timeoutMs`, for the lookup that will find it overdue;
+ * Infinity when none is at the API or its acceptance time is unknown.
+ */
+export function firstOverdueAt(
+  phases: readonly number[],
+  submittedAt: readonly (number | null)[],
+  timeoutMs: number,
+): number {
+  let first = Number.POSITIVE_INFINITY;
+  phases.forEach((phase, index) => {
+    const since = submittedAt[index];
+    if (phase === Phase.submitted && since != null) first = Math.min(first, since + timeoutMs + 1);
+  });
+  return first;
+}
+
 /** Whether the manifest's retry policy resubmits a failed generation. */
 export function shouldResubmit(
   error: ErrorSummary | undefined,

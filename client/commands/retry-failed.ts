@@ -5,6 +5,7 @@
 // are left out unless `--all` is given, and the command says how many and why.
 import { InvalidArgumentError, type Command } from 'commander';
 import { UserError } from '../../common/errors.js';
+import { plural } from '../../common/words.js';
 import type { LoadedPlan } from '../../activities/plan.js';
 import type { PlannedItem } from '../../manifest/normalize.js';
 import type { OutcomeLine } from '../../activities/outcomes.js';
@@ -164,7 +165,7 @@ async function retryFailed(session: Session, runId: string, options: RetryOption
     const { objectStore } = (await readPlan(location.plan)).meta;
     const into = objectStore ? s3UrlOf(objectStore) : location.outputDir;
     say(
-      `pixelmill: ${how === 'started' ? 'started' : 'attached to'} ${record.runId}: ${record.items} failed items of ${runId} again, into ${into}`,
+      `pixelmill: ${how === 'started' ? 'started' : 'attached to'} ${record.runId}: ${plural(record.items, 'failed item')} of ${runId} again, into ${into}`,
     );
     const link = workflowUrl(session, record.runId);
     if (link) say(`pixelmill: Temporal Web UI: ${link}`);

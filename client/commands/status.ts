@@ -35,6 +35,8 @@ export interface RunStatus {
   counts: ItemCounts | null;
   images: number | null;
   creditsSpent: number | null;
+  /** Estimated credits the API holds for unfinished tasks, while a run with a budget runs. */
+  creditsReserved: number | null;
   budgetCredits: number | null;
   /** The run's deadline (ISO 8601), while it runs and has one. */
   deadline: string | null;
@@ -119,6 +121,7 @@ export async function runStatus(client: Client, runId: string, ui: string | unde
     counts: null,
     images: null,
     creditsSpent: null,
+    creditsReserved: null,
     budgetCredits: null,
     deadline: null,
     retrying: null,
@@ -149,6 +152,7 @@ export async function runStatus(client: Client, runId: string, ui: string | unde
         counts: live.counts,
         images: live.images,
         creditsSpent: live.creditsSpent,
+        creditsReserved: live.creditsReserved ?? null,
         budgetCredits: live.run.budgetCredits ?? null,
         deadline: live.run.deadlineAt !== undefined ? new Date(live.run.deadlineAt).toISOString() : null,
         retrying: live.retrying ?? null,

@@ -58,10 +58,12 @@ function bar(done: number, total: number, c: Colors): string {
   return c.green('█'.repeat(filled)) + c.dim('░'.repeat(BAR_WIDTH - filled));
 }
 
+/** `12 + 30 reserved of 100 budget`: charged as read from finished tasks, plus what the API holds. */
 function credits(progress: LiveProgress): string {
-  const spent = Math.round(progress.creditsSpent * 100) / 100;
+  const round = (value: number): number => Math.round(value * 100) / 100;
+  const reserved = progress.creditsReserved ? ` + ${round(progress.creditsReserved)} reserved` : '';
   const budget = progress.run.budgetCredits;
-  return budget === undefined ? `${spent}` : `${spent} of ${budget} budget`;
+  return `${round(progress.creditsSpent)}${reserved}${budget === undefined ? '' : ` of ${budget} budget`}`;
 }
 
 /** The measured request rate and its window, against the run's limit once the run has read it. */

@@ -1,0 +1,164 @@
+// The control law of the adaptive rate governor (issue #13): for one endpoint group of one API
+// account, the rate to grant, learned from what the provider answered. Pure functions of a plain,
+// serializable state and the time passed in, so that it runs the same in a workflow, an activity
+// or a unit test.
+//
+// The law, in the terms of TCP's congestion control:
+// - Slow start: from a modest rate, double every second in which the rate was used and nothing
+//   was refused, until the first 429.
+// - A 429 with a short Retry-After (a bucket refilling) multiplies the rate by BACK_OFF. One with
+//   a long Retry-After (a quota per minute) is a measurement: the provider admitted so many calls
+//   since its window last reset, over the time until it resets again; the new rate is a little
+//   under that, and nothing is granted until the reset. Either way, 429s within the Retry-After
+//   answer calls sent before the first was known: the same refusal, not a new one.
+// - Then probe upward gently: +5% per period of the limit, taken from the provider's own wait
+//   (a second for a per-second bucket, up to a minute for a per-minute quota), so a quota is not
+//   overrun many times over within its own window.
+// - Growth only while the rate is used: a run that submits less than it is granted learns nothing
+//   about the provider and must not bank an untested rate.
+// - Never below FLOOR_PER_SECOND: a provider that refuses everything is asked about once every
+//   five seconds, never in a tight loop.
+
+/** The least rate granted: one call every 5 s. */
+export const FLOOR_PER_SECOND = 0.2;
+/** Where discovery starts: below any plausible provider limit, and doubling from there. */
+export const INITIAL_PER_SECOND = 2;
+/** After a refusal with a short Retry-After, the rate is multiplied by this. */
+export const BACK_OFF = 0.85;
+/** After a refusal with a long one, the share of the measured quota rate granted. */
+export const UNDER_QUOTA = 0.9;
+/** The increase per period of the limit while nothing is refused. */
+export const PROBE_STEP = 0.05;
+/** Share of the granted rate that must have been used for the rate to grow. */
+export const USED_ENOUGH = 0.7;
+/** A Retry-After longer than this means a quota per window rather than a rate. */
+export const WINDOWED_AFTER_MS = 2000;
+/** Without a Retry-After, a 429 is taken to ask for this. */
+export const DEFAULT_RETRY_AFTER_MS = 1000;
+
+export type RateSource = 'discovering' | 'discovered' | 'retry-after' | 'capped' | 'floor';
+
+export interface LawState {
+  ratePerSecond: number;
+  phase: 'slow-start' | 'probing';
+  /** Nothing is granted before this (a quota's Retry-After in force). */
+  holdUntilMs: number;
+  /** Refusals before this answer calls sent before the last one was known: not new news. */
+  quietUntilMs: number;
+  /** When the provider last let calls through again (the last refusal's reset, or the start). */
+  admittingSinceMs: number;
+  /** Calls admitted since then. */
+  admittedSince: number;
+  /** The time scale of the limit (its window, else the last Retry-After, at least 1 s): the probe's period. */
+  periodMs: number;
+  /** The length of the provider's quota window, once a long Retry-After showed there is one. */
+  windowMs: number | null;
+  /** When the rate last grew. */
+  grewAtMs: number;
+  /** When the last refusal came; null before any. */
+  refusedAtMs: number | null;
+  /** A cap from the manifest (requests_per_second or a group's own); null: none. */
+  capPerSecond: number | null;
+  source: RateSource;
+}
+
+export function initialLaw(nowMs: number, capPerSecond: number | null = null): LawState {
+  return {
+    ratePerSecond: capPerSecond === null ? INITIAL_PER_SECOND : Math.min(INITIAL_PER_SECOND, capPerSecond),
+    phase: 'slow-start',
+    holdUntilMs: nowMs,
+    quietUntilMs: nowMs,
+    admittingSinceMs: nowMs,
+    admittedSince: 0,
+    periodMs: 1000,
+    windowMs: null,
+    grewAtMs: nowMs,
+    refusedAtMs: null,
+    capPerSecond,
+    source: 'discovering',
+  };
+}
+
+/** What the calls of one group did over a stretch of time, reported to the law. */
+export interface Outcomes {
+  /** The end of the stretch (epoch ms). */
+  nowMs: number;
+  /** Calls the provider answered (anything but a 429). */
+  admitted: number;
+  /** Calls answered 429. */
+  refused: number;
+  /** The longest Retry-After among those 429s, when they said. */
+  retryAfterMs?: number;
+  /** Calls made over the stretch, for whether the rate was used. */
+  attempted: number;
+  /** The length of the stretch. */
+  spanMs: number;
+}
+
+/** The rate in force at `nowMs`: 0 while a Retry-After holds. */
+export function grantedRate(state: LawState, nowMs: number): number {
+  return nowMs < state.holdUntilMs ? 0 : state.ratePerSecond;
+}
+
+function capped(state: LawState, rate: number): { ratePerSecond: number; source?: RateSource } {
+  if (state.capPerSecond !== null && rate >= state.capPerSecond) {
+    return { ratePerSecond: state.capPerSecond, source: 'capped' };
+  }
+  return { ratePerSecond: Math.max(FLOOR_PER_SECOND, rate) };
+}
+
+/** The law after `outcomes`. */
+export function observe(state: LawState, outcomes: Outcomes): LawState {
+  const { nowMs } = outcomes;
+  if (outcomes.refused > 0) return refusedAt(state, outcomes);
+  const next: LawState = { ...state, admittedSince: state.admittedSince + outcomes.admitted };
+  if (nowMs < state.holdUntilMs) return next;
+  if (next.source === 'retry-after') next.source = next.refusedAtMs === null ? 'discovering' : 'discovered';
+  const granted = state.ratePerSecond * (outcomes.spanMs / 1000);
+  const used = outcomes.attempted >= USED_ENOUGH * granted;
+  const step = next.phase === 'slow-start' ? 1000 : next.periodMs;
+  if (!used || nowMs - state.grewAtMs < step) return next;
+  const grown =
+    next.phase === 'slow-start' ? state.ratePerSecond * 2 : state.ratePerSecond * (1 + PROBE_STEP);
+  const limited = capped(next, grown);
+  return {
+    ...next,
+    ratePerSecond: limited.ratePerSecond,
+    grewAtMs: nowMs,
+    source: limited.source ?? next.source,
+  };
+}
+
+function refusedAt(state: LawState, outcomes: Outcomes): LawState {
+  const { nowMs } = outcomes;
+  const admitted = state.admittedSince + outcomes.admitted;
+  if (nowMs < state.quietUntilMs) return { ...state, admittedSince: admitted };
+  const retryAfterMs = Math.max(outcomes.retryAfterMs ?? DEFAULT_RETRY_AFTER_MS, 1);
+  const resetMs = nowMs + retryAfterMs;
+  // A short wait is a rate (a bucket refilling): back off by a share. A long one is a quota per
+  // window: what it admitted since it last reset, over the window, is the rate it sustains.
+  // Near its reset a quota asks for a short wait too: once a window was seen, it is a window.
+  const windowed = retryAfterMs > WINDOWED_AFTER_MS || state.windowMs !== null;
+  const windowMs = resetMs - state.admittingSinceMs;
+  const quotaRate = (admitted / windowMs) * 1000;
+  const limited = capped(
+    state,
+    windowed ? Math.min(state.ratePerSecond, quotaRate) * UNDER_QUOTA : state.ratePerSecond * BACK_OFF,
+  );
+  return {
+    ...state,
+    ratePerSecond: limited.ratePerSecond,
+    phase: 'probing',
+    // A quota admits nothing until it resets; a bucket refills at once, at the lower rate (and
+    // the refused call itself waits its Retry-After, as every retry does).
+    holdUntilMs: windowed ? resetMs : nowMs,
+    quietUntilMs: resetMs,
+    admittingSinceMs: resetMs,
+    admittedSince: 0,
+    periodMs: Math.max(1000, windowed ? windowMs : retryAfterMs),
+    windowMs: windowed ? windowMs : null,
+    grewAtMs: resetMs,
+    refusedAtMs: nowMs,
+    source: limited.ratePerSecond <= FLOOR_PER_SECOND ? 'floor' : 'retry-after',
+  };
+}

@@ -1,0 +1,181 @@
+// The governor's control law (governor/rate-law.ts) against simulated providers, on an injected
+// clock: a per-second token bucket, a per-minute quota, a limit that drops and returns, a
+// provider that refuses everything, and a cap. The client sends at the granted rate in 50 ms
+// steps (as many calls as it may, never more) and reports each second, and at once on a 429.
+import { describe, expect, it } from 'vitest';
+import { FLOOR_PER_SECOND, grantedRate, initialLaw, observe, type LawState } from '../governor/rate-law.js';
+
+interface Provider {
+  /** Whether a call at `nowMs` is admitted; else the Retry-After (ms) it answers. */
+  call(nowMs: number): true | number;
+}
+
+/** A token bucket: `perSecond` refill, `burst` capacity; Retry-After in whole seconds, at least 1. */
+function bucket(perSecond: () => number, burst: number): Provider {
+  let tokens = burst;
+  let at = 0;
+  return {
+    call(nowMs) {
+      tokens = Math.min(burst, tokens + ((nowMs - at) / 1000) * perSecond());
+      at = nowMs;
+      if (tokens >= 1) {
+        tokens -= 1;
+        return true;
+      }
+      return Math.max(1, Math.ceil((1 - tokens) / perSecond())) * 1000;
+    },
+  };
+}
+
+/** A fixed window of `perMinute` calls per clock minute; Retry-After until the next minute. */
+function quota(perMinute: number): Provider {
+  let minute = -1;
+  let used = 0;
+  return {
+    call(nowMs) {
+      const current = Math.floor(nowMs / 60_000);
+      if (current !== minute) {
+        minute = current;
+        used = 0;
+      }
+      if (used < perMinute) {
+        used++;
+        return true;
+      }
+      return Math.max(1000, Math.ceil(((current + 1) * 60_000 - nowMs) / 1000) * 1000);
+    },
+  };
+}
+
+interface Second {
+  atS: number;
+  admitted: number;
+  refused: number;
+  rate: number;
+}
+
+/**
+ * Runs the law against `provider` for `seconds` from `fromS`; the client always has work to send.
+ * Returns each second's figures, and the law at the end.
+ */
+function run(
+  provider: Provider,
+  seconds: number,
+  start: LawState = initialLaw(0),
+  fromS = 0,
+): { log: Second[]; law: LawState } {
+  let law = start;
+  let credit = 0;
+  const log: Second[] = [];
+  // What the law is told: each second, and at once after a step that met a 429.
+  let stretch = { admitted: 0, refused: 0, attempted: 0, retryAfterMs: 0, fromMs: fromS * 1000 };
+  let second = { admitted: 0, refused: 0 };
+  for (let ms = fromS * 1000; ms < (fromS + seconds) * 1000; ms += 50) {
+    // Unused credit is not banked beyond one step (a paced client sends evenly, never in bursts).
+    credit = Math.min(credit + (grantedRate(law, ms) * 50) / 1000, 1 + grantedRate(law, ms) / 20);
+    while (credit >= 1) {
+      credit -= 1;
+      stretch.attempted++;
+      const answer = provider.call(ms);
+      if (answer === true) {
+        stretch.admitted++;
+        second.admitted++;
+      } else {
+        stretch.refused++;
+        second.refused++;
+        stretch.retryAfterMs = Math.max(stretch.retryAfterMs, answer);
+      }
+    }
+    const nowMs = ms + 50;
+    if (stretch.refused > 0 || nowMs % 1000 === 0) {
+      law = observe(law, {
+        nowMs,
+        admitted: stretch.admitted,
+        refused: stretch.refused,
+        attempted: stretch.attempted,
+        spanMs: nowMs - stretch.fromMs,
+        ...(stretch.refused > 0 ? { retryAfterMs: stretch.retryAfterMs } : {}),
+      });
+      stretch = { admitted: 0, refused: 0, attempted: 0, retryAfterMs: 0, fromMs: nowMs };
+    }
+    if (nowMs % 1000 === 0) {
+      log.push({ atS: nowMs / 1000, ...second, rate: law.ratePerSecond });
+      second = { admitted: 0, refused: 0 };
+    }
+  }
+  return { log, law };
+}
+
+const simulate = (provider: Provider, seconds: number, start?: LawState): Second[] =>
+  run(provider, seconds, start).log;
+
+const total = (log: Second[], key: 'admitted' | 'refused'): number => log.reduce((sum, s) => sum + s[key], 0);
+const between = (log: Second[], from: number, to: number): Second[] =>
+  log.filter((second) => second.atS > from && second.atS <= to);
+
+describe('the rate law against a per-second bucket', () => {
+  it('converges within seconds to the provider rate, with few refusals', () => {
+    const log = simulate(
+      bucket(() => 50, 10),
+      120,
+    );
+    // Within 15 s it admits at least 80% of the limit, and holds that.
+    const settled = between(log, 15, 120);
+    expect(total(settled, 'admitted') / settled.length).toBeGreaterThan(40);
+    expect(total(settled, 'admitted') / settled.length).toBeLessThanOrEqual(50.5);
+    // Refused: under 2% of the calls after discovery.
+    const calls = total(settled, 'admitted') + total(settled, 'refused');
+    expect(total(settled, 'refused') / calls).toBeLessThan(0.02);
+  });
+
+  it('follows a limit that drops and comes back', () => {
+    let limit = 50;
+    const provider = bucket(() => limit, 10);
+    const first = run(provider, 60);
+    limit = 20;
+    const dropped = run(provider, 60, first.law, 60);
+    limit = 50;
+    const back = run(provider, 120, dropped.law, 120);
+    // Down: within 10 s at most the new limit, and most of it.
+    const low = between(dropped.log, 70, 120);
+    expect(total(low, 'admitted') / low.length).toBeGreaterThan(16);
+    expect(total(low, 'admitted') / low.length).toBeLessThanOrEqual(20.5);
+    expect(total(low, 'refused') / (total(low, 'admitted') + total(low, 'refused'))).toBeLessThan(0.03);
+    // Up again: probing finds the old limit within a minute.
+    const high = between(back.log, 180, 240);
+    expect(total(high, 'admitted') / high.length).toBeGreaterThan(40);
+  });
+});
+
+describe('the rate law against a per-minute quota', () => {
+  it('settles under the quota without a refusal storm', () => {
+    const log = simulate(quota(1200), 600);
+    // After the first two minutes: at least 85% of the quota, and a handful of refusals a minute at most.
+    const settled = between(log, 120, 600);
+    const perMinute = (total(settled, 'admitted') / settled.length) * 60;
+    expect(perMinute).toBeGreaterThan(0.85 * 1200);
+    expect(perMinute).toBeLessThanOrEqual(1200);
+    expect(total(settled, 'refused') / (settled.length / 60)).toBeLessThan(5);
+  });
+});
+
+describe('the rate law against a provider that refuses everything', () => {
+  it('slows to the floor and waits out every Retry-After: never a tight loop', () => {
+    const log = simulate({ call: () => 1000 }, 120);
+    expect(log.at(-1)!.rate).toBe(FLOOR_PER_SECOND);
+    const late = between(log, 60, 120);
+    expect(total(late, 'refused')).toBeLessThanOrEqual(60 * FLOOR_PER_SECOND + 2);
+  });
+});
+
+describe('a cap from the manifest', () => {
+  it('never grants more than the cap, and says the rate is capped', () => {
+    const log = simulate(
+      bucket(() => 50, 10),
+      60,
+      initialLaw(0, 10),
+    );
+    expect(Math.max(...log.map((second) => second.rate))).toBe(10);
+    expect(total(between(log, 10, 60), 'refused')).toBe(0);
+  });
+});
