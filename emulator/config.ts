@@ -30,7 +30,11 @@ const rate = z.number().min(0).max(1);
 const secondsRange = z
   .tuple([z.number().min(0), z.number().min(0)])
   .refine(([min, max]) => min <= max, 'the first value (min) must not exceed the second (max)');
-const bucket = z.strictObject({ per_second: z.number().positive(), burst: z.number().min(1) });
+const perSecond = z.number().positive();
+const burst = z.number().min(1);
+const perMinute = z.number().int().min(1);
+/** A token bucket per key and class, and optionally a fixed one-minute window beside it (rate-limit.ts). */
+const bucket = z.strictObject({ per_second: perSecond, burst, per_minute: perMinute.optional() });
 const perResolution = <T extends z.ZodType>(value: T) =>
   z.strictObject({ '1K': value, '2K': value, '4K': value });
 const httpUrl = z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' });
@@ -257,6 +261,37 @@ export function formatConfigPath(path: readonly PropertyKey[]): string {
   return path
     .map((part, i) => (typeof part === 'number' ? `[${part}]` : `${i === 0 ? '' : '.'}${String(part)}`))
     .join('');
+}
+
+/**
+ * A change to the rate limits of a running emulator (PUT /_emulator/rate-limits, setRateLimits):
+ * a field left out keeps its value, `per_minute: null` removes the minute window.
+ */
+const bucketChange = z.strictObject({
+  per_second: perSecond.optional(),
+  burst: burst.optional(),
+  per_minute: perMinute.nullable().optional(),
+});
+export const RateLimitsChangeSchema = z.strictObject({
+  submit: bucketChange.optional(),
+  query: bucketChange.optional(),
+});
+export type RateLimitsChange = z.input<typeof RateLimitsChangeSchema>;
+export type ValidRateLimitsChange = z.output<typeof RateLimitsChangeSchema>;
+
+/** Validates a change of the rate limits; problems are `path: message`, every one of them. */
+export function validateRateLimitsChange(input: unknown): {
+  change?: ValidRateLimitsChange;
+  problems: string[];
+} {
+  const result = RateLimitsChangeSchema.safeParse(input);
+  if (result.success) return { change: result.data, problems: [] };
+  const problems = result.error.issues.flatMap((issue) =>
+    issue.code === 'unrecognized_keys'
+      ? issue.keys.map((key) => `${formatConfigPath([...issue.path, key])}: unknown key`)
+      : [`${formatConfigPath(issue.path)}: ${issue.message}`],
+  );
+  return { problems };
 }
 
 /** For config objects (tests, benchmarks): merged over the defaults, then validated. */

@@ -38,6 +38,8 @@ export const API_ERRORS = {
   invalid_task_ids: badRequest('task_ids'),
   empty_task_ids: badRequest('task_ids'),
   too_many_task_ids: badRequest('task_ids'),
+  // PUT /_emulator/rate-limits only (not part of the API).
+  invalid_rate_limits: badRequest(),
   missing_api_key: auth,
   invalid_api_key: auth,
   api_key_disabled: auth,

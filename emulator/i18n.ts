@@ -111,6 +111,12 @@ export const MESSAGES: Readonly<Record<MessageId, Readonly<Record<Language, stri
     ko: "'task_ids' 매개변수에는 ID를 최대 {max}개까지 넣을 수 있습니다.",
     ja: "パラメータ 'task_ids' に指定できる ID は最大 {max} 個です。",
   },
+  invalid_rate_limits: {
+    en: 'Invalid rate limits: {problems}.',
+    zh: '速率限制无效：{problems}。',
+    ko: '잘못된 속도 제한입니다: {problems}.',
+    ja: 'レート制限の指定が無効です: {problems}。',
+  },
   missing_api_key: {
     en: "No API key provided. Send the header 'Authorization: Bearer <API_KEY>'.",
     zh: "未提供 API 密钥。请发送请求头 'Authorization: Bearer <API_KEY>'。",

@@ -4,15 +4,22 @@
 import type { AddressInfo } from 'node:net';
 import { UserError } from '../common/errors.js';
 import { systemClock, type Clock } from './clock.js';
-import { parseEmulatorConfig, type EmulatorConfig, type EmulatorConfigOverrides } from './config.js';
+import {
+  parseEmulatorConfig,
+  type EmulatorConfig,
+  type EmulatorConfigOverrides,
+  type RateLimitsChange,
+} from './config.js';
 import { createContext } from './context.js';
-import { collectStats, type EmulatorStats } from './routes/admin.js';
+import type { RateLimits } from './rate-limit.js';
+import { changeRateLimits, collectStats, type EmulatorStats } from './routes/admin.js';
 import { createEmulatorServer } from './server.js';
 import type { InjectedFault } from './stats.js';
 
 export { loadEmulatorConfig, parseEmulatorConfigText } from './config-file.js';
 export { DEFAULT_EMULATOR_CONFIG, DEMO_API_KEY, parseEmulatorConfig } from './config.js';
-export type { EmulatorConfig, EmulatorConfigOverrides } from './config.js';
+export type { EmulatorConfig, EmulatorConfigOverrides, RateLimitsChange } from './config.js';
+export type { BucketConfig, RateLimits } from './rate-limit.js';
 export type { EmulatorStats, GroundTruthTask } from './routes/admin.js';
 export type { InjectedFault, RequestLogEntry } from './stats.js';
 export type { Clock, Timer } from './clock.js';
@@ -31,8 +38,17 @@ export interface RunningEmulator {
   readonly url: string;
   /** The {result_host} prefix written into tasks (result_base_url, or `{url}/results`). */
   readonly resultBaseUrl: string;
+  /** The config it started with; `rateLimits()` says the limits in force since. */
   readonly config: EmulatorConfig;
   stats(): EmulatorStats;
+  /** The rate limits in force (what GET /_emulator/rate-limits answers). */
+  rateLimits(): RateLimits;
+  /**
+   * Changes the rate limits for the next request, as PUT /_emulator/rate-limits does: fields left
+   * out keep their value, `per_minute: null` removes the window. Returns the limits now in force;
+   * throws EmulatorRateLimitsError, changing nothing, when the change is invalid.
+   */
+  setRateLimits(change: RateLimitsChange): RateLimits;
   /** How many of each fault it has injected so far (in-process only; not in /_emulator/stats). */
   injectedFaults(): Record<InjectedFault, number>;
   /** Stops listening, drops open connections and cancels pending webhooks. Idempotent. */
@@ -41,6 +57,10 @@ export interface RunningEmulator {
 
 export class EmulatorListenError extends UserError {
   override name = 'EmulatorListenError';
+}
+
+export class EmulatorRateLimitsError extends UserError {
+  override name = 'EmulatorRateLimitsError';
 }
 
 /** The host as it goes into a URL: wildcard addresses become loopback, IPv6 gets brackets. */
@@ -92,6 +112,16 @@ export async function startEmulator(options: StartEmulatorOptions = {}): Promise
     resultBaseUrl: ctx.resultBaseUrl,
     config,
     stats: () => collectStats(ctx),
+    rateLimits: () => ctx.limiter.limits,
+    setRateLimits: (change) => {
+      const { limits, problems } = changeRateLimits(ctx, change);
+      if (problems.length === 0) return limits;
+      throw new EmulatorRateLimitsError(
+        'emulator_rate_limits_invalid',
+        `invalid rate limits (${problems.length} problem${problems.length === 1 ? '' : 's'})`,
+        problems,
+      );
+    },
     injectedFaults: () => ({ ...ctx.stats.injected }),
     close: () => (closing ??= close()),
   };

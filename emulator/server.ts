@@ -89,10 +89,11 @@ function resolve(method: string, path: string): Resolved {
   }
   if (path.startsWith(ADMIN_PREFIX)) {
     const name = path.slice(ADMIN_PREFIX.length);
-    if ((ADMIN_ROUTES as readonly string[]).includes(name)) {
-      return method === 'GET'
+    const allowed = ADMIN_ROUTES.get(name);
+    if (allowed !== undefined) {
+      return allowed.split(', ').includes(method)
         ? { kind: 'admin', name }
-        : { kind: 'wrong_method', pattern: path, allowed: 'GET' };
+        : { kind: 'wrong_method', pattern: path, allowed };
     }
   }
   return { kind: 'unmatched' };
@@ -166,7 +167,7 @@ export function createEmulatorServer(ctx: EmulatorContext, log: (line: string) =
           break;
         case 'admin':
           exchange.label = stats.labelId(method, `${ADMIN_PREFIX}${resolved.name}`);
-          await handleAdmin(ctx, res, resolved.name, query);
+          await handleAdmin(ctx, req, res, method, resolved.name, query);
           break;
         case 'wrong_method':
           exchange.label = stats.labelId(method, resolved.pattern);

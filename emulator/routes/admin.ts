@@ -1,14 +1,26 @@
 // The emulator's own endpoints under /_emulator/ (no auth; not part of the spec): counters for
-// tests and benchmarks, and NDJSON ground truth that later checks audit a client run against
-// (prompts submitted twice, requests above the rate limit in any one-second window).
-import type { ServerResponse } from 'node:http';
+// tests and benchmarks, NDJSON ground truth that later checks audit a client run against
+// (prompts submitted twice, requests above the rate limit in any one-second window), and the rate
+// limits in force, which a PUT changes on the running emulator.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { readBody } from '../../common/http-body.js';
+import { jsonObjectBody, parseBody } from '../body.js';
+import { validateRateLimitsChange } from '../config.js';
 import type { EmulatorContext } from '../context.js';
-import { sendJson, sendNdjson } from '../http.js';
+import { EmulatorApiError } from '../errors.js';
+import { MAX_BODY_BYTES, sendJson, sendNdjson } from '../http.js';
+import { changedLimits, type RateLimits } from '../rate-limit.js';
 import type { WebhookOutcome } from '../stats.js';
 import type { TaskPhase } from '../store.js';
 
 export const ADMIN_PREFIX = '/_emulator/';
-export const ADMIN_ROUTES = ['stats', 'tasks', 'requests'] as const;
+/** Each route (the path after ADMIN_PREFIX) with the methods it answers, as an `Allow` header says them. */
+export const ADMIN_ROUTES: ReadonlyMap<string, string> = new Map([
+  ['stats', 'GET'],
+  ['tasks', 'GET'],
+  ['requests', 'GET'],
+  ['rate-limits', 'GET, PUT'],
+]);
 
 export interface EmulatorStats {
   /** `{ "<METHOD> <route pattern>": { "<HTTP status>": count } }` */
@@ -67,10 +79,25 @@ function* groundTruth(ctx: EmulatorContext, now: number): Generator<GroundTruthT
   }
 }
 
-/** Serves `name`, one of ADMIN_ROUTES (the path after `/_emulator/`). */
+/**
+ * Validates `input` as a change of the rate limits and, when valid, puts the changed limits in
+ * force; a change with any problem changes nothing.
+ */
+export function changeRateLimits(
+  ctx: EmulatorContext,
+  input: unknown,
+): { limits: RateLimits; problems: string[] } {
+  const { change, problems } = validateRateLimitsChange(input);
+  if (change) ctx.limiter.setLimits(changedLimits(ctx.limiter.limits, change));
+  return { limits: ctx.limiter.limits, problems };
+}
+
+/** Serves `name` (a key of ADMIN_ROUTES) for `method`, one of those it allows. */
 export async function handleAdmin(
   ctx: EmulatorContext,
+  req: IncomingMessage,
   res: ServerResponse,
+  method: string,
   name: string,
   query: URLSearchParams,
 ): Promise<void> {
@@ -78,8 +105,20 @@ export async function handleAdmin(
     sendJson(res, 200, collectStats(ctx));
   } else if (name === 'tasks') {
     await sendNdjson(res, groundTruth(ctx, ctx.clock.now()));
+  } else if (name === 'rate-limits') {
+    if (method === 'PUT') await putRateLimits(ctx, req, res);
+    else sendJson(res, 200, ctx.limiter.limits);
   } else {
     const since = Number(query.get('since_ms') ?? 0);
     await sendNdjson(res, ctx.stats.requestsSince(Number.isFinite(since) ? since : 0));
   }
+}
+
+async function putRateLimits(ctx: EmulatorContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const body = parseBody(await readBody(req, MAX_BODY_BYTES));
+  if (body.kind === 'too_large') res.setHeader('connection', 'close');
+  const { limits, problems } = changeRateLimits(ctx, jsonObjectBody(body));
+  if (problems.length > 0)
+    throw new EmulatorApiError('invalid_rate_limits', { problems: problems.join('; ') });
+  sendJson(res, 200, limits);
 }
