@@ -90,12 +90,20 @@ export class ApiEvidence {
   }
 
   /** The other submits' outcomes from `sinceMs` on. */
+  /**
+   * The other submits' outcomes from `sinceMs` on. A submit that failed several times counts
+   * once: another refused item retrying must not read as a flaky API.
+   */
   submitsSince(sinceMs: number, call: string): OthersSeen {
     const seen = { accepted: 0, failed: 0 };
+    const failing = new Set<string>();
     this.#since(sinceMs, call, (outcome) => {
       if (outcome.kind !== 'submit') return;
       if (outcome.ok) seen.accepted++;
-      else seen.failed++;
+      else if (!failing.has(outcome.call)) {
+        failing.add(outcome.call);
+        seen.failed++;
+      }
     });
     return seen;
   }

@@ -53,6 +53,13 @@ describe('ApiEvidence', () => {
     expect(evidence.submitsSince(0, 'b')).toEqual({ accepted: 2, failed: 2 });
   });
 
+  it('counts another submit that keeps failing once: a second refused item is not a flaky API', () => {
+    const evidence = new ApiEvidence(() => 0);
+    for (let k = 0; k < 6; k++) evidence.failed('submit', failure(), 'poisoned-too');
+    evidence.succeeded('submit', 'a');
+    expect(evidence.submitsSince(0, 'mine')).toEqual({ accepted: 1, failed: 1 });
+  });
+
   it('tells whether the API answered another call since a moment (an outage: none did)', () => {
     let now = 0;
     const evidence = new ApiEvidence(() => now);
