@@ -129,11 +129,13 @@ export async function watchRun(client: Client, handle: RunHandle, options: Watch
     }
   })();
   let tidyingUp = (): void => undefined;
-  const interrupted = new Promise<'interrupted'>((resolve) => {
+  const interrupted = new Promise<'interrupted'>((resolve, reject) => {
     const { workers } = options;
     tidyingUp = onCtrlC({
       first() {
         if (!workers) return resolve('interrupted');
+        // The frame drawn so far stays; the next ones draw below the message, not over it.
+        display.finish();
         out.write(
           `\npixelmill: stopping: letting ${describeInFlight(workers.inFlight())} finish (at most 10 s); Ctrl-C again to leave now\n`,
         );
@@ -144,8 +146,11 @@ export async function watchRun(client: Client, handle: RunHandle, options: Watch
         process.exit(130);
       },
     });
-    void workers?.stopped.then(() => resolve('interrupted'));
+    // Workers that fail (not only those stopped by a Ctrl-C) end the watch with their error.
+    workers?.stopped.then(() => resolve('interrupted'), reject);
   });
+  // Raced below; a failure after the run has ended must not crash the exit.
+  interrupted.catch(() => undefined);
   const stopTicker = async (): Promise<void> => {
     stop = true;
     wake();

@@ -174,6 +174,8 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
     return { counts, credits };
   };
   setHandler(shardProgressSignal, (progress) => {
+    // A signal the server delivers after the shard's result is already counted in `finished`.
+    if (!running.has(shardWorkflowId(runId, progress.shard))) return;
     told.set(progress.shard, progress);
     publish();
   });
