@@ -129,12 +129,12 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
   const workLeft = (): boolean => atApi() > 0 || (!submitLaneDone && count(Phase.queued) > 0);
 
   /** Estimated credits of the tasks at the API whose charge is not read yet. */
+  const chargeUnread = (i: number): boolean =>
+    s.phase[i] === Phase.submitting ||
+    s.phase[i] === Phase.submitted ||
+    (s.phase[i] === Phase.storing && !s.credits[i]);
   const creditsReserved = (): number | undefined =>
-    s.estimates?.reduce(
-      (sum, estimate, i) =>
-        sum + (s.phase[i] === Phase.submitted || s.phase[i] === Phase.submitting ? estimate : 0),
-      0,
-    );
+    s.estimates?.reduce((sum, estimate, i) => sum + (chargeUnread(i) ? estimate : 0), 0);
 
   const progress = (): ShardProgress => ({
     shard: shard.index,
