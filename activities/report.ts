@@ -26,7 +26,7 @@ export const SUMMARY_FILE = 'summary.json';
 export const NOT_RUN = {
   type: 'NotRun',
   code: 'not_run',
-  message: 'the run ended before this item was submitted',
+  message: 'the run ended before this item was finished: it was not submitted, or its task was not collected',
 } as const;
 
 /** One line of report.jsonl; the field order here is the order in the file. */

@@ -179,7 +179,12 @@ describe('writeReport', () => {
         attempts: 0,
         credits_cost: 0,
         images: [],
-        error: { type: 'NotRun', code: 'not_run', message: 'the run ended before this item was submitted' },
+        error: {
+          type: 'NotRun',
+          code: 'not_run',
+          message:
+            'the run ended before this item was finished: it was not submitted, or its task was not collected',
+        },
       },
     ]);
 
