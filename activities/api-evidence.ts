@@ -5,21 +5,29 @@
 // A submit the API answered k times with the same failure (5xx, network, garbled answers; a 429,
 // or another failure now and then, neither counts nor breaks the count) is refused for its own
 // sake when both hold:
-// - the API answers right now: another call (any endpoint) succeeded since this submit last
-//   failed, or else a probe (a lookup of the last task accepted) does. During an outage none
-//   does, so no item ever fails and the run waits;
+// - the API takes submits right now: another submit was accepted since this one last failed;
+//   or, when no other submit was tried since (a run's last items), a lookup of a task it accepted
+//   lately (a probe) is answered. While other submits fail and none is accepted (an outage, of
+//   the whole API or of submits alone), no item ever fails and the run waits;
 // - k such failures would be a one-in-a-million accident at the failure share of the other
-//   submits since this one was first tried: 5 tries while the API works or flakes a little, more
-//   the more it fails the others (20 at one in two).
+//   submits' attempts since this one was first tried: 5 tries while the API works or flakes a
+//   little, more the more it fails the others (20 at one in two); ALONE_SUBMIT_TRIES when there
+//   were no others to compare with.
 // The count, what the others saw and a task to probe with travel from attempt to attempt in the
 // heartbeat details, so a retry on another worker, or on a restarted one, decides the same.
 import { ApplicationFailure } from '@temporalio/activity';
 import { isImageApiError, RateLimitError, type ImageApiError } from '../api/index.js';
-import { activityContext } from './context.js';
+import { activityContext, recordDetails } from './context.js';
 import { toActivityFailure } from './failures.js';
 
 /** Never fewer tries than this: about 15 s with the retry interval below. */
 export const MIN_SUBMIT_TRIES = 5;
+/**
+ * Tries when no other submit is there to compare with (a run's last items, a retry of refused
+ * items alone), while the API answers lookups: the count the odds give at one failure in two,
+ * about 15 minutes.
+ */
+export const ALONE_SUBMIT_TRIES = 20;
 /** How unlikely k failures must be, at the others' failure share, to blame the item. */
 export const BAD_LUCK_ODDS = 1e-6;
 /** Outcomes kept: enough for the window of any submit still retrying at a busy account's rate. */
@@ -90,29 +98,15 @@ export class ApiEvidence {
   }
 
   /** The other submits' outcomes from `sinceMs` on. */
-  /**
-   * The other submits' outcomes from `sinceMs` on. A submit that failed several times counts
-   * once: another refused item retrying must not read as a flaky API.
-   */
+  /** The other submits' outcomes from `sinceMs` on, every attempt counted. */
   submitsSince(sinceMs: number, call: string): OthersSeen {
     const seen = { accepted: 0, failed: 0 };
-    const failing = new Set<string>();
     this.#since(sinceMs, call, (outcome) => {
       if (outcome.kind !== 'submit') return;
       if (outcome.ok) seen.accepted++;
-      else if (!failing.has(outcome.call)) {
-        failing.add(outcome.call);
-        seen.failed++;
-      }
+      else seen.failed++;
     });
     return seen;
-  }
-
-  /** Whether another call succeeded from `sinceMs` on: the API answers. */
-  answeredSince(sinceMs: number, call: string): boolean {
-    let answered = false;
-    this.#since(sinceMs, call, (outcome) => void (answered ||= outcome.ok));
-    return answered;
   }
 
   #since(sinceMs: number, call: string, visit: (outcome: Outcome) => void): void {
@@ -201,7 +195,7 @@ export async function submitFailure(
   if (!context || !isImageApiError(error)) return toActivityFailure(error);
   const earlier = earlierAttempts();
   if (!transient(error)) {
-    context.heartbeat(earlier);
+    recordDetails(context, earlier);
     return toActivityFailure(error);
   }
   const { info } = context;
@@ -215,14 +209,18 @@ export async function submitFailure(
     others: seen(mine) >= seen(earlier.others) ? mine : earlier.others,
     ...(probeTaskId !== undefined ? { probeTaskId } : {}),
   };
-  context.heartbeat(now);
+  recordDetails(context, now);
   const { others } = now;
   const same = now.answers[answer]!;
   const failures = Object.values(now.answers).reduce((sum, count) => sum + count, 0);
+  // Since this submit last failed: other submits accepted (the API takes submits now), others
+  // failing and none accepted (an outage of submits: never the item's fault), or no other
+  // submit at all (then only a lookup can tell whether the API answers).
+  const recent = evidence.submitsSince(earlier.lastFailedAtMs, call);
+  const alone = recent.accepted === 0 && recent.failed === 0;
+  const bound = others.accepted > 0 ? triesToRefuse(others.accepted, others.failed) : ALONE_SUBMIT_TRIES;
   const refused =
-    same >= triesToRefuse(others.accepted, others.failed) &&
-    (evidence.answeredSince(earlier.lastFailedAtMs, call) ||
-      (await answersProbe(evidence, probeTaskId, probe)));
+    same >= bound && (recent.accepted > 0 || (alone && (await answersProbe(evidence, probeTaskId, probe))));
   if (!refused) return toActivityFailure(error, retryDelayAfter(failures));
   const seconds = Math.round((Date.now() - info.scheduledTimestampMs) / 1000);
   const message =

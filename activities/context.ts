@@ -15,16 +15,30 @@ export function activityContext(): Context | undefined {
   }
 }
 
+/** The details each running activity last recorded with `recordDetails`. */
+const recorded = new WeakMap<Context, { details: unknown }>();
+
+/**
+ * Heartbeats `details` now and keeps them for the liveness beats that follow, so that a beat
+ * never replaces them with older ones (Temporal keeps the last beat's details for the next try).
+ */
+export function recordDetails(context: Context, details: unknown): void {
+  recorded.set(context, { details });
+  context.heartbeat(details);
+}
+
 /**
  * Runs `work`, heartbeating every LIVENESS_HEARTBEAT_MS until it settles, with `beat`, or with
- * the details the earlier attempt left (so that a beat never erases what it carried forward).
- * The first beat comes only after that interval: calls that end sooner cost no RPC.
+ * the details last recorded (recordDetails), else those the earlier attempt left: a beat never
+ * erases what an attempt carries forward. The first beat comes only after that interval: calls
+ * that end sooner cost no RPC.
  */
 export async function whileAlive<T>(work: () => Promise<T>, beat?: () => void): Promise<T> {
   const context = activityContext();
   if (!context) return work();
   const carried = context.info.heartbeatDetails;
-  const pulse = setInterval(beat ?? (() => context.heartbeat(carried)), LIVENESS_HEARTBEAT_MS);
+  const latest = (): unknown => (recorded.has(context) ? recorded.get(context)!.details : carried);
+  const pulse = setInterval(beat ?? (() => context.heartbeat(latest())), LIVENESS_HEARTBEAT_MS);
   try {
     return await work();
   } finally {

@@ -71,13 +71,13 @@ function reportLine(id: string, outcome: OutcomeLine | undefined): ReportLine {
   };
 }
 
-/** Groups kept in a run's result (each a few ids): the rest are counted in the last one. */
+/** Kinds kept apart in a run's result (each with a few ids); the rest are grouped per status. */
 const MAX_GROUPS = 12;
 const IDS_PER_GROUP = 3;
 
 /**
  * The items that did not complete, grouped by status, error type and code. Past MAX_GROUPS kinds
- * (an API inventing codes), the rest go to one group of type and code `various`.
+ * (an API inventing codes), the rest go to a group of type and code `various` for their status.
  */
 class NotCompletedGroups {
   readonly #groups = new Map<string, NotCompletedGroup>();
@@ -87,12 +87,12 @@ class NotCompletedGroups {
     const type = line.error?.type ?? 'none';
     const code = line.error?.code ?? 'none';
     const key = `${status} ${type} ${code}`;
+    const various = `${status} various`;
     const group =
       this.#groups.get(key) ??
       (this.#groups.size < MAX_GROUPS
         ? this.#start(key, { status, type, code })
-        : (this.#groups.get('various') ??
-          this.#start('various', { status, type: 'various', code: 'various' })));
+        : (this.#groups.get(various) ?? this.#start(various, { status, type: 'various', code: 'various' })));
     group.count++;
     if (group.ids.length < IDS_PER_GROUP) group.ids.push(line.id);
   }

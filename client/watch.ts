@@ -137,7 +137,7 @@ export async function watchRun(client: Client, handle: RunHandle, options: Watch
         // The frame drawn so far stays; the next ones draw below the message, not over it.
         display.finish();
         out.write(
-          `\npixelmill: stopping: letting ${describeInFlight(workers.inFlight())} finish (at most 10 s); Ctrl-C again to leave now\n`,
+          `\npixelmill: stopping: letting ${describeInFlight(workers.inFlight())} finish (cancelled after 10 s); Ctrl-C again to leave now\n`,
         );
         workers.interrupt();
       },

@@ -33,6 +33,8 @@ export const PROBE_STEP = 0.05;
 export const USED_ENOUGH = 0.7;
 /** A Retry-After longer than this means a quota per window rather than a rate. */
 export const WINDOWED_AFTER_MS = 2000;
+/** A longer Retry-After (a garbled header) is taken as this; one that is no number, as none. */
+export const MAX_RETRY_AFTER_MS = 3_600_000;
 /** Without a Retry-After, a 429 is taken to ask for this. */
 export const DEFAULT_RETRY_AFTER_MS = 1000;
 
@@ -110,6 +112,8 @@ function capped(state: LawState, rate: number): { ratePerSecond: number; source?
 /** The law after `outcomes`. */
 export function observe(state: LawState, outcomes: Outcomes): LawState {
   const { nowMs } = outcomes;
+  // An empty stretch says nothing about the rate's use; a nonsense Retry-After is none.
+  if (!(outcomes.spanMs > 0) && outcomes.refused === 0) return state;
   if (outcomes.refused > 0) return refusedAt(state, outcomes);
   const next: LawState = { ...state, admittedSince: state.admittedSince + outcomes.admitted };
   if (nowMs < state.holdUntilMs) return next;
@@ -133,7 +137,10 @@ function refusedAt(state: LawState, outcomes: Outcomes): LawState {
   const { nowMs } = outcomes;
   const admitted = state.admittedSince + outcomes.admitted;
   if (nowMs < state.quietUntilMs) return { ...state, admittedSince: admitted };
-  const retryAfterMs = Math.max(outcomes.retryAfterMs ?? DEFAULT_RETRY_AFTER_MS, 1);
+  const retryAfterMs = Math.min(
+    MAX_RETRY_AFTER_MS,
+    Math.max(Number.isFinite(outcomes.retryAfterMs) ? outcomes.retryAfterMs! : DEFAULT_RETRY_AFTER_MS, 1),
+  );
   const resetMs = nowMs + retryAfterMs;
   // A short wait is a rate (a bucket refilling): back off by a share. A long one is a quota per
   // window: what it admitted since it last reset, over the window, is the rate it sustains.

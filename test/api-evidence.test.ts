@@ -1,8 +1,16 @@
 // The rule that tells a submit the API refuses for its own sake from an outage or a flaky
-// stretch (activities/api-evidence.ts), without a server.
+// stretch (activities/api-evidence.ts), without a server: the decision runs in a mock activity.
 import { describe, expect, it } from 'vitest';
 import { BadRequestError, RateLimitError, ServerError } from '../api/index.js';
-import { ApiEvidence, MIN_SUBMIT_TRIES, retryDelayAfter, triesToRefuse } from '../activities/api-evidence.js';
+import {
+  ALONE_SUBMIT_TRIES,
+  ApiEvidence,
+  MIN_SUBMIT_TRIES,
+  retryDelayAfter,
+  submitFailure,
+  triesToRefuse,
+} from '../activities/api-evidence.js';
+import { inActivity } from './activities-fixture.js';
 
 describe('triesToRefuse', () => {
   it('never blames an item while no other submit is accepted (an outage)', () => {
@@ -53,26 +61,11 @@ describe('ApiEvidence', () => {
     expect(evidence.submitsSince(0, 'b')).toEqual({ accepted: 2, failed: 2 });
   });
 
-  it('counts another submit that keeps failing once: a second refused item is not a flaky API', () => {
+  it('counts every attempt of the other submits, a submit failing again and again included', () => {
     const evidence = new ApiEvidence(() => 0);
     for (let k = 0; k < 6; k++) evidence.failed('submit', failure(), 'poisoned-too');
     evidence.succeeded('submit', 'a');
-    expect(evidence.submitsSince(0, 'mine')).toEqual({ accepted: 1, failed: 1 });
-  });
-
-  it('tells whether the API answered another call since a moment (an outage: none did)', () => {
-    let now = 0;
-    const evidence = new ApiEvidence(() => now);
-    evidence.succeeded('submit', 'a');
-    now = 10;
-    evidence.failed('submit', failure(), 'b');
-    evidence.failed('query', failure(), 'lookup');
-    evidence.succeeded('submit', 'mine');
-    expect(evidence.answeredSince(5, 'mine')).toBe(false);
-    expect(evidence.answeredSince(0, 'mine')).toBe(true);
-    now = 12;
-    evidence.succeeded('query', 'lookup');
-    expect(evidence.answeredSince(5, 'mine')).toBe(true);
+    expect(evidence.submitsSince(0, 'mine')).toEqual({ accepted: 1, failed: 6 });
   });
 
   it('ignores 429s and answers that are no API error: neither counts for or against', () => {
@@ -81,5 +74,57 @@ describe('ApiEvidence', () => {
     evidence.failed('submit', new RateLimitError('slow down', { ...details, httpStatus: 429 }), 'x');
     evidence.failed('submit', new BadRequestError('bad size', { ...details, httpStatus: 400 }), 'x');
     expect(evidence.submitsSince(0, 'mine')).toEqual({ accepted: 0, failed: 0 });
+  });
+});
+
+describe('submitFailure: when a submit is refused for its own sake', () => {
+  const details = { endpoint: 'submit', httpStatus: 500, apiCode: 'build_request_failed' };
+  const refusal = () => new ServerError('failed with 500 build_request_failed', details);
+  const ME = { workflowExecution: { workflowId: 'pixelmill/c/shard-0001', runId: 'r' }, activityId: '9' };
+  const earlier = (same: number, lastFailedAtMs: number) => ({
+    answers: { '500 build_request_failed': same },
+    lastFailedAtMs,
+    others: { accepted: 0, failed: 0 },
+    probeTaskId: 'task_01ABC',
+  });
+
+  async function decide(evidence: ApiEvidence, same: number, probeAnswers = true) {
+    let probed = 0;
+    const { result } = inActivity(
+      () =>
+        submitFailure(refusal(), evidence, async () => {
+          probed++;
+          if (!probeAnswers) throw new ServerError('down', { endpoint: 'lookup', httpStatus: 503 });
+        }),
+      undefined,
+      { ...ME, attempt: same, scheduledTimestampMs: 0, heartbeatDetails: earlier(same - 1, 1_000) },
+    );
+    const failure = (await result) as { type?: string; nonRetryable?: boolean };
+    return { refused: failure.type === 'SubmitRefused' && failure.nonRetryable === true, probed };
+  }
+
+  it('fails the item once the others are accepted, around and since its last failure', async () => {
+    const evidence = new ApiEvidence(() => 2_000); // after its last failure, at 1,000
+    for (let k = 0; k < 50; k++) evidence.succeeded('submit', `other-${k}`);
+    expect((await decide(evidence, MIN_SUBMIT_TRIES - 1)).refused).toBe(false);
+    expect((await decide(evidence, MIN_SUBMIT_TRIES)).refused).toBe(true);
+  });
+
+  it('never while other submits fail and none is accepted, though lookups answer (submits down)', async () => {
+    let now = 100;
+    const evidence = new ApiEvidence(() => now);
+    for (let k = 0; k < 50; k++) evidence.succeeded('submit', `before-${k}`);
+    // From before its last failure (at 1,000) on, every other submit fails.
+    now = 2_000;
+    for (let k = 0; k < 10; k++) evidence.failed('submit', refusal(), `during-${k}`);
+    const { refused, probed } = await decide(evidence, 40);
+    expect(refused).toBe(false);
+    expect(probed).toBe(0);
+  });
+
+  it('alone, after ALONE_SUBMIT_TRIES while a lookup answers; never while it does not', async () => {
+    expect((await decide(new ApiEvidence(), ALONE_SUBMIT_TRIES - 1)).refused).toBe(false);
+    expect(await decide(new ApiEvidence(), ALONE_SUBMIT_TRIES)).toEqual({ refused: true, probed: 1 });
+    expect((await decide(new ApiEvidence(), 100, false)).refused).toBe(false);
   });
 });

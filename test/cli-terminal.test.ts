@@ -129,7 +129,9 @@ describe('the live display in a terminal 60 columns wide', () => {
       expect(counts).toContain('submitted 0');
 
       session.ctrlC();
-      await session.waitFor(/stopping: letting .* finish \(at most 10 s\); Ctrl-C again to leave now/);
+      await session.waitFor(
+        /stopping: letting .* finish \(cancelled after 10 s\); Ctrl-C again to leave now/,
+      );
       session.ctrlC();
       expect(await session.exited).toBe(130);
       const after = await session.text();
@@ -184,7 +186,7 @@ describe('the live display in a terminal 60 columns wide', () => {
       session.ctrlC();
       await session.waitFor(/stopping: letting .* finish/);
       expect(await session.text()).toMatch(
-        /stopping: letting \d+ downloads?( and .*)? finish \(at most 10 s\); Ctrl-C again to leave now/,
+        /stopping: letting \d+ downloads?( and .*)? finish \(cancelled after 10 s\); Ctrl-C again to leave now/,
       );
       expect(await session.exited).toBe(130);
       expect(await session.text()).toMatch(

@@ -179,3 +179,17 @@ describe('a cap from the manifest', () => {
     expect(total(between(log, 10, 60), 'refused')).toBe(0);
   });
 });
+
+describe('nonsense in the reports', () => {
+  it('takes a Retry-After that is no number as none, one of years as an hour, and a stretch of no time as no news', () => {
+    const start = initialLaw(0);
+    const report = { nowMs: 1000, admitted: 0, refused: 1, attempted: 1, spanMs: 1000 };
+    const endless = observe(start, { ...report, retryAfterMs: Infinity });
+    expect(endless.holdUntilMs).toBe(1000);
+    expect(Number.isFinite(endless.ratePerSecond)).toBe(true);
+    const years = observe(start, { ...report, retryAfterMs: 1e12 });
+    expect(years.holdUntilMs).toBe(1000 + 3_600_000);
+    const empty = observe(start, { nowMs: 5000, admitted: 0, refused: 0, attempted: 0, spanMs: 0 });
+    expect(empty).toEqual(start);
+  });
+});

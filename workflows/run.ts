@@ -103,7 +103,8 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
   const told = new Map<number, ShardProgress>();
 
   const forward = (signal: typeof pauseSignal | typeof resumeSignal | typeof cancelSignal): void => {
-    for (const child of running.values()) void child.signal(signal);
+    // A shard that closes before the signal lands needs it no more.
+    for (const child of running.values()) void child.signal(signal).catch(() => undefined);
   };
   setHandler(pauseSignal, (request?: PauseRequest) => {
     paused = true;

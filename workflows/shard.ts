@@ -356,12 +356,15 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
       // whose tasks webhooks have all reported (without webhooks only this lane empties `submitted`).
       // The lookup's time is carried over continue-as-new, so the next run keeps the pace rather
       // than starting a whole interval over.
-      // A task about to be overdue is looked up when it is, not up to a whole interval later.
+      // A task about to be overdue is looked up when it is, not up to a whole interval later;
+      // never sooner than the shortest interval (overdue tasks must not set off lookups back to
+      // back), so that there is always a timer, as in the histories of earlier versions.
       const overdueAt =
         limits.taskTimeoutMs === undefined
           ? Number.POSITIVE_INFINITY
           : firstOverdueAt(s.phase, submittedAt, limits.taskTimeoutMs);
-      s.nextLookupAt ??= Math.min(Date.now() + s.pollMs, overdueAt);
+      const now = Date.now();
+      s.nextLookupAt ??= Math.min(now + s.pollMs, Math.max(overdueAt, now + poll.minMs));
       const waitMs = s.nextLookupAt - Date.now();
       if (waitMs > 0 && (await condition(() => draining || count(Phase.submitted) === 0, waitMs)) && draining)
         return;
@@ -469,7 +472,9 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
         }
         known.delete(index);
         const overdue = confirming.delete(index);
-        s.credits[index] = result.creditsCost ?? 0;
+        // A task still running shows its reservation, which is not a charge yet.
+        if (result.status === 'completed' || result.status === 'failed')
+          s.credits[index] = result.creditsCost ?? 0;
         if (result.status === 'completed' && result.urls?.length) {
           toStore.push({
             index: shard.offset + index,
