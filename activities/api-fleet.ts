@@ -2,10 +2,8 @@
 // distinct identities that polled it recently. The pacer divides the run's rate by this number.
 // A worker that died keeps counting until its last poll ages out, which only slows the others
 // for a while: the error always falls on the side of fewer calls.
-import { TASK_QUEUE_TYPE_ACTIVITY } from './rate-limit.js';
+import { TASK_QUEUE_TYPE_ACTIVITY, workersPolling } from '../temporal/task-queues.js';
 import { activityContext } from './context.js';
-/** A live worker re-polls at least every minute (the server's long-poll expiry). */
-const POLLER_FRESH_MS = 90_000;
 const REFRESH_MS = 10_000;
 
 export class ApiWorkerFleet {
@@ -36,26 +34,17 @@ export class ApiWorkerFleet {
     if (!context) return; // outside an activity (unit tests): keep the estimate
     try {
       const { client, info } = context;
-      const described = await client.workflowService.describeTaskQueue({
-        namespace: info.workflowNamespace ?? client.options.namespace,
-        taskQueue: { name: info.taskQueue },
-        taskQueueType: TASK_QUEUE_TYPE_ACTIVITY,
-      });
-      const cutoff = this.now() - POLLER_FRESH_MS;
-      const identities = new Set(
-        described.pollers
-          .filter((poller) => timestampMs(poller.lastAccessTime) >= cutoff)
-          .map((poller) => poller.identity),
+      const polling = await workersPolling(
+        client.workflowService,
+        info.workflowNamespace ?? client.options.namespace,
+        info.taskQueue,
+        TASK_QUEUE_TYPE_ACTIVITY,
+        this.now(),
       );
-      this.#size = Math.max(1, identities.size);
+      this.#size = Math.max(1, polling);
     } catch (error) {
       // Keep the last estimate; the server's own dispatch limit still holds meanwhile.
       context.log.warn(`cannot count the workers of ${context.info.taskQueue}: ${String(error)}`);
     }
   }
-}
-
-function timestampMs(timestamp: { seconds?: unknown; nanos?: number | null } | null | undefined): number {
-  if (!timestamp) return 0;
-  return Number(timestamp.seconds ?? 0) * 1000 + Math.floor((timestamp.nanos ?? 0) / 1e6);
 }

@@ -6,9 +6,8 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { isGrpcServiceError } from '@temporalio/client';
 import { taskQueuesOf } from '../common/names.js';
 import type { ConfigureRateLimitInput } from '../common/types.js';
+import { TASK_QUEUE_TYPE_ACTIVITY } from '../temporal/task-queues.js';
 
-/** temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY (@temporalio/proto is not a direct dependency). */
-export const TASK_QUEUE_TYPE_ACTIVITY = 2;
 /** gRPC status UNIMPLEMENTED: the server predates UpdateTaskQueueConfig. */
 const GRPC_UNIMPLEMENTED = 12;
 

@@ -179,14 +179,7 @@ export function writeReportActivity(deps: WriteReportDeps) {
     const locationOf = (name: string, local: string): string =>
       published.find((file) => file.name === name)?.location ?? local;
 
-    const counts: ItemCounts = {
-      ...zeroCounts(),
-      completed: byStatus.completed,
-      failed: byStatus.failed,
-      cancelled: byStatus.cancelled,
-      expired: byStatus.expired,
-      skipped: byStatus.skipped,
-    };
+    const counts: ItemCounts = { ...zeroCounts(), ...byStatus };
     return {
       counts,
       images,

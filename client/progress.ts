@@ -4,7 +4,7 @@ import type { Client } from '@temporalio/client';
 import { runProgressQuery, shardProgressQuery } from '../common/names.js';
 import type { ApiCallCounts, ItemCounts, RunProgress } from '../common/types.js';
 import { retryingNow, type Retrying } from './retrying.js';
-import { normalizeCounts } from '../workflows/tracking.js';
+import { addTotals, normalizeCounts } from '../workflows/tracking.js';
 
 export interface LiveProgress {
   run: RunProgress;
@@ -18,11 +18,6 @@ export interface LiveProgress {
   tasksGivenUp?: number;
   /** A failure Temporal is retrying now (the API unreachable, a store refusing writes). */
   retrying?: Retrying;
-}
-
-/** Adds `from` into `into`, key by key; a key a worker of another version lacks counts as 0. */
-function add<T extends object>(into: T, from: T): void {
-  for (const key of Object.keys(into) as (keyof T)[]) (into[key] as number) += (from[key] as number) ?? 0;
 }
 
 /**
@@ -58,8 +53,8 @@ export async function liveProgress(
   ]);
   for (const shard of shards) {
     if (!shard) continue; // finished between the two queries: counted by the run next time
-    add(counts, normalizeCounts(shard.counts));
-    add(apiCalls, shard.apiCalls);
+    addTotals(counts, normalizeCounts(shard.counts));
+    addTotals(apiCalls, shard.apiCalls);
     creditsSpent += shard.creditsSpent;
     if (shard.creditsReserved !== undefined) creditsReserved = (creditsReserved ?? 0) + shard.creditsReserved;
     images += shard.images;

@@ -2,6 +2,7 @@
 // that cannot be reached, a store that refuses writes. Temporal retries such failures patiently,
 // so the run's counts do not move and would hide them; the display and `status` show this instead.
 import type { Client } from '@temporalio/client';
+import { timestampMs } from '../temporal/task-queues.js';
 
 export interface Retrying {
   /** The activity type, e.g. `submitItem`. */
@@ -16,11 +17,6 @@ export interface Retrying {
 
 /** Retries that are the service working as designed, not trouble: the rate limit, a lagging GET. */
 const ROUTINE = new Set(['RateLimitError', 'TaskNotFinished']);
-
-function epochMs(time: { seconds?: unknown; nanos?: number | null } | null | undefined): number | undefined {
-  if (!time?.seconds) return undefined;
-  return Number(time.seconds) * 1000 + Math.floor((time.nanos ?? 0) / 1e6);
-}
 
 /** The most retried failing activity of these workflows, or undefined when none is failing. */
 export async function retryingNow(client: Client, workflowIds: readonly string[], nowMs = Date.now()) {
@@ -39,7 +35,7 @@ export async function retryingNow(client: Client, workflowIds: readonly string[]
       const attempt = pending.attempt ?? 1;
       if (!failure || attempt < 2 || ROUTINE.has(failure.applicationFailureInfo?.type ?? '')) continue;
       if (worst && worst.attempt >= attempt) continue;
-      const next = epochMs(pending.nextAttemptScheduleTime);
+      const next = timestampMs(pending.nextAttemptScheduleTime);
       worst = {
         activity: pending.activityType?.name ?? 'activity',
         message: (failure.message ?? '').split('\n')[0] ?? '',

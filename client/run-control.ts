@@ -13,18 +13,12 @@ import {
 import { API_BASE_URL_ENV, FALLBACK_API_KEY_ENV } from '../activities/api-clients.js';
 import { cancelSignal, pauseSignal, resumeSignal } from '../common/names.js';
 import { originalRunId } from './retries.js';
+import { TASK_QUEUE_TYPE_WORKFLOW, timestampMs, workersPolling } from '../temporal/task-queues.js';
 
 type HistoryEvent = NonNullable<Awaited<ReturnType<WorkflowHandle['fetchHistory']>>['events']>[number];
 
-/** temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW (@temporalio/proto is not a direct dependency). */
-const TASK_QUEUE_TYPE_WORKFLOW = 1;
 /** gRPC's UNIMPLEMENTED: a server or proxy without the reverse history call. */
 const UNIMPLEMENTED = 12;
-/**
- * A live worker polls again within about a minute (the server's long-poll expiry), while the
- * server lists a worker that stopped for 5 minutes: an older poll is not a worker.
- */
-const POLLER_FRESH_MS = 90_000;
 
 export type ControlRequest = 'pause' | 'resume' | 'cancel';
 
@@ -47,24 +41,19 @@ interface RunMemo {
   apiBaseUrl?: string;
 }
 
-function epochMs(time: { seconds?: unknown; nanos?: number | null } | null | undefined): number {
-  if (!time) return 0;
-  return Number(time.seconds ?? 0) * 1000 + Math.floor((time.nanos ?? 0) / 1e6);
-}
-
 /** Worker processes that polled the run's workflow task queue lately: 0 means nothing moves the run. */
 export async function workersServing(
   client: Client,
   description: WorkflowExecutionDescription,
   nowMs = Date.now(),
 ): Promise<number> {
-  const { pollers } = await client.workflowService.describeTaskQueue({
-    namespace: client.options.namespace,
-    taskQueue: { name: description.taskQueue },
-    taskQueueType: TASK_QUEUE_TYPE_WORKFLOW,
-  });
-  const fresh = pollers.filter((poller) => epochMs(poller.lastAccessTime) >= nowMs - POLLER_FRESH_MS);
-  return new Set(fresh.map((poller) => poller.identity)).size;
+  return workersPolling(
+    client.workflowService,
+    client.options.namespace,
+    description.taskQueue,
+    TASK_QUEUE_TYPE_WORKFLOW,
+    nowMs,
+  );
 }
 
 /** The run's history, newest event first; forwards (and reversed here) where the server lacks that call. */
@@ -102,7 +91,8 @@ export async function pendingRequests(
   for await (const event of newestFirst(client, description)) {
     if (event.workflowTaskCompletedEventAttributes) break;
     const request = REQUESTS.get(event.workflowExecutionSignaledEventAttributes?.signalName ?? '');
-    if (request) pending.push({ signal: request, sentAt: new Date(epochMs(event.eventTime)).toISOString() });
+    if (request)
+      pending.push({ signal: request, sentAt: new Date(timestampMs(event.eventTime) ?? 0).toISOString() });
   }
   return pending.reverse();
 }

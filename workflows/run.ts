@@ -38,7 +38,7 @@ import { countAttributes, ITEMS_ATTRIBUTE, MANIFEST_ATTRIBUTE } from '../common/
 import { activitiesOn } from './activities.js';
 import { InFlightShares } from './in-flight-shares.js';
 import { shardWorkflow } from './shard.js';
-import { describeOutcome, normalizeCounts, zeroCounts } from './tracking.js';
+import { addTotals, describeOutcome, normalizeCounts, zeroCounts } from './tracking.js';
 import { plural } from '../common/words.js';
 
 /** Defaults of the batch-lookup pacing when the plan does not say. */
@@ -169,7 +169,7 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
     const counts = { ...finished.counts };
     let credits = finished.creditsSpent;
     for (const shard of told.values()) {
-      for (const key of Object.keys(counts) as (keyof ItemCounts)[]) counts[key] += shard.counts[key];
+      addTotals(counts, shard.counts);
       credits += shard.creditsSpent;
     }
     return { counts, credits };
@@ -219,11 +219,8 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
   if (state === 'preparing') state = paused ? 'paused' : 'running';
 
   const absorb = (result: ShardResult, allowance: number | undefined): void => {
-    const counts = normalizeCounts(result.counts);
-    for (const key of Object.keys(finished.counts) as (keyof typeof finished.counts)[])
-      finished.counts[key] += counts[key];
-    for (const key of Object.keys(finished.apiCalls) as (keyof ApiCallCounts)[])
-      finished.apiCalls[key] += result.apiCalls[key];
+    addTotals(finished.counts, normalizeCounts(result.counts));
+    addTotals(finished.apiCalls, result.apiCalls);
     finished.creditsSpent += result.creditsSpent;
     finished.images += result.images;
     if (unallocated !== undefined && allowance !== undefined) unallocated += allowance - result.creditsSpent;

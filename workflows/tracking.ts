@@ -105,6 +105,11 @@ export function describeOutcome(counts: ItemCounts, itemCount: number, credits: 
   return `${counts.completed} of ${plural(itemCount, 'item')} completed${rest}; ${plural(credits, 'credit')}`;
 }
 
+/** Adds `from` into `into`, key by key; a key that `from` lacks (an older version's) counts as 0. */
+export function addTotals<T extends object>(into: T, from: T): void {
+  for (const key of Object.keys(into) as (keyof T)[]) (into[key] as number) += (from[key] as number) ?? 0;
+}
+
 /** Items in a final state. */
 export function finishedItems(counts: ItemCounts): number {
   return counts.completed + counts.failed + counts.cancelled + counts.expired + counts.skipped;

@@ -103,9 +103,9 @@ async function failureOf(client: Client, runId: string): Promise<string | null> 
   }
 }
 
+/** The report's final states are the counts' own names. */
 function countsOfSummary(summary: Summary): ItemCounts {
-  const { completed, ...rest } = summary.counts;
-  return { ...zeroCounts(), completed: completed, ...rest };
+  return { ...zeroCounts(), ...summary.counts };
 }
 
 export async function runStatus(client: Client, runId: string, ui: string | undefined): Promise<RunStatus> {
