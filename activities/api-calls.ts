@@ -18,6 +18,8 @@ import { submitFailure, type ApiEvidence } from './api-evidence.js';
 import { activityContext } from './context.js';
 import { toActivityFailure } from './failures.js';
 import type { PlanCache } from './plan.js';
+import type { RateGate, RunRate } from './rate-gate.js';
+import type { ApiGroup } from '../governor/types.js';
 import { currentSubmitCall, earlierTask, recordTakeover, recordTask } from './submit-journal.js';
 
 /** Status reported for an id the batch answer left out: not a task state, so "not finished yet". */
@@ -35,8 +37,8 @@ const TERMINAL_STATUSES = new Set(['completed', 'failed']);
 export interface ApiCallDeps {
   plans: PlanCache;
   clients: ApiClients;
-  /** Waits for this worker's next call slot at the run's requests_per_second (call-pacer.ts). */
-  pace: (requestsPerSecond: number) => Promise<void>;
+  /** Waits for this worker's next call slot at the run's rate (rate-gate.ts). */
+  gate: Pick<RateGate, 'acquire'>;
   /** What this worker saw the API do: what tells a refused item from an outage. */
   evidence: ApiEvidence;
 }
@@ -46,7 +48,20 @@ function callsMade(): number {
   return activityContext()?.info.attempt ?? 1;
 }
 
-export function apiCallActivities({ plans, clients, pace, evidence }: ApiCallDeps) {
+/** One call of `group` in its turn, its answer told to the gate. */
+async function paced<T>(gate: ApiCallDeps['gate'], group: ApiGroup, run: RunRate, call: () => Promise<T>): Promise<T> {
+  const answered = await gate.acquire(group, run);
+  try {
+    const result = await call();
+    answered();
+    return result;
+  } catch (error) {
+    answered(error);
+    throw error;
+  }
+}
+
+export function apiCallActivities({ plans, clients, gate, evidence }: ApiCallDeps) {
   async function submitItem(input: SubmitItemInput): Promise<SubmitItemOutput> {
     // A retry whose earlier attempt got its task before the worker died takes that task.
     const call = currentSubmitCall();
@@ -68,7 +83,7 @@ export function apiCallActivities({ plans, clients, pace, evidence }: ApiCallDep
     if (item.image_urls?.length) request.image_urls = item.image_urls;
     if (item.language !== undefined) request.language = item.language;
     if (input.webhook !== undefined) request.webhook = input.webhook;
-    await pace(plan.meta.requestsPerSecond);
+    const answered = await gate.acquire('submit', plan.meta);
     // Submits queue for the rate limit: one whose turn comes after the deadline is not sent.
     if (input.notAfter !== undefined && Date.now() >= input.notAfter) {
       throw ApplicationFailure.nonRetryable(
@@ -79,11 +94,12 @@ export function apiCallActivities({ plans, clients, pace, evidence }: ApiCallDep
     let result;
     try {
       result = await client.submit(request);
+      answered();
     } catch (error) {
-      throw await submitFailure(error, evidence, async (taskId) => {
-        await pace(plan.meta.requestsPerSecond);
-        return client.batchLookup([taskId]);
-      });
+      answered(error);
+      throw await submitFailure(error, evidence, (taskId) =>
+        paced(gate, 'query', plan.meta, () => client.batchLookup([taskId])),
+      );
     }
     evidence.succeeded('submit');
     // submit() rejects an acknowledgement without ids, so the first one exists.
@@ -97,10 +113,9 @@ export function apiCallActivities({ plans, clients, pace, evidence }: ApiCallDep
     if (input.taskIds.length === 0) return { statuses: [], calls: 0 };
     const { meta } = await plans.get(input.plan);
     const client = clients.forPlan(meta);
-    await pace(meta.requestsPerSecond);
     let answer;
     try {
-      answer = await client.batchLookup(input.taskIds);
+      answer = await paced(gate, 'query', meta, () => client.batchLookup(input.taskIds));
     } catch (error) {
       evidence.failed('query', error);
       throw toActivityFailure(error);
@@ -114,10 +129,9 @@ export function apiCallActivities({ plans, clients, pace, evidence }: ApiCallDep
   async function fetchTask(input: FetchTaskInput): Promise<FetchTaskOutput> {
     const { meta } = await plans.get(input.plan);
     const client = clients.forPlan(meta);
-    await pace(meta.requestsPerSecond);
     let task;
     try {
-      task = await client.getTask(input.taskId);
+      task = await paced(gate, 'query', meta, () => client.getTask(input.taskId));
     } catch (error) {
       // 404 is the service's answer for an unknown or expired task: the workflow decides.
       if (error instanceof NotFoundError) {

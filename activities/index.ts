@@ -3,16 +3,15 @@
 // import the `Activities` type only and call them through proxyActivities.
 import { ApiEvidence } from './api-evidence.js';
 import { ApiClients } from './api-clients.js';
-import { ApiWorkerFleet } from './api-fleet.js';
 import { apiCallActivities } from './api-calls.js';
-import { CallPacer, systemPacerClock } from './call-pacer.js';
 import { resolveDeps, type ActivityDeps, type ResolvedDeps } from './deps.js';
 import { recordOutcomesActivity } from './outcomes.js';
 import { PlanCache } from './plan.js';
 import { planShardActivity, prepareRunActivity } from './prepare.js';
-import { configureRateLimit } from './rate-limit.js';
+import { applyGroupRates, configureRateLimit, joinRateGovernor } from './rate-limit.js';
+import { RateGate } from './rate-gate.js';
 import { writeReportActivity } from './report.js';
-import { activityContext, keptAlive } from './context.js';
+import { keptAlive } from './context.js';
 import { storeResultsActivity } from './store-results.js';
 
 export type { ActivityDeps } from './deps.js';
@@ -26,20 +25,12 @@ export interface ActivityRuntime {
   close(): Promise<void>;
 }
 
-function buildActivities(resolved: ResolvedDeps, clients: ApiClients) {
+function buildActivities(resolved: ResolvedDeps, clients: ApiClients, gate: RateGate) {
   const plans = new PlanCache();
-  const pacer = new CallPacer(systemPacerClock);
-  const fleet = new ApiWorkerFleet();
-  const pace = async (requestsPerSecond: number): Promise<void> =>
-    pacer.acquire(
-      requestsPerSecond,
-      resolved.apiWorkers ?? (await fleet.size()),
-      activityContext()?.cancellationSignal,
-    );
   const { submitItem, lookupTasks, fetchTask } = apiCallActivities({
     plans,
     clients,
-    pace,
+    gate,
     evidence: new ApiEvidence(resolved.now),
   });
   return {
@@ -54,6 +45,8 @@ function buildActivities(resolved: ResolvedDeps, clients: ApiClients) {
       writeReportActivity({ plans, now: resolved.now, resultStore: resolved.resultStore }),
     ),
     configureRateLimit: keptAlive(configureRateLimit),
+    applyGroupRates,
+    joinRateGovernor: keptAlive(joinRateGovernor),
   };
 }
 
@@ -61,9 +54,11 @@ function buildActivities(resolved: ResolvedDeps, clients: ApiClients) {
 export function createActivityRuntime(deps: ActivityDeps = {}): ActivityRuntime {
   const resolved = resolveDeps(deps);
   const clients = new ApiClients(resolved);
+  const gate = new RateGate({ now: resolved.now, ...(resolved.apiWorkers !== undefined ? { apiWorkers: resolved.apiWorkers } : {}) });
   return {
-    activities: buildActivities(resolved, clients),
+    activities: buildActivities(resolved, clients, gate),
     close: async () => {
+      gate.close();
       await clients.close();
       resolved.closeStores();
     },

@@ -69,6 +69,7 @@ export function planMeta(settings: RunSettings, items: readonly PlannedItem[], h
   };
   if (settings.apiBaseUrl !== undefined) meta.apiBaseUrl = settings.apiBaseUrl;
   if (settings.budgetCredits !== undefined) meta.budgetCredits = settings.budgetCredits;
+  if (settings.rateCaps !== undefined) meta.rateCaps = settings.rateCaps;
   if (settings.objectStore !== undefined) meta.objectStore = settings.objectStore;
   if (settings.deadline !== undefined) meta.deadline = settings.deadline;
   return meta;

@@ -78,6 +78,7 @@ async function preparePlan(input: PrepareRunInput): Promise<{ run: PreparedRun; 
     shardCredits,
   };
   if (meta.budgetCredits !== undefined) prepared.budgetCredits = meta.budgetCredits;
+  if (meta.rateCaps !== undefined) prepared.rateCaps = meta.rateCaps;
   if (meta.deadline !== undefined) prepared.deadline = meta.deadline;
   return { run: prepared, meta };
 }

@@ -1,12 +1,14 @@
-// configureRateLimit: sets the run's requests_per_second as the server-side dispatch rate of
-// the run's API task queue. Temporal's matching service then hands out API activities no faster than that,
-// across every worker process together, which is what makes the limit global. Workers also set
-// maxTaskQueueActivitiesPerSecond as a fallback for servers without task queue config.
+// The server-side half of the rate limit. configureRateLimit sets a fixed-rate run's
+// requests_per_second as the dispatch rate of its account's API task queue; applyGroupRates sets
+// the rates the governor discovered on the account's submit and query queues. Temporal's matching
+// service then hands out API activities no faster than that, across every worker process together,
+// which is what makes the limit global. Workers also pace their own calls (call-pacer.ts).
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { isGrpcServiceError } from '@temporalio/client';
 import { taskQueuesOf } from '../common/names.js';
-import type { ConfigureRateLimitInput } from '../common/types.js';
+import type { ApplyGroupRatesInput, ConfigureRateLimitInput } from '../common/types.js';
 import { TASK_QUEUE_TYPE_ACTIVITY } from '../temporal/task-queues.js';
+import { reportToGovernor } from './governor-link.js';
 
 /** gRPC status UNIMPLEMENTED: the server predates UpdateTaskQueueConfig. */
 const GRPC_UNIMPLEMENTED = 12;
@@ -26,6 +28,30 @@ export async function configureRateLimit(input: ConfigureRateLimitInput): Promis
       nonRetryable: true,
     });
   }
+  await setQueueRate(taskQueue, requestsPerSecond, `the run's requests_per_second (${requestsPerSecond})`);
+}
+
+/**
+ * A governed run's first step: its account's governor is running and has set the dispatch rates
+ * of the submit and query queues before the run's first call is scheduled on them (a queue
+ * without a rate hands out its whole backlog at once).
+ */
+export async function joinRateGovernor(input: { account?: string; runId: string }): Promise<void> {
+  const { client } = Context.current();
+  await reportToGovernor(client, input.account, { worker: `run ${input.runId}`, groups: {} });
+}
+
+/**
+ * The governor's local activity (workflows/governor.ts): the rates in force become the dispatch
+ * rates of the account's submit and query queues.
+ */
+export async function applyGroupRates(input: ApplyGroupRatesInput): Promise<void> {
+  for (const { taskQueue, ratePerSecond, source } of input.queues) {
+    await setQueueRate(taskQueue, ratePerSecond, `the rate governor (${source})`);
+  }
+}
+
+async function setQueueRate(taskQueue: string, requestsPerSecond: number, why: string): Promise<void> {
   const context = Context.current();
   const { client, info } = context;
   try {
@@ -36,14 +62,14 @@ export async function configureRateLimit(input: ConfigureRateLimitInput): Promis
       taskQueueType: TASK_QUEUE_TYPE_ACTIVITY,
       updateQueueRateLimit: {
         rateLimit: { requestsPerSecond },
-        reason: `pixelmill: the run's requests_per_second (${requestsPerSecond})`,
+        reason: `pixelmill: ${why}`,
       },
     });
   } catch (error) {
     if (!unsupported(error)) throw error;
     context.log.warn(
       `the Temporal server cannot set the rate limit of ${taskQueue}; ` +
-        'each worker limits its own API calls instead (maxTaskQueueActivitiesPerSecond)',
+        'each worker limits its own API calls instead',
     );
   }
 }

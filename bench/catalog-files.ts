@@ -30,8 +30,10 @@ export async function writeItemsFile(dir: string, count: number): Promise<string
 export interface ManifestSpec {
   name: string;
   itemsFile: string;
-  requestsPerSecond: number;
-  maxInFlight: number;
+  /** `limits.requests_per_second`; left out, the manifest names no rate and pixelmill discovers it. */
+  requestsPerSecond?: number;
+  /** `limits.max_in_flight`; left out, pixelmill's default. */
+  maxInFlight?: number;
   /** Extra top-level blocks (e.g. `webhooks`), written as given. */
   extra?: Record<string, unknown>;
 }
@@ -42,7 +44,10 @@ export function writeManifest(dir: string, spec: ManifestSpec): string {
   const manifest = {
     name: spec.name,
     description: 'written by the pixelmill benchmark',
-    limits: { requests_per_second: spec.requestsPerSecond, max_in_flight: spec.maxInFlight },
+    limits: {
+      ...(spec.requestsPerSecond !== undefined ? { requests_per_second: spec.requestsPerSecond } : {}),
+      ...(spec.maxInFlight !== undefined ? { max_in_flight: spec.maxInFlight } : {}),
+    },
     output: './out',
     items_file: spec.itemsFile,
     ...spec.extra,

@@ -140,29 +140,49 @@ export function comparePixelmill(
   });
 }
 
+export interface NaiveSpec {
+  dir: string;
+  items: number;
+  concurrency: number;
+  deadline: number;
+  /** The provider's rate per endpoint group, told to the baseline (naive.ts --rps); absent: none. */
+  rps?: number;
+}
+
+/** The naive baseline (bench/naive.ts) as its own process against `emulator`; its figures and peak RSS. */
+export async function runNaive(
+  emulator: EmulatorProcess,
+  spec: NaiveSpec,
+): Promise<NaiveFigures & { peak_rss_mb: number }> {
+  const args = [NAIVE, '--url', emulator.url, '--items', String(spec.items)];
+  args.push('--concurrency', String(spec.concurrency), '--out', join(spec.dir, 'out'));
+  args.push('--deadline', String(spec.deadline));
+  if (spec.rps !== undefined) args.push('--rps', String(spec.rps));
+  const child = spawnNode(args, {
+    env: { ...process.env, PIXELMILL_API_KEY: BENCH_API_KEY },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const sampler = new PeakRssSampler(child.pid!);
+  let out = '';
+  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  const code = await exited(child);
+  const rssMb = sampler.stop();
+  if (code !== 0) throw new Error(`the naive baseline exited with code ${code}`);
+  return { ...(JSON.parse(out) as NaiveFigures), peak_rss_mb: rssMb };
+}
+
 export function compareNaive(spec: CompareSpec & { concurrency: number }): Promise<SideResult> {
   return measureSide('naive', spec, false, async (emulator) => {
-    const args = [NAIVE, '--url', emulator.url, '--items', String(spec.items)];
-    args.push('--concurrency', String(spec.concurrency), '--out', join(spec.dir, 'out'));
-    args.push('--deadline', String(spec.deadline));
-    const child = spawnNode(args, {
-      env: { ...process.env, PIXELMILL_API_KEY: BENCH_API_KEY },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    const sampler = new PeakRssSampler(child.pid!);
-    let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    const code = await exited(child);
-    const rssMb = sampler.stop();
-    if (code !== 0) throw new Error(`the naive baseline exited with code ${code}`);
-    const figures = JSON.parse(out) as NaiveFigures;
+    // Not told the rate (no --rps): the baseline of issue #6 only waits out 429s.
+    const { dir, items, concurrency, deadline } = spec;
+    const figures = await runNaive(emulator, { dir, items, concurrency, deadline });
     return {
       finished: figures.finished,
       completed: figures.items_completed,
       images: figures.images,
       wallS: figures.wall_s,
       bytes: figures.bytes_stored,
-      rssMb,
+      rssMb: figures.peak_rss_mb,
       histories: null,
       extra: {},
     };

@@ -75,6 +75,10 @@ export function target(name: string, value: number | null, max: number): Target 
   return { name, limit: `<= ${max}`, value, met: value === null ? null : value <= max };
 }
 
+export function targetAtLeast(name: string, value: number | null, min: number): Target {
+  return { name, limit: `>= ${min}`, value, met: value === null ? null : value >= min };
+}
+
 export function round(value: number, digits: number): number {
   const scale = 10 ** digits;
   return Math.round(value * scale) / scale;

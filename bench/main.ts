@@ -10,6 +10,11 @@
 //   capacity   pixelmill's images/s when neither the rate limit nor generation time binds
 //   emulator   the emulator's requests/s on one core (bench/emulator-throughput.ts)
 //   big        a 100,000-item manifest: validate time, and time until its run has started
+//   adaptive   issue #13: manifests naming no rate, so pixelmill discovers the emulator's limit R
+//              per group; parts (--adaptive-parts, default all): steady (N items), change (the
+//              limit drops to --low-rps at 1/3 of the run, back at 2/3), two (two runs of N/2 at
+//              once, one account), naive (the baseline told R). See bench/adaptive.ts.
+//              npm run build && node dist/bench/main.js --phases adaptive --items 600
 // The naive baseline polls in real seconds and is slow by design: it stops after --naive-limit
 // seconds and its wall time is projected from the items it finished.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -17,6 +22,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { ADAPTIVE_PARTS, adaptiveBenchmark, type AdaptivePart } from './adaptive.js';
 import { bigManifest } from './big-manifest.js';
 import { compareNaive, comparePixelmill } from './compare.js';
 import { meanGenerationSeconds, startEmulatorProcess } from './emulator-process.js';
@@ -24,7 +30,7 @@ import { round } from './figures.js';
 import { cleanUpAll, cleanUpOnSignals, exited, spawnNode } from './processes.js';
 import { formatTable, targetsOf, type BenchResult } from './report.js';
 
-const PHASES = ['pixelmill', 'naive', 'capacity', 'emulator', 'big'] as const;
+const PHASES = ['pixelmill', 'naive', 'capacity', 'emulator', 'big', 'adaptive'] as const;
 type Phase = (typeof PHASES)[number];
 
 /** The highest `requests_per_second` a manifest accepts: "the rate limit is not the bottleneck". */
@@ -37,12 +43,17 @@ interface Options {
   webhooks: boolean;
   timeScale: number;
   maxInFlight: number;
+  /** --max-in-flight as given: the adaptive manifests name none unless it is. */
+  maxInFlightGiven?: number;
   naiveConcurrency: number;
   naiveLimitS: number;
   capacityItems: number;
   emulatorSeconds: number;
   emulatorTasks: number;
   bigItems: number;
+  lowRps: number;
+  adaptiveParts: AdaptivePart[];
+  adaptiveNaiveConcurrency: number;
   deadlineS: number;
   phases: Phase[];
   json?: string;
@@ -72,6 +83,9 @@ function parseOptions(argv: string[]): Options {
       'emulator-seconds': { type: 'string', default: '10' },
       'emulator-tasks': { type: 'string', default: '100000' },
       'big-items': { type: 'string', default: '100000' },
+      'low-rps': { type: 'string', default: '20' },
+      'adaptive-parts': { type: 'string', default: ADAPTIVE_PARTS.join(',') },
+      'adaptive-naive-concurrency': { type: 'string' },
       deadline: { type: 'string', default: '7200' },
       phases: { type: 'string', default: PHASES.join(',') },
       json: { type: 'string' },
@@ -86,6 +100,12 @@ function parseOptions(argv: string[]): Options {
   const unknown = phases.filter((phase) => !(PHASES as readonly string[]).includes(phase));
   if (unknown.length)
     throw new Error(`--phases: unknown ${unknown.join(', ')} (known: ${PHASES.join(', ')})`);
+  const parts = values['adaptive-parts'].split(',').map((part) => part.trim());
+  const unknownParts = parts.filter((part) => !(ADAPTIVE_PARTS as readonly string[]).includes(part));
+  if (unknownParts.length)
+    throw new Error(
+      `--adaptive-parts: unknown ${unknownParts.join(', ')} (known: ${ADAPTIVE_PARTS.join(', ')})`,
+    );
   return {
     items,
     rps,
@@ -95,12 +115,21 @@ function parseOptions(argv: string[]): Options {
     maxInFlight: values['max-in-flight']
       ? positive('max-in-flight', values['max-in-flight'])
       : Math.max(100, Math.ceil(rps * (meanGenerationSeconds(timeScale) + 5))),
+    ...(values['max-in-flight']
+      ? { maxInFlightGiven: positive('max-in-flight', values['max-in-flight']) }
+      : {}),
     naiveConcurrency: positive('naive-concurrency', values['naive-concurrency']),
     naiveLimitS: positive('naive-limit', values['naive-limit'], false),
     capacityItems: values['capacity-items'] ? positive('capacity-items', values['capacity-items']) : items,
     emulatorSeconds: positive('emulator-seconds', values['emulator-seconds'], false),
     emulatorTasks: positive('emulator-tasks', values['emulator-tasks']),
     bigItems: positive('big-items', values['big-items']),
+    lowRps: positive('low-rps', values['low-rps'], false),
+    adaptiveParts: parts as AdaptivePart[],
+    // Told R, the baseline needs R x (generation + its polling lag, up to 8 s) items in flight to use it.
+    adaptiveNaiveConcurrency: values['adaptive-naive-concurrency']
+      ? positive('adaptive-naive-concurrency', values['adaptive-naive-concurrency'])
+      : Math.ceil(rps * (meanGenerationSeconds(timeScale) + 10)),
     deadlineS: positive('deadline', values.deadline, false),
     phases: phases as Phase[],
     ...(values.json ? { json: values.json } : {}),
@@ -179,6 +208,20 @@ async function runPhases(options: Options, root: string, result: BenchResult): P
         images_per_s: side.wall_s > 0 ? round(side.images / side.wall_s, 1) : 0,
         side,
       };
+    } else if (phase === 'adaptive') {
+      result.adaptive = await adaptiveBenchmark({
+        dir: dirOf(phase),
+        items: options.items,
+        rps: options.rps,
+        lowRps: options.lowRps,
+        timeScale: options.timeScale,
+        ...(options.maxInFlightGiven !== undefined ? { maxInFlight: options.maxInFlightGiven } : {}),
+        naiveConcurrency: options.adaptiveNaiveConcurrency,
+        naiveLimitS: options.naiveLimitS,
+        deadline,
+        parts: options.adaptiveParts,
+        say,
+      });
     } else if (phase === 'emulator') {
       result.emulator_throughput = await emulatorThroughput(dirOf(phase), options);
     } else {
@@ -219,6 +262,7 @@ async function main(): Promise<number> {
     capacity: null,
     emulator_throughput: null,
     big_manifest: null,
+    adaptive: null,
     targets: [],
   };
   let completed = false;

@@ -2,9 +2,11 @@
 // workers each take the next prompt, submit it (waiting out Retry-After on a 429), poll the task
 // with GET using the spec's exponential backoff (1 s, doubling, at most 8 s; real seconds even
 // though the emulator's generation time is compressed), and download every result to disk.
-// It runs in its own process so that its peak RSS is measured like pixelmill's.
+// It runs in its own process so that its peak RSS is measured like pixelmill's. With --rps R it is
+// told the provider's rate and keeps to it: each endpoint group (submits; task GETs) spaces its
+// calls 1/R s apart, a token bucket of burst 1 per group, as the emulator counts them.
 //
-//   node dist/bench/naive.js --url URL --items N [--concurrency 8] [--out DIR] [--deadline EPOCH_MS]
+//   node dist/bench/naive.js --url URL --items N [--concurrency 8] [--rps R] [--out DIR] [--deadline EPOCH_MS]
 //
 // The API key comes from PIXELMILL_API_KEY. Prints one JSON object (NaiveFigures) on stdout.
 import { createWriteStream, mkdirSync } from 'node:fs';
@@ -32,6 +34,8 @@ interface NaiveOptions {
   apiKey: string;
   items: number;
   concurrency: number;
+  /** Calls per second of each endpoint group; undefined: no pacing (429s are waited out). */
+  rps?: number;
   outDir: string;
   deadline: number;
 }
@@ -45,11 +49,27 @@ interface TaskView {
   result?: { url: string[] };
 }
 
+/** Spaces calls 1/rate s apart: a token bucket of burst 1, shared by every worker of the client. */
+class Pacer {
+  private next = 0;
+
+  constructor(private readonly rate: number) {}
+
+  async acquire(): Promise<void> {
+    const now = performance.now();
+    const slot = Math.max(now, this.next);
+    this.next = slot + 1000 / this.rate;
+    if (slot > now) await sleep(slot - now);
+  }
+}
+
 class NaiveClient {
   private readonly dispatcher: Dispatcher;
+  private readonly pacers: { submit: Pacer; query: Pacer } | undefined;
 
   constructor(private readonly options: NaiveOptions) {
     this.dispatcher = new Agent({ connections: options.concurrency * 2, keepAliveTimeout: 30_000 });
+    this.pacers = options.rps ? { submit: new Pacer(options.rps), query: new Pacer(options.rps) } : undefined;
   }
 
   close(): Promise<void> {
@@ -62,8 +82,10 @@ class NaiveClient {
 
   /** One API call, repeated while the answer is 429 (after Retry-After) or 5xx (after 1 s). */
   private async call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown> {
+    const pacer = path.startsWith('/v1/images/') ? this.pacers?.submit : this.pacers?.query;
     for (;;) {
       this.checkDeadline();
+      await pacer?.acquire();
       const response = await request(`${this.options.url}${path}`, {
         method,
         dispatcher: this.dispatcher,
@@ -159,18 +181,22 @@ function parseOptions(): NaiveOptions {
       url: { type: 'string' },
       items: { type: 'string' },
       concurrency: { type: 'string', default: '8' },
+      rps: { type: 'string' },
       out: { type: 'string', default: 'naive-out' },
       deadline: { type: 'string' },
     },
   });
   const apiKey = process.env.PIXELMILL_API_KEY;
   if (!values.url || !values.items || !apiKey)
-    throw new Error('usage: naive.js --url URL --items N [--concurrency C] (key in PIXELMILL_API_KEY)');
+    throw new Error(
+      'usage: naive.js --url URL --items N [--concurrency C] [--rps R] (key in PIXELMILL_API_KEY)',
+    );
   return {
     url: values.url.replace(/\/+$/, ''),
     apiKey,
     items: Number(values.items),
     concurrency: Number(values.concurrency),
+    ...(values.rps ? { rps: Number(values.rps) } : {}),
     outDir: values.out,
     deadline: values.deadline ? Number(values.deadline) : Number.POSITIVE_INFINITY,
   };

@@ -1,8 +1,10 @@
 // What `npm run bench` reports: one JSON object (BenchResult) and the same figures as a plain
-// text table, with the targets of issue #6 checked against the pixelmill side.
+// text table, with the targets of issue #6 checked against the pixelmill side and those of issue
+// #13 (the adaptive rate governor) against the adaptive phase.
+import type { AdaptiveFigures, AdaptiveResult } from './adaptive.js';
 import type { BigManifestFigures } from './big-manifest.js';
 import type { SideResult } from './compare.js';
-import { target, type Target } from './figures.js';
+import { target, targetAtLeast, type Target } from './figures.js';
 
 export interface CapacityResult {
   items: number;
@@ -30,7 +32,33 @@ export interface BenchResult {
   capacity: CapacityResult | null;
   emulator_throughput: Record<string, unknown> | null;
   big_manifest: BigManifestFigures | null;
+  /** Issue #13: manifests that name no rate, against a constant, a changing and a shared limit. */
+  adaptive: AdaptiveResult | null;
   targets: Target[];
+}
+
+function adaptiveTargets(adaptive: AdaptiveResult): Target[] {
+  const targets: Target[] = [];
+  const { steady, changing_limit: change, two_runs: two } = adaptive;
+  if (steady) {
+    targets.push(target('adaptive steady: wall / physical limit', steady.wall_to_limit, 1.1));
+    targets.push(target('adaptive steady: % of API calls answered 429', steady.calls.share_429_pct, 1));
+    targets.push(target('adaptive steady: API calls per image', steady.calls.per_image, 2.02));
+  }
+  if (change)
+    targets.push(target('adaptive limit change: wall / piecewise limit', change.wall_to_limit, 1.2));
+  if (two) {
+    targets.push(target('adaptive two runs: wall / limit (both runs)', two.wall_to_limit, 1.15));
+    for (const run of two.runs)
+      targets.push(
+        targetAtLeast(
+          `adaptive two runs: ${run.name} % of calls while both ran`,
+          run.share_while_both_pct,
+          40,
+        ),
+      );
+  }
+  return targets;
 }
 
 export function targetsOf(result: BenchResult, webhooks: boolean): Target[] {
@@ -46,6 +74,7 @@ export function targetsOf(result: BenchResult, webhooks: boolean): Target[] {
     targets.push(
       target(`run of ${result.big_manifest.items} items started (s)`, result.big_manifest.run_start_s, 10),
     );
+  if (result.adaptive) targets.push(...adaptiveTargets(result.adaptive));
   return targets;
 }
 
@@ -104,6 +133,66 @@ function comparisonRows(pixelmill: SideResult | null, naive: SideResult | null):
   ];
 }
 
+function adaptiveRows(adaptive: AdaptiveResult): Cell[][] {
+  const columns: [string, AdaptiveFigures | null][] = [
+    ['steady', adaptive.steady],
+    [
+      `limit ${adaptive.rate_per_s}>${adaptive.low_rate_per_s}>${adaptive.rate_per_s}`,
+      adaptive.changing_limit,
+    ],
+    ['two runs', adaptive.two_runs],
+    ['naive (told R)', adaptive.naive],
+  ];
+  const shown = columns.filter(([, figures]) => figures !== null) as [string, AdaptiveFigures][];
+  const row = (name: string, pick: (figures: AdaptiveFigures) => Cell): Cell[] => [
+    name,
+    ...shown.map(([, figures]) => pick(figures)),
+  ];
+  const reported = (figures: AdaptiveFigures): Cell => {
+    const calls = figures.calls.reported;
+    return calls ? `${calls.submit} / ${calls.lookup} / ${calls.get}` : null;
+  };
+  return [
+    ['adaptive (no rate in the manifest)', ...shown.map(([name]) => name)],
+    row('items completed', (f) => `${f.items_completed} / ${f.items}${f.finished ? '' : ' (stopped)'}`),
+    row('wall time s', (f) => f.wall_s),
+    row('physical limit s (calls admitted)', (f) => f.limit.seconds),
+    row('wall / physical limit', (f) => f.wall_to_limit),
+    row('ideal limit s (1 submit + 1 query per image)', (f) => f.ideal_limit.seconds),
+    row('wall / ideal limit', (f) => f.wall_to_ideal),
+    row('submits / queries admitted', (f) => `${f.calls.admitted.submit} / ${f.calls.admitted.query}`),
+    row('429s submit / query', (f) => `${f.calls.http_429.submit} / ${f.calls.http_429.query}`),
+    row('% of API calls answered 429', (f) => f.calls.share_429_pct),
+    row('API calls per image', (f) => f.calls.per_image),
+    row('pixelmill counted submit / lookup / get', reported),
+  ];
+}
+
+function adaptiveDetails(adaptive: AdaptiveResult): Cell[][] {
+  const rows: Cell[][] = [['adaptive detail', 'value']];
+  for (const stretch of adaptive.changing_limit?.stretches ?? [])
+    rows.push([
+      `limit change: ${stretch.from_s}-${stretch.to_s} s at ${stretch.per_second}/s`,
+      `${stretch.admitted.submit} submits, ${stretch.admitted.query} queries admitted, ` +
+        `${stretch.http_429.submit + stretch.http_429.query} 429s; limit ${stretch.limit_s} s`,
+    ]);
+  const two = adaptive.two_runs;
+  if (two) {
+    rows.push(['two runs: both running s', two.both_running_s]);
+    for (const run of two.runs)
+      rows.push([
+        `two runs: ${run.name} (${run.items} items)`,
+        `wall ${run.wall_s} s, ${run.calls_while_both ?? '-'} calls while both ran = ${run.share_while_both_pct ?? '-'}%`,
+      ]);
+  }
+  if (adaptive.naive)
+    rows.push([
+      'naive: concurrency, projected wall s (stopped early)',
+      `${adaptive.naive.concurrency}, ${adaptive.naive.projected_wall_s ?? '-'}`,
+    ]);
+  return rows;
+}
+
 export function formatTable(result: BenchResult): string {
   const sections: string[] = [];
   const { emulator } = result;
@@ -136,6 +225,17 @@ export function formatTable(result: BenchResult): string {
     other.push(['(dev server start-up s, not included)', big.dev_server_start_s]);
   }
   if (other.length > 1) sections.push(renderTable(other));
+  if (result.adaptive) {
+    const { adaptive } = result;
+    sections.push(
+      `adaptive: emulator limit ${adaptive.rate_per_s}/s per group, time_scale ${adaptive.time_scale} ` +
+        `(mean generation ${adaptive.mean_generation_s} s), max_in_flight ${adaptive.max_in_flight ?? "pixelmill's default"}`,
+    );
+    if (adaptive.steady || adaptive.changing_limit || adaptive.two_runs || adaptive.naive)
+      sections.push(renderTable(adaptiveRows(adaptive)));
+    const details = adaptiveDetails(adaptive);
+    if (details.length > 1) sections.push(renderTable(details));
+  }
   if (result.targets.length) {
     sections.push(
       renderTable([

@@ -1,6 +1,7 @@
 // Names shared by workflows, activities, the worker and the CLI: task queues, workflow ids,
 // signals and queries. Defined once here so that no string is spelled twice.
-import { defineQuery, defineSignal } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { GovernorGrant, GovernorReport, GovernorView } from '../governor/types.js';
 import type { PauseRequest, RunProgress, ShardHandoff, ShardProgress, TaskFinishedSignal } from './types.js';
 
 /**
@@ -15,6 +16,10 @@ export interface TaskQueues {
    * matching service limits for all workers together: the run's `requests_per_second`.
    */
   api: string;
+  /** Submits of runs whose rate is discovered (`auto`): the governor sets this queue's dispatch rate. */
+  submit: string;
+  /** Batch lookups and task GETs of runs whose rate is discovered, likewise. */
+  query: string;
   /** Downloads from the result host and writes to storage: not API calls, not rate limited. */
   transfer: string;
 }
@@ -23,17 +28,33 @@ export interface TaskQueues {
 const SHARED_TASK_QUEUES: TaskQueues = {
   workflow: 'pixelmill',
   api: 'pixelmill-api',
+  submit: 'pixelmill-submit',
+  query: 'pixelmill-query',
   transfer: 'pixelmill-transfer',
 };
 
-/** `pixelmill@<account>`, `pixelmill-api@<account>`, `pixelmill-transfer@<account>`. */
+/** `pixelmill@<account>`, `pixelmill-api@<account>`, `pixelmill-submit@<account>` and so on. */
 export function taskQueuesOf(apiAccount: string | undefined): TaskQueues {
   if (apiAccount === undefined) return SHARED_TASK_QUEUES;
+  const at = (queue: string): string => `${queue}@${apiAccount}`;
   return {
-    workflow: `pixelmill@${apiAccount}`,
-    api: `pixelmill-api@${apiAccount}`,
-    transfer: `pixelmill-transfer@${apiAccount}`,
+    workflow: at(SHARED_TASK_QUEUES.workflow),
+    api: at(SHARED_TASK_QUEUES.api),
+    submit: at(SHARED_TASK_QUEUES.submit),
+    query: at(SHARED_TASK_QUEUES.query),
+    transfer: at(SHARED_TASK_QUEUES.transfer),
   };
+}
+
+/** The account a task queue belongs to (the part after `@`); undefined for the shared queues. */
+export function accountOfQueue(taskQueue: string): string | undefined {
+  const at = taskQueue.lastIndexOf('@');
+  return at < 0 ? undefined : taskQueue.slice(at + 1);
+}
+
+/** The rate governor of one API account (workflows/governor.ts): `pixelmill-governor/<account>`. */
+export function governorWorkflowId(apiAccount: string | undefined): string {
+  return `pixelmill-governor/${apiAccount ?? 'shared'}`;
 }
 
 /** Items per shard: the batch lookup's maximum, so one call tracks a whole shard. */
@@ -48,6 +69,11 @@ export function runWorkflowId(manifestName: string): string {
 
 export function shardWorkflowId(runId: string, shardIndex: number): string {
   return `${runId}/shard-${String(shardIndex + 1).padStart(4, '0')}`;
+}
+
+/** The run a shard belongs to, from the shard's workflow id; other ids come back as they are. */
+export function runIdOfShard(workflowId: string): string {
+  return workflowId.replace(/\/shard-\d+$/, '');
 }
 
 /** Pause submitting; in-flight tasks are still collected. A shard that gets a 402 sends it to its run. */
@@ -72,3 +98,7 @@ export const taskFinishedSignal = defineSignal<[TaskFinishedSignal]>('taskFinish
 
 export const runProgressQuery = defineQuery<RunProgress>('progress');
 export const shardProgressQuery = defineQuery<ShardProgress>('shardProgress');
+
+/** Worker to governor: what its calls got since its last report; answered with the rates in force. */
+export const reportOutcomesUpdate = defineUpdate<GovernorGrant, [GovernorReport]>('reportOutcomes');
+export const governorViewQuery = defineQuery<GovernorView>('rates');

@@ -1,6 +1,7 @@
 // Inputs and outputs of pixelmill's workflows and activities. Workflows carry references (the
 // manifest's path and hash, the state directory, item indices), never prompts or images: bulk data
 // stays in files that activities read and write.
+import type { RateCaps } from '../governor/types.js';
 
 /** Final status of an item in report.jsonl. */
 export type ItemStatus = 'completed' | 'failed' | 'cancelled' | 'expired' | 'skipped';
@@ -47,6 +48,8 @@ export interface PreparedRun {
   imageCount: number;
   outputDir: string;
   requestsPerSecond: number;
+  /** Present when the rate is discovered (`auto`): the manifest's numbers as caps. */
+  rateCaps?: RateCaps;
   maxInFlight: number;
   budgetCredits?: number;
   /** Expected credits per image, by resolution, for budget checks before the first charge is known. */
@@ -127,6 +130,8 @@ export interface RunProgress {
   runningShards: string[];
   budgetCredits?: number;
   requestsPerSecond: number;
+  /** Present when the rate is discovered: the run's caps (the rates in force: the governor's query). */
+  rateCaps?: RateCaps;
   /** The run's deadline (epoch ms), when it has one. */
   deadlineAt?: number;
 }
@@ -156,11 +161,18 @@ export interface ShardLimits {
   progressStep?: number;
 }
 
+export interface GovernedCalls {
+  /** Temporal's fairness key of the run's API calls: runs of one account share its rate evenly. */
+  fairnessKey: string;
+}
+
 export interface ShardInput {
   plan: PlanRef;
   runId: string;
   /** The run's API account, whose task queues the shard's activities go to. */
   apiAccount?: string;
+  /** Present when the run's rate is discovered: its calls go to the governed queues (activitiesOn). */
+  governed?: GovernedCalls;
   shard: ShardSpec;
   limits: ShardLimits;
   paused: boolean;
@@ -386,6 +398,10 @@ export interface PlanShardInput {
 export interface PlanShardOutput {
   /** Estimated credits of each item (n x creditsPerImage[resolution]). */
   credits: number[];
+}
+
+export interface ApplyGroupRatesInput {
+  queues: { taskQueue: string; ratePerSecond: number; source: string }[];
 }
 
 export interface ConfigureRateLimitInput {

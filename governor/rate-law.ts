@@ -4,15 +4,18 @@
 // or a unit test.
 //
 // The law, in the terms of TCP's congestion control:
-// - Slow start: from a modest rate, double every second in which the rate was used and nothing
-//   was refused, until the first 429.
-// - A 429 with a short Retry-After (a bucket refilling) multiplies the rate by BACK_OFF. One with
-//   a long Retry-After (a quota per minute) is a measurement: the provider admitted so many calls
-//   since its window last reset, over the time until it resets again; the new rate is a little
-//   under that, and nothing is granted until the reset. Either way, 429s within the Retry-After
-//   answer calls sent before the first was known: the same refusal, not a new one.
-// - Then probe upward gently: +5% per period of the limit, taken from the provider's own wait
-//   (a second for a per-second bucket, up to a minute for a per-minute quota), so a quota is not
+// - Slow start: from a modest rate, grow by half every second in which the rate was used and
+//   nothing was refused, until the first 429; then back to the rate before the last growth.
+// - A 429 with a short Retry-After (a bucket refilling) marks the rate it came at as the ceiling
+//   and multiplies the rate by BACK_OFF. One with a long Retry-After (a quota per minute) is a
+//   measurement: the provider admitted so many calls since its window last reset, over the time
+//   until it resets again; the new rate is a little under that, and nothing is granted until the
+//   reset. Either way, 429s within the Retry-After answer calls sent before the first was known:
+//   the same refusal, not a new one.
+// - Then, after SETTLE_MS, back towards the ceiling fast (half the way each second) up to
+//   APPROACH of it; then gently, +1% a second, to a little over it; past that, with no refusal,
+//   the limit has risen, and the steps double (2%, 4%, 8%, ... 25%) until a refusal finds the new
+//   ceiling (the shape of TCP CUBIC's window). A quota is probed +5% per window, so it is not
 //   overrun many times over within its own window.
 // - Growth only while the rate is used: a run that submits less than it is granted learns nothing
 //   about the provider and must not bank an untested rate.
@@ -23,12 +26,28 @@
 export const FLOOR_PER_SECOND = 0.2;
 /** Where discovery starts: below any plausible provider limit, and doubling from there. */
 export const INITIAL_PER_SECOND = 2;
+/**
+ * Slow start multiplies the rate by this each second: less than TCP's doubling, because a
+ * provider's bucket admits a burst before it refuses, so the first 429 comes late.
+ */
+export const SLOW_START_GROWTH = 1.5;
+/** The largest probe step past the ceiling. */
+export const MAX_PROBE_STEP = 0.25;
 /** After a refusal with a short Retry-After, the rate is multiplied by this. */
 export const BACK_OFF = 0.85;
+/** The share of the ceiling the rate returns to fast after a refusal. */
+export const APPROACH = 0.97;
+/** Up to this much over the ceiling, a probe grows by PROBE_NEAR_CEILING a period. */
+export const NEAR_CEILING = 0.05;
+export const PROBE_NEAR_CEILING = 0.01;
+/** After a refusal the rate holds this long before it grows again. */
+export const SETTLE_MS = 1000;
 /** After a refusal with a long one, the share of the measured quota rate granted. */
 export const UNDER_QUOTA = 0.9;
-/** The increase per period of the limit while nothing is refused. */
+/** The increase per window of a quota while nothing is refused. */
 export const PROBE_STEP = 0.05;
+/** Use under this share of the grant means the grant ran ahead of it. */
+const RAN_AHEAD = 0.9;
 /** Share of the granted rate that must have been used for the rate to grow. */
 export const USED_ENOUGH = 0.7;
 /** A Retry-After longer than this means a quota per window rather than a rate. */
@@ -62,6 +81,12 @@ export interface LawState {
   /** A cap from the manifest (requests_per_second or a group's own); null: none. */
   capPerSecond: number | null;
   source: RateSource;
+  /** The rate at which a bucket last refused; null before, or for a quota. */
+  ceilingPerSecond: number | null;
+  /** Probe steps since the rate passed the ceiling: each one doubles. */
+  probeSteps: number;
+  /** Calls per second made over the last stretch judged; null before one. */
+  usedPerSecond: number | null;
 }
 
 export function initialLaw(nowMs: number, capPerSecond: number | null = null): LawState {
@@ -78,6 +103,9 @@ export function initialLaw(nowMs: number, capPerSecond: number | null = null): L
     refusedAtMs: null,
     capPerSecond,
     source: 'discovering',
+    ceilingPerSecond: null,
+    probeSteps: 0,
+    usedPerSecond: null,
   };
 }
 
@@ -113,23 +141,46 @@ function capped(state: LawState, rate: number): { ratePerSecond: number; source?
 export function observe(state: LawState, outcomes: Outcomes): LawState {
   const { nowMs } = outcomes;
   // An empty stretch says nothing about the rate's use; a nonsense Retry-After is none.
-  if (!(outcomes.spanMs > 0) && outcomes.refused === 0) return state;
+  if (!(outcomes.spanMs > 0) && outcomes.refused === 0 && !(outcomes.admitted > 0)) return state;
   if (outcomes.refused > 0) return refusedAt(state, outcomes);
   const next: LawState = { ...state, admittedSince: state.admittedSince + outcomes.admitted };
-  if (nowMs < state.holdUntilMs) return next;
+  // Answers without a stretch of time are counted, not judged (the book feeds use once a second).
+  if (!(outcomes.spanMs > 0) || nowMs < state.holdUntilMs) return next;
   if (next.source === 'retry-after') next.source = next.refusedAtMs === null ? 'discovering' : 'discovered';
-  const granted = state.ratePerSecond * (outcomes.spanMs / 1000);
-  const used = outcomes.attempted >= USED_ENOUGH * granted;
+  const usedPerSecond = (outcomes.attempted * 1000) / outcomes.spanMs;
+  next.usedPerSecond = usedPerSecond;
+  const used = usedPerSecond >= USED_ENOUGH * state.ratePerSecond;
   const step = next.phase === 'slow-start' ? 1000 : next.periodMs;
   if (!used || nowMs - state.grewAtMs < step) return next;
-  const grown =
-    next.phase === 'slow-start' ? state.ratePerSecond * 2 : state.ratePerSecond * (1 + PROBE_STEP);
-  const limited = capped(next, grown);
+  const { factor, probeSteps } = growth(next);
+  // A grant that ran well ahead of use is untested: growth from the rate actually sent then.
+  const base = usedPerSecond < RAN_AHEAD * state.ratePerSecond ? usedPerSecond : state.ratePerSecond;
+  const limited = capped(next, base * factor);
   return {
     ...next,
     ratePerSecond: limited.ratePerSecond,
     grewAtMs: nowMs,
+    probeSteps,
     source: limited.source ?? next.source,
+  };
+}
+
+/** How much the rate grows this period, and the probe steps after. */
+function growth(state: LawState): { factor: number; probeSteps: number } {
+  if (state.phase === 'slow-start') return { factor: SLOW_START_GROWTH, probeSteps: 0 };
+  if (state.windowMs !== null) return { factor: 1 + PROBE_STEP, probeSteps: 0 };
+  const rate = state.ratePerSecond;
+  const ceiling = state.ceilingPerSecond;
+  if (ceiling !== null && rate < APPROACH * ceiling) {
+    const halfway = rate + (APPROACH * ceiling - rate) / 2;
+    return { factor: Math.max(1 + PROBE_NEAR_CEILING, halfway / rate), probeSteps: 0 };
+  }
+  if (ceiling !== null && rate < ceiling * (1 + NEAR_CEILING)) {
+    return { factor: 1 + PROBE_NEAR_CEILING, probeSteps: 0 };
+  }
+  return {
+    factor: 1 + Math.min(MAX_PROBE_STEP, 2 * PROBE_NEAR_CEILING * 2 ** state.probeSteps),
+    probeSteps: state.probeSteps + 1,
   };
 }
 
@@ -150,10 +201,15 @@ function refusedAt(state: LawState, outcomes: Outcomes): LawState {
   const quotaRate = (admitted / windowMs) * 1000;
   const limited = capped(
     state,
-    windowed ? Math.min(state.ratePerSecond, quotaRate) * UNDER_QUOTA : state.ratePerSecond * BACK_OFF,
+    windowed
+      ? Math.min(state.ratePerSecond, quotaRate) * UNDER_QUOTA
+      : // The first refusal ends slow start: the rate before the last doubling was admitted.
+        state.ratePerSecond * (state.phase === 'slow-start' ? 1 / SLOW_START_GROWTH : BACK_OFF),
   );
   return {
     ...state,
+    ceilingPerSecond: windowed ? null : state.ratePerSecond,
+    probeSteps: 0,
     ratePerSecond: limited.ratePerSecond,
     phase: 'probing',
     // A quota admits nothing until it resets; a bucket refills at once, at the lower rate (and
@@ -164,7 +220,7 @@ function refusedAt(state: LawState, outcomes: Outcomes): LawState {
     admittedSince: 0,
     periodMs: Math.max(1000, windowed ? windowMs : retryAfterMs),
     windowMs: windowed ? windowMs : null,
-    grewAtMs: resetMs,
+    grewAtMs: windowed ? resetMs : resetMs + SETTLE_MS,
     refusedAtMs: nowMs,
     source: limited.ratePerSecond <= FLOOR_PER_SECOND ? 'floor' : 'retry-after',
   };

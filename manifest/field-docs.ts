@@ -26,7 +26,12 @@ export const FIELD_DOCS: Record<string, string> = {
   defaults: 'Generation parameters every item inherits unless it sets its own.',
   ...itemParams('defaults.', ''),
   limits: 'How fast and how far the run may go.',
-  'limits.requests_per_second': `Every API call of the run together (submits, batch lookups, task GETs), across all workers; result downloads are not API calls. Default: ${DEFAULTS.requestsPerSecond}.`,
+  'limits.requests_per_second':
+    'Every API call of the run together (submits, batch lookups, task GETs), across all workers; result downloads are not API calls. `auto` (the default): pixelmill discovers what the provider admits, per endpoint group, from its answers (429 and Retry-After), shared fairly by every run and worker of the same API key. A number alone is a fixed rate, used as given; beside `submits_per_second` or `queries_per_second` it is a cap on the discovered rates.',
+  'limits.submits_per_second':
+    'A cap on the rate of submits (the model API), below the discovered rate: a number, or `auto` (no cap). Default: `auto`.',
+  'limits.queries_per_second':
+    'A cap on the rate of batch lookups and task GETs (the platform API), below the discovered rate: a number, or `auto` (no cap). Default: `auto`.',
   'limits.max_in_flight': `Most items submitted and not yet finished at any moment. Default: ${DEFAULTS.maxInFlight}.`,
   'limits.task_timeout': `How long a task may stay unfinished at the API (pending, processing, or a status pixelmill does not know) before it is given up: a duration such as \`90s\`, \`30m\`, \`2h\`, at least 10s. The item fails with \`task_timeout\`, which the default retry policy resubmits. Default: \`30m\`.`,
   'limits.deadline':

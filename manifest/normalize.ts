@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { DEFAULT_MODEL, type Language, type Resolution } from '../api/schemas.js';
 import { isS3Url, parseS3Url, type S3Location } from '../storage/s3-location.js';
+import type { RateCaps } from '../governor/types.js';
 import { parseDeadline, parseDuration, type Deadline } from './durations.js';
 import { DEFAULT_PATH_TEMPLATE, type ItemParams, type Manifest, type ManifestItem } from './schema.js';
 
@@ -13,7 +14,6 @@ export const DEFAULTS = {
   n: 1,
   apiKeyEnv: 'PIXELMILL_API_KEY',
   webhookSecretEnv: 'PIXELMILL_WEBHOOK_SECRET',
-  requestsPerSecond: 5,
   maxInFlight: 500,
   retryMaxAttempts: 3,
   /**
@@ -47,7 +47,13 @@ export interface RunSettings {
   apiBaseUrl?: string;
   /** The name of the env var that holds the API key; never the key. */
   apiKeyEnv: string;
+  /**
+   * A fixed rate for every call together (a number in `limits.requests_per_second`, nothing
+   * else): paced exactly so. With `rateCaps`, the `all` cap or 0, for messages only.
+   */
   requestsPerSecond: number;
+  /** Present when the rate is discovered (`auto`, the default): the manifest's numbers as caps. */
+  rateCaps?: RateCaps;
   maxInFlight: number;
   budgetCredits?: number;
   /**
@@ -99,6 +105,22 @@ export function planItem(item: ManifestItem, defaults: ItemParams | undefined): 
   return { id: item.id ?? derivedItemId(planned), ...planned };
 }
 
+/**
+ * `limits.requests_per_second: N` alone keeps today's fixed rate; anything else (nothing, `auto`,
+ * a group's own rate) discovers the provider's rate per endpoint group, the numbers as caps.
+ */
+function callRates(limits: Manifest['limits']): Pick<RunSettings, 'requestsPerSecond' | 'rateCaps'> {
+  const all = limits?.requests_per_second;
+  const submit = limits?.submits_per_second;
+  const query = limits?.queries_per_second;
+  if (typeof all === 'number' && submit === undefined && query === undefined) return { requestsPerSecond: all };
+  const rateCaps: RateCaps = {};
+  if (typeof all === 'number') rateCaps.all = all;
+  if (typeof submit === 'number') rateCaps.submit = submit;
+  if (typeof query === 'number') rateCaps.query = query;
+  return { requestsPerSecond: rateCaps.all ?? 0, rateCaps };
+}
+
 /** The S3 location of a validated `s3://` output (the schema has already checked the URL). */
 function s3Location(url: string, output: Exclude<Manifest['output'], string>): S3Location {
   const parsed = parseS3Url(url);
@@ -118,7 +140,7 @@ export function runSettings(manifest: Manifest, manifestFile: string, manifestDi
     name: manifest.name,
     manifestFile,
     apiKeyEnv: manifest.api?.api_key_env ?? DEFAULTS.apiKeyEnv,
-    requestsPerSecond: manifest.limits?.requests_per_second ?? DEFAULTS.requestsPerSecond,
+    ...callRates(manifest.limits),
     maxInFlight: manifest.limits?.max_in_flight ?? DEFAULTS.maxInFlight,
     outputDir: objectStore
       ? output && 'local_dir' in output && output.local_dir

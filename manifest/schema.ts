@@ -32,6 +32,14 @@ const MIN_TASK_TIMEOUT_MS = 10_000;
 
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
 
+/** Calls per second: a positive number, or `auto` (discovered from the provider's answers). */
+const callRate = z.union([z.literal('auto'), z.number().gt(0).max(10_000)], {
+  error: (issue) =>
+    typeof issue.input === 'number' && issue.input > 10_000
+      ? 'must be at most 10000 calls per second'
+      : `must be "auto" or a positive number of calls per second, not ${JSON.stringify(issue.input)}`,
+});
+
 /** Generation parameters an item may set, or inherit from `defaults`. */
 export const ItemParamsSchema = z.strictObject({
   model: z.string().min(1).optional(),
@@ -176,7 +184,9 @@ export const ManifestSchema = z
     defaults: ItemParamsSchema.optional(),
     limits: z
       .strictObject({
-        requests_per_second: z.number().positive().max(10_000).optional(),
+        requests_per_second: callRate.optional(),
+        submits_per_second: callRate.optional(),
+        queries_per_second: callRate.optional(),
         max_in_flight: z.number().int().min(1).max(100_000).optional(),
         budget_credits: z.number().int().min(1).optional(),
         task_timeout: z

@@ -1,8 +1,11 @@
-// The three Workers of a pixelmill worker process, one per task queue of the API account it
-// serves (the TypeScript SDK polls one queue per Worker, and refuses a second Worker on the same
-// queue in one process):
-// - workflow: the workflows, and the activities that are neither API calls nor transfers;
-// - api: every call to the image API, dispatched at the run's requests_per_second;
+// The Workers of a pixelmill worker process, one per task queue of the API account it serves
+// (the TypeScript SDK polls one queue per Worker, and refuses a second Worker on the same queue
+// in one process):
+// - workflow: the workflows (runs, shards, the account's rate governor), and the activities
+//   that are neither API calls nor transfers;
+// - api: the API calls of fixed-rate runs, dispatched at the run's requests_per_second;
+// - submit, query: the API calls of runs whose rate is discovered, per endpoint group,
+//   dispatched at the rates the governor sets;
 // - transfer: downloads from the result host into storage.
 // Every activity is registered on every queue: the workflow picks the queue per call.
 import { existsSync } from 'node:fs';
@@ -30,7 +33,7 @@ export interface PixelmillWorkersOptions {
 }
 
 export interface PixelmillWorkers {
-  /** Runs all three until shutdown(); if one fails, stops the others and rejects with its error. */
+  /** Runs them all until shutdown(); if one fails, stops the others and rejects with its error. */
   run(): Promise<void>;
   /** Starts a graceful shutdown of all three; safe to call more than once, or before run(). */
   shutdown(): void;
@@ -90,24 +93,26 @@ export async function createPixelmillWorkers(options: PixelmillWorkersOptions): 
       ...workflowCode(options.workflowsPath),
     }),
   );
+  // API calls: short HTTP calls, paced by the queues' dispatch rates, not by this concurrency.
   workers.push(
     await Worker.create({
       ...common,
       taskQueue: options.queues.api,
-      // Short HTTP calls, paced by the queue's dispatch rate, not by this number.
       maxConcurrentActivityTaskExecutions: 200,
       ...(options.fallbackRequestsPerSecond !== undefined
         ? { maxTaskQueueActivitiesPerSecond: options.fallbackRequestsPerSecond }
         : {}),
     }),
   );
-  workers.push(
-    await Worker.create({
-      ...common,
-      taskQueue: options.queues.transfer,
-      maxConcurrentActivityTaskExecutions: 16,
-    }),
-  );
+  for (const taskQueue of [options.queues.submit, options.queues.query]) {
+    workers.push(await Worker.create({ ...common, taskQueue, maxConcurrentActivityTaskExecutions: 200 }));
+  }
+  const transfer = await Worker.create({
+    ...common,
+    taskQueue: options.queues.transfer,
+    maxConcurrentActivityTaskExecutions: 16,
+  });
+  workers.push(transfer);
 
   let stopping = false;
   const shutdown = (): void => {
@@ -118,12 +123,15 @@ export async function createPixelmillWorkers(options: PixelmillWorkersOptions): 
     }
   };
 
-  const [bookkeeping, api, transfer] = workers.map(
-    (worker) => () => worker.getStatus().numInFlightActivities,
-  );
+  const inFlight = (worker: Worker): number => worker.getStatus().numInFlightActivities;
+  const [bookkeeping, ...apiCalls] = workers.filter((worker) => worker !== transfer);
   return {
     shutdown,
-    inFlight: () => ({ bookkeeping: bookkeeping!(), api: api!(), transfer: transfer!() }),
+    inFlight: () => ({
+      bookkeeping: inFlight(bookkeeping!),
+      api: apiCalls.reduce((sum, worker) => sum + inFlight(worker), 0),
+      transfer: inFlight(transfer),
+    }),
     async run() {
       if (stopping) return;
       const results = await Promise.allSettled(

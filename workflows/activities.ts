@@ -4,6 +4,7 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { createActivities } from '../activities/index.js';
 import type { TaskQueues } from '../common/names.js';
+import type { GovernedCalls } from '../common/types.js';
 
 type Activities = ReturnType<typeof createActivities>;
 
@@ -23,20 +24,29 @@ const API_CALL_TIMEOUT = '45 seconds';
  */
 const HEARTBEAT_TIMEOUT = '10 seconds';
 
-/** The activities of a run, on the task queues of its API account (common/names.ts). */
-export function activitiesOn(queues: TaskQueues) {
+/**
+ * The activities of a run, on the task queues of its API account (common/names.ts). A fixed-rate
+ * run's API calls share the account's API queue; a governed run's go to the submit and query
+ * queues, whose rates the account's governor sets, under the run's fairness key.
+ */
+export function activitiesOn(queues: TaskQueues, governed?: GovernedCalls) {
   const apiCall = {
-    taskQueue: queues.api,
     startToCloseTimeout: API_CALL_TIMEOUT,
     heartbeatTimeout: HEARTBEAT_TIMEOUT,
     retry: apiRetry,
   };
+  const fairness = governed ? { fairnessKey: governed.fairnessKey } : {};
   /** Tracking outranks submitting: results must be fetched long before their URLs expire. */
   const { lookupTasks, fetchTask } = proxyActivities<Activities>({
     ...apiCall,
-    priority: { priorityKey: 1 },
+    taskQueue: governed ? queues.query : queues.api,
+    priority: { priorityKey: 1, ...fairness },
   });
-  const { submitItem } = proxyActivities<Activities>({ ...apiCall, priority: { priorityKey: 3 } });
+  const { submitItem } = proxyActivities<Activities>({
+    ...apiCall,
+    taskQueue: governed ? queues.submit : queues.api,
+    priority: { priorityKey: 3, ...fairness },
+  });
 
   /** Downloads and storage writes: heartbeats record what is done, so a retry resumes. */
   const { storeResults } = proxyActivities<Activities>({
@@ -56,7 +66,7 @@ export function activitiesOn(queues: TaskQueues) {
    * like the others, but validating a million items holds the event loop for seconds, so a dead
    * worker's bookkeeping is noticed after a minute rather than at its 10-minute limit.
    */
-  const { prepareRun, planShard, recordOutcomes, writeReport, configureRateLimit } =
+  const { prepareRun, planShard, recordOutcomes, writeReport, configureRateLimit, joinRateGovernor } =
     proxyActivities<Activities>({
       taskQueue: queues.workflow,
       startToCloseTimeout: '10 minutes',
@@ -79,5 +89,6 @@ export function activitiesOn(queues: TaskQueues) {
     recordOutcomes,
     writeReport,
     configureRateLimit,
+    joinRateGovernor,
   };
 }

@@ -1,3 +1,4 @@
 // The workflows a pixelmill worker registers. Deterministic code only (lint enforces it).
 export { runWorkflow } from './run.js';
 export { shardWorkflow } from './shard.js';
+export { governorWorkflow } from './governor.js';

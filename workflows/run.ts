@@ -74,6 +74,16 @@ export function submitQueueDepth(requestsPerSecond: number, parallelShards: numb
 }
 
 /**
+ * The submit rate a run plans its queue depth for: a fixed rate, else the run's caps, else a rate
+ * above what most providers admit (the depth is bounded anyway, see submitQueueDepth).
+ */
+export const UNCAPPED_SUBMIT_RATE = 100;
+function submitRateOf(plan: PreparedRun): number {
+  if (plan.rateCaps === undefined) return plan.requestsPerSecond;
+  return Math.min(plan.rateCaps.submit ?? Infinity, plan.rateCaps.all ?? Infinity, UNCAPPED_SUBMIT_RATE);
+}
+
+/**
  * A catalog run. Durable because it holds only references and totals: the manifest is frozen into
  * a plan file by an activity, items are worked on by shard workflows (each under Temporal's
  * history limits), and per-item outcomes go to files. Its history grows by about 22 events per
@@ -83,7 +93,7 @@ export function submitQueueDepth(requestsPerSecond: number, parallelShards: numb
 export async function runWorkflow(input: RunInput): Promise<RunResult> {
   const { workflowId: runId, startTime } = workflowInfo();
   const queues = taskQueuesOf(input.apiAccount);
-  const { configureRateLimit, prepareRun, writeReport } = activitiesOn(queues);
+  const { configureRateLimit, joinRateGovernor, prepareRun, writeReport } = activitiesOn(queues);
   let state: RunState = 'preparing';
   let reason: string | undefined;
   let paused = false;
@@ -143,6 +153,7 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
       runningShards: [...running.keys()],
       ...(prepared?.budgetCredits !== undefined ? { budgetCredits: prepared.budgetCredits } : {}),
       requestsPerSecond: prepared?.requestsPerSecond ?? 0,
+      ...(prepared?.rateCaps !== undefined ? { rateCaps: prepared.rateCaps } : {}),
       ...(known.deadlineAt !== undefined ? { deadlineAt: known.deadlineAt } : {}),
     };
   });
@@ -156,9 +167,16 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
       'atMs' in plan.deadline ? plan.deadline.atMs : startTime.getTime() + plan.deadline.afterMs;
   }
   const { deadlineAt } = known;
-  await configureRateLimit.executeWithOptions({ summary: `limit API calls to ${plan.requestsPerSecond}/s` }, [
-    { requestsPerSecond: plan.requestsPerSecond, taskQueue: queues.api },
-  ]);
+  // A discovered rate is the account's governor's to set (workflows/governor.ts).
+  if (plan.rateCaps !== undefined) {
+    await joinRateGovernor.executeWithOptions({ summary: "join the API account's rate governor" }, [
+      { ...(input.apiAccount !== undefined ? { account: input.apiAccount } : {}), runId },
+    ]);
+  } else {
+    await configureRateLimit.executeWithOptions({ summary: `limit API calls to ${plan.requestsPerSecond}/s` }, [
+      { requestsPerSecond: plan.requestsPerSecond, taskQueue: queues.api },
+    ]);
+  }
   const shardCount = Math.ceil(plan.itemCount / SHARD_SIZE);
   // Search attributes only when the starter registered them (common/search-attributes.ts); one
   // upsert per finished shard keeps the history at a handful of events per shard.
@@ -281,12 +299,13 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
           plan: plan.plan,
           runId,
           ...(input.apiAccount !== undefined ? { apiAccount: input.apiAccount } : {}),
+          ...(plan.rateCaps !== undefined ? { governed: { fairnessKey: workflowInfo().runId } } : {}),
           shard: { index, offset, count },
           limits: {
             maxInFlight: handOff ? shares.start(workflowId) : perShardInFlight,
             ...(handOff ? { handOff } : {}),
             progressStep: Math.max(1, Math.ceil(plan.itemCount / RUN_DETAIL_UPDATES)),
-            maxPendingSubmits: submitQueueDepth(plan.requestsPerSecond, parallel),
+            maxPendingSubmits: submitQueueDepth(submitRateOf(plan), parallel),
             ...(allowance !== undefined ? { allowance } : {}),
             retry: plan.retry,
             ...(plan.taskTimeoutMs !== undefined ? { taskTimeoutMs: plan.taskTimeoutMs } : {}),

@@ -86,6 +86,7 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
   const { plan, shard, limits } = input;
   const { fetchTask, lookupTasks, planShard, recordOutcomes, storeResults, submitItem } = activitiesOn(
     taskQueuesOf(input.apiAccount),
+    input.governed,
   );
   const poll = pollBounds(limits);
   // An earlier shard's pace, already within these bounds (every shard of a run has the same).

@@ -108,7 +108,7 @@ async function runWorkers(options: WorkerCommandOptions): Promise<void> {
     process.stdout.write(
       `pixelmill worker connected to ${target.display}; serving API account ${account} ` +
         `(${displayBaseUrl(api.baseUrl)}, key from ${options.apiKeyEnv}); polling ` +
-        `${queues.workflow}, ${queues.api}, ${queues.transfer}\n`,
+        `${Object.values(queues).join(', ')}\n`,
     );
     try {
       await workers.run();

@@ -1,0 +1,98 @@
+// Where every API call waits for its turn. A run with a fixed rate (a number in `limits`) paces
+// all its calls at that rate, as the server does on the account's API queue. A run whose rate is
+// discovered takes the rate of the call's endpoint group from the account's governor
+// (governor-link.ts), below the run's own caps, and tells the governor how the call was answered.
+// Each worker paces at its share of a rate: the rate over the workers polling the call's queue.
+import { ApplicationFailure } from '@temporalio/activity';
+import { RateLimitError, ImageApiError } from '../api/index.js';
+import { accountOfQueue, runIdOfShard } from '../common/names.js';
+import type { ApiGroup, RateCaps } from '../governor/types.js';
+import { ApiWorkerFleet } from './api-fleet.js';
+import { CallPacer, MAX_PACER_WAIT_MS, systemPacerClock, type PacerClock } from './call-pacer.js';
+import { activityContext } from './context.js';
+import { GovernorLink, usableRate } from './governor-link.js';
+
+/** The rate settings of a run, as its plan has them. */
+export interface RunRate {
+  /** The fixed rate of every call together; with `rateCaps`, the discovered rate is used instead. */
+  requestsPerSecond: number;
+  /** Present when the rate is discovered (`auto`): the run's own ceilings. */
+  rateCaps?: RateCaps;
+}
+
+/** Tell it how the call went: its error, or nothing when it was answered with success. */
+export type Answered = (error?: unknown) => void;
+
+export class RateGate {
+  readonly #pacers = new Map<string, CallPacer>();
+  readonly #fleets = new Map<string, ApiWorkerFleet>();
+  /** By account ('' for the shared queues). */
+  readonly #links = new Map<string, GovernorLink>();
+
+  constructor(
+    private readonly options: { apiWorkers?: number; now: () => number; clock?: PacerClock },
+  ) {}
+
+  /** Waits for the next call of `group` for the run; call the answer back to the function it returns. */
+  async acquire(group: ApiGroup, run: RunRate): Promise<Answered> {
+    const context = activityContext();
+    const signal = context?.cancellationSignal;
+    const queue = context?.info.taskQueue ?? '';
+    const workers = this.options.apiWorkers ?? (await this.#fleet(queue).size());
+    if (run.rateCaps === undefined) {
+      await this.#pacer(queue).acquire(run.requestsPerSecond, workers, signal);
+      return () => undefined;
+    }
+    const account = accountOfQueue(queue);
+    const link = this.#link(account, context?.log.warn.bind(context.log));
+    const grant = await link.grant(group, context?.client);
+    const held = grant.holdUntilMs - this.options.now();
+    if (held > MAX_PACER_WAIT_MS) {
+      throw ApplicationFailure.create({
+        type: 'RateHeld',
+        message: `the provider asked for no calls until ${new Date(grant.holdUntilMs).toISOString()}`,
+        nextRetryDelay: held,
+        category: 'BENIGN',
+      });
+    }
+    if (held > 0) await (this.options.clock ?? systemPacerClock).sleep(held, signal);
+    // The run's ceilings first, then the account's rate: each pacer keeps its own guarantee.
+    const runId = runIdOfShard(context?.info.workflowExecution?.workflowId ?? '');
+    const caps = run.rateCaps;
+    if (caps.all !== undefined) await this.#pacer(`${runId}|all`).acquire(caps.all, workers, signal);
+    const groupCap = caps[group];
+    if (groupCap !== undefined) await this.#pacer(`${runId}|${group}`).acquire(groupCap, workers, signal);
+    await this.#pacer(`${queue}|governed`).acquire(usableRate(grant), workers, signal);
+    link.sent(group);
+    return (error) => {
+      if (error === undefined) return link.answered(group);
+      if (error instanceof RateLimitError) {
+        return link.answered(group, error.retryAfterMs !== undefined ? { retryAfterMs: error.retryAfterMs } : {});
+      }
+      // The provider answered (a 4xx or 5xx): admitted, as far as its rate is concerned.
+      if (error instanceof ImageApiError && error.httpStatus !== undefined) link.answered(group);
+    };
+  }
+
+  close(): void {
+    for (const link of this.#links.values()) link.close();
+  }
+
+  #pacer(key: string): CallPacer {
+    let pacer = this.#pacers.get(key);
+    if (!pacer) this.#pacers.set(key, (pacer = new CallPacer(this.options.clock ?? systemPacerClock)));
+    return pacer;
+  }
+
+  #fleet(queue: string): ApiWorkerFleet {
+    let fleet = this.#fleets.get(queue);
+    if (!fleet) this.#fleets.set(queue, (fleet = new ApiWorkerFleet(this.options.now)));
+    return fleet;
+  }
+
+  #link(account: string | undefined, warn: ((message: string) => void) | undefined): GovernorLink {
+    let link = this.#links.get(account ?? '');
+    if (!link) this.#links.set(account ?? '', (link = new GovernorLink(account, this.options.now, warn)));
+    return link;
+  }
+}
