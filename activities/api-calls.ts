@@ -49,7 +49,12 @@ function callsMade(): number {
 }
 
 /** One call of `group` in its turn, its answer told to the gate. */
-async function paced<T>(gate: ApiCallDeps['gate'], group: ApiGroup, run: RunRate, call: () => Promise<T>): Promise<T> {
+async function paced<T>(
+  gate: ApiCallDeps['gate'],
+  group: ApiGroup,
+  run: RunRate,
+  call: () => Promise<T>,
+): Promise<T> {
   const answered = await gate.acquire(group, run);
   try {
     const result = await call();

@@ -54,7 +54,10 @@ function buildActivities(resolved: ResolvedDeps, clients: ApiClients, gate: Rate
 export function createActivityRuntime(deps: ActivityDeps = {}): ActivityRuntime {
   const resolved = resolveDeps(deps);
   const clients = new ApiClients(resolved);
-  const gate = new RateGate({ now: resolved.now, ...(resolved.apiWorkers !== undefined ? { apiWorkers: resolved.apiWorkers } : {}) });
+  const gate = new RateGate({
+    now: resolved.now,
+    ...(resolved.apiWorkers !== undefined ? { apiWorkers: resolved.apiWorkers } : {}),
+  });
   return {
     activities: buildActivities(resolved, clients, gate),
     close: async () => {

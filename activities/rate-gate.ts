@@ -29,9 +29,7 @@ export class RateGate {
   /** By account ('' for the shared queues). */
   readonly #links = new Map<string, GovernorLink>();
 
-  constructor(
-    private readonly options: { apiWorkers?: number; now: () => number; clock?: PacerClock },
-  ) {}
+  constructor(private readonly options: { apiWorkers?: number; now: () => number; clock?: PacerClock }) {}
 
   /** Waits for the next call of `group` for the run; call the answer back to the function it returns. */
   async acquire(group: ApiGroup, run: RunRate): Promise<Answered> {
@@ -67,7 +65,10 @@ export class RateGate {
     return (error) => {
       if (error === undefined) return link.answered(group);
       if (error instanceof RateLimitError) {
-        return link.answered(group, error.retryAfterMs !== undefined ? { retryAfterMs: error.retryAfterMs } : {});
+        return link.answered(
+          group,
+          error.retryAfterMs !== undefined ? { retryAfterMs: error.retryAfterMs } : {},
+        );
       }
       // The provider answered (a 4xx or 5xx): admitted, as far as its rate is concerned.
       if (error instanceof ImageApiError && error.httpStatus !== undefined) link.answered(group);

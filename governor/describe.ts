@@ -19,8 +19,7 @@ export function formatRate(perSecond: number): string {
 
 /** `48/s (discovered)`; at the floor, since when; held, until when. */
 export function describeGrant(grant: GroupGrant, nowMs: number): string {
-  const since =
-    grant.source === 'floor' ? ` since ${new Date(grant.sinceMs).toISOString()}` : '';
+  const since = grant.source === 'floor' ? ` since ${new Date(grant.sinceMs).toISOString()}` : '';
   const held =
     grant.holdUntilMs > nowMs ? `, nothing sent until ${new Date(grant.holdUntilMs).toISOString()}` : '';
   return `${formatRate(grant.ratePerSecond)} (${SOURCE_WORDS[grant.source]}${since}${held})`;

@@ -173,9 +173,10 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
       { ...(input.apiAccount !== undefined ? { account: input.apiAccount } : {}), runId },
     ]);
   } else {
-    await configureRateLimit.executeWithOptions({ summary: `limit API calls to ${plan.requestsPerSecond}/s` }, [
-      { requestsPerSecond: plan.requestsPerSecond, taskQueue: queues.api },
-    ]);
+    await configureRateLimit.executeWithOptions(
+      { summary: `limit API calls to ${plan.requestsPerSecond}/s` },
+      [{ requestsPerSecond: plan.requestsPerSecond, taskQueue: queues.api }],
+    );
   }
   const shardCount = Math.ceil(plan.itemCount / SHARD_SIZE);
   // Search attributes only when the starter registered them (common/search-attributes.ts); one

@@ -66,7 +66,7 @@ export interface CatalogOptions {
   name: string;
   items: CatalogItem[];
   baseUrl: string;
-  requestsPerSecond?: number;
+  requestsPerSecond?: number | 'auto';
   maxInFlight?: number;
   budgetCredits?: number;
   /** `limits.task_timeout`, e.g. `10s`. */
@@ -84,7 +84,8 @@ export interface Catalog {
 /** Writes `<dir>/<name>.yaml` with its items inline and output under `<dir>/<name>-out`. */
 export function writeCatalog(dir: string, options: CatalogOptions): Catalog {
   const limits = [
-    `requests_per_second: ${options.requestsPerSecond ?? 500}`,
+    // 'auto': the rate governor discovers it (the manifest's default).
+    ...(options.requestsPerSecond === 'auto' ? [] : [`requests_per_second: ${options.requestsPerSecond ?? 500}`]),
     ...(options.maxInFlight !== undefined ? [`max_in_flight: ${options.maxInFlight}`] : []),
     ...(options.budgetCredits !== undefined ? [`budget_credits: ${options.budgetCredits}`] : []),
     ...(options.taskTimeout !== undefined ? [`task_timeout: ${options.taskTimeout}`] : []),

@@ -10,7 +10,13 @@ export async function startDevServerEnv(): Promise<TestWorkflowEnvironment> {
   const resolved = resolveTemporalExecutable('cli');
   try {
     return await TestWorkflowEnvironment.createLocal({
-      server: { executable: resolved.executable, ip: '127.0.0.1', log: { format: 'pretty', level: 'error' } },
+      server: {
+        executable: resolved.executable,
+        ip: '127.0.0.1',
+        log: { format: 'pretty', level: 'error' },
+        // As pixelmill's own dev server (temporal/dev-server.ts): runs share an account's rate fairly.
+        extraArgs: ['--dynamic-config-value', 'matching.enableFairness=true'],
+      },
     });
   } catch (error) {
     throw explainMissingBinary('cli', resolved, error);
