@@ -18,6 +18,9 @@ import { writeFileAtomic } from './files.js';
 import { GALLERY_FILE, writeGallery, type GalleryEntry } from './gallery.js';
 import { latestOutcomes, type OutcomeLine } from './outcomes.js';
 import type { PlanCache } from './plan.js';
+import { activityContext } from './context.js';
+import { accountOfQueue } from '../common/names.js';
+import { ratesInForce } from '../temporal/governor-rates.js';
 import { zeroCounts } from '../workflows/tracking.js';
 
 export const REPORT_FILE = 'report.jsonl';
@@ -150,6 +153,11 @@ export function writeReportActivity(deps: WriteReportDeps) {
     const summaryFile = join(meta.outputDir, SUMMARY_FILE);
     await writeFileAtomic(reportFile, lines());
 
+    // The rates the run went at, as its governor knows them at its end (or its fixed rate).
+    const context = activityContext();
+    const apiAccount = context && accountOfQueue(context.info.taskQueue);
+    const rates =
+      context && (await ratesInForce(context.client, { ...meta, ...(apiAccount ? { apiAccount } : {}) }));
     const summary = {
       manifest: meta.name,
       run_id: input.runId,
@@ -163,6 +171,7 @@ export function writeReportActivity(deps: WriteReportDeps) {
       started_at: input.startedAt,
       finished_at: new Date(deps.now()).toISOString(),
       emulated: input.emulated,
+      ...(rates ? { rates } : {}),
     };
     await writeFileAtomic(summaryFile, [`${JSON.stringify(summary, null, 2)}\n`]);
     function* galleryEntries(): Generator<GalleryEntry> {

@@ -3,6 +3,8 @@
 import type { Client } from '@temporalio/client';
 import { runProgressQuery, shardProgressQuery } from '../common/names.js';
 import type { ApiCallCounts, ItemCounts, RunProgress } from '../common/types.js';
+import type { RunRates } from '../governor/types.js';
+import { ratesInForce } from '../temporal/governor-rates.js';
 import { retryingNow, type Retrying } from './retrying.js';
 import { addTotals, normalizeCounts } from '../workflows/tracking.js';
 
@@ -18,6 +20,8 @@ export interface LiveProgress {
   tasksGivenUp?: number;
   /** A failure Temporal is retrying now (the API unreachable, a store refusing writes). */
   retrying?: Retrying;
+  /** The rates the run's calls go at, and why; absent while the governor does not answer. */
+  rates?: RunRates;
 }
 
 /**
@@ -40,7 +44,7 @@ export async function liveProgress(
   let images = run.finished.images;
   let tasksGivenUp = run.finished.tasksGivenUp ?? 0;
   let creditsReserved: number | undefined;
-  const [shards, retrying] = await Promise.all([
+  const [shards, retrying, rates] = await Promise.all([
     Promise.all(
       run.runningShards.map((id) =>
         client.workflow
@@ -50,6 +54,7 @@ export async function liveProgress(
       ),
     ),
     retryingNow(client, [runId, ...run.runningShards]),
+    ratesInForce(client, run),
   ]);
   for (const shard of shards) {
     if (!shard) continue; // finished between the two queries: counted by the run next time
@@ -72,5 +77,6 @@ export async function liveProgress(
     apiCalls,
     ...(tasksGivenUp > 0 ? { tasksGivenUp } : {}),
     ...(retrying ? { retrying } : {}),
+    ...(rates ? { rates } : {}),
   };
 }

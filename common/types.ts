@@ -132,6 +132,8 @@ export interface RunProgress {
   requestsPerSecond: number;
   /** Present when the rate is discovered: the run's caps (the rates in force: the governor's query). */
   rateCaps?: RateCaps;
+  /** The run's API account, whose governor knows the rates in force. */
+  apiAccount?: string;
   /** The run's deadline (epoch ms), when it has one. */
   deadlineAt?: number;
 }

@@ -1,7 +1,16 @@
 // The rates in force in words, one vocabulary for the Temporal UI, the live display, `status`
 // and summary.json; and the check of a worker's report before the governor takes it.
 import type { RateSource } from './rate-law.js';
-import { API_GROUPS, type GovernorReport, type GovernorView, type GroupGrant } from './types.js';
+import {
+  API_GROUPS,
+  type ApiGroup,
+  type GovernorReport,
+  type GovernorView,
+  type GroupGrant,
+  type RateCaps,
+  type RateInForce,
+  type RunRates,
+} from './types.js';
 
 const SOURCE_WORDS: Record<RateSource, string> = {
   discovering: 'discovering',
@@ -49,4 +58,36 @@ export function reportProblem(report: GovernorReport): string | undefined {
       return `${group}.retryAfterMs must be a duration, got ${String(wait)}`;
   }
   return undefined;
+}
+
+/** A run's rates: the account's (the governor's view) under the run's caps. */
+export function runRates(view: GovernorView, caps: RateCaps, nowMs: number): RunRates {
+  const group = (name: ApiGroup): RateInForce => {
+    const grant = view.groups[name];
+    const cap = Math.min(caps[name] ?? Infinity, caps.all ?? Infinity);
+    const capped = cap < grant.ratePerSecond;
+    return {
+      perSecond: capped ? cap : grant.ratePerSecond,
+      source: capped ? 'capped' : grant.source,
+      since: new Date(capped ? nowMs : grant.sinceMs).toISOString(),
+      ...(grant.holdUntilMs > nowMs ? { holdUntil: new Date(grant.holdUntilMs).toISOString() } : {}),
+    };
+  };
+  return { mode: 'auto', submit: group('submit'), query: group('query'), workers: view.workers };
+}
+
+/** `submits 48/s (discovered), lookups 50/s (discovered)`, or `5/s (fixed)`. */
+export function describeRunRates(rates: RunRates): string {
+  if (rates.mode === 'fixed') return `${formatRate(rates.requestsPerSecond)} (fixed)`;
+  const one = (rate: RateInForce): string =>
+    describeGrant(
+      {
+        ratePerSecond: rate.perSecond,
+        source: rate.source,
+        sinceMs: Date.parse(rate.since),
+        holdUntilMs: rate.holdUntil ? Date.parse(rate.holdUntil) : 0,
+      },
+      Date.now(),
+    );
+  return `submits ${one(rates.submit)}, lookups ${one(rates.query)}`;
 }

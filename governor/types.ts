@@ -70,3 +70,21 @@ export interface GovernorView {
   /** Workers that reported in the last minute. */
   workers: number;
 }
+
+/** The rate one group of a run's calls goes at, and why: one vocabulary for every view. */
+export interface RateInForce {
+  perSecond: number;
+  source: RateSource;
+  /** Since when the source has been what it is (ISO 8601): how long at the floor, for instance. */
+  since: string;
+  /** While a quota's Retry-After holds: nothing is sent before this (ISO 8601). */
+  holdUntil?: string;
+}
+
+/**
+ * A run's rates: a fixed `requests_per_second` for every call together, or the account's
+ * discovered rates per group under the run's caps.
+ */
+export type RunRates =
+  | { mode: 'fixed'; requestsPerSecond: number }
+  | { mode: 'auto'; submit: RateInForce; query: RateInForce; workers: number };

@@ -52,7 +52,8 @@ const EXPECTED: Record<string, RegExp> = {
   'syntax.yaml': /^syntax\.yaml:3:13 Missing closing "quote$/,
   'task-timeout.yaml':
     /^task-timeout\.yaml:2:25 limits\.task_timeout: must be a duration such as "90s", "30m" or "2h"/,
-  'types.yaml': /^types\.yaml:2:32 limits\.requests_per_second: must be a number, not text$/,
+  'types.yaml':
+    /^types\.yaml:2:32 limits\.requests_per_second: must be "auto" or a positive number of calls per second, not "fast"$/,
   'unknown.yaml': /^unknown\.yaml:5:5 items\[0\]\.sise: unknown field \(did you mean "size"\?\)$/,
   'typo-keys.yaml':
     /^typo-keys\.yaml:3:3 limits\.requets_per_second: unknown field \(did you mean "requests_per_second"\?\)$/,

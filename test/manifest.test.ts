@@ -23,6 +23,20 @@ function problemsOf(file: string): readonly string[] {
 }
 
 describe('loadManifest', () => {
+  it.each([
+    ['', { rateCaps: {} }],
+    ['limits: { requests_per_second: auto }', { rateCaps: {} }],
+    ['limits: { requests_per_second: 20 }', { requestsPerSecond: 20 }],
+    ['limits: { requests_per_second: 20, submits_per_second: auto }', { rateCaps: { all: 20 } }],
+    ['limits: { submits_per_second: 4, queries_per_second: 30 }', { rateCaps: { submit: 4, query: 30 } }],
+  ])('rates: "%s" is %j', (limits, expected) => {
+    const dir = fixture({ 'r.yaml': ['name: rates', limits, 'items:', '  - prompt: a chair'].join('\n') });
+    const { settings } = loadManifest(join(dir, 'r.yaml'));
+    expect(settings).toMatchObject(expected);
+    // A number alone is a fixed rate, used as given: nothing discovered.
+    if (!('rateCaps' in expected)) expect(settings.rateCaps).toBeUndefined();
+  });
+
   it('normalizes a valid manifest: defaults, derived stable ids, settings', () => {
     const dir = fixture({
       'm.yaml': [

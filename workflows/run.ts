@@ -12,6 +12,7 @@ import {
 } from '@temporalio/workflow';
 import {
   cancelSignal,
+  governorWorkflowId,
   inFlightShareSignal,
   pauseSignal,
   resumeSignal,
@@ -154,6 +155,7 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
       ...(prepared?.budgetCredits !== undefined ? { budgetCredits: prepared.budgetCredits } : {}),
       requestsPerSecond: prepared?.requestsPerSecond ?? 0,
       ...(prepared?.rateCaps !== undefined ? { rateCaps: prepared.rateCaps } : {}),
+      ...(input.apiAccount !== undefined ? { apiAccount: input.apiAccount } : {}),
       ...(known.deadlineAt !== undefined ? { deadlineAt: known.deadlineAt } : {}),
     };
   });
@@ -199,6 +201,10 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
     told.set(progress.shard, progress);
     publish();
   });
+  const rate =
+    plan.rateCaps === undefined
+      ? ` API rate: ${plan.requestsPerSecond}/s (fixed).`
+      : ` API rate: discovered by ${governorWorkflowId(input.apiAccount)}, whose details show the rates in force.`;
   function publish(final?: { counts: ItemCounts; credits: number }): void {
     const { counts, credits } = final ?? sofar();
     const done = shardCount - running.size - shardsNotStarted;
@@ -213,7 +219,8 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
         ? `Finished: ${describeOutcome(counts, plan.itemCount, credits)}.`
         : `${done} of ${plural(shardCount, 'shard')} finished, ${running.size} running: ${counts.completed} of ` +
           `${plural(plan.itemCount, 'item')} completed, ${counts.failed} failed so far; ${plural(credits, 'credit')}.`) +
-        deadline,
+        deadline +
+        rate,
     );
   }
   /** The search attributes: once per finished shard, so a few events per shard at most. */

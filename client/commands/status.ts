@@ -21,6 +21,7 @@ import { workflowUrl } from '../session.js';
 import { rootMessage } from '../watch.js';
 import { examples, localTime, RUN_ARGUMENT, withRun } from './with-run.js';
 import { zeroCounts } from '../../workflows/tracking.js';
+import type { RunRates } from '../../governor/types.js';
 
 export interface RunStatus {
   runId: string;
@@ -45,6 +46,8 @@ export interface RunStatus {
   /** Tasks given up after limits.task_timeout so far (each resubmitted or failed), while the run runs. */
   tasksGivenUp: number | null;
   apiCalls: ApiCallCounts | null;
+  /** The rates the run's calls go at and why (fixed, or discovered per group), while it runs and at its end. */
+  rates: RunRates | null;
   /** Where the counts come from: `live` (queries), `report` (summary.json), `result`, or `none`. */
   source: 'live' | 'report' | 'result' | 'none';
   outputDir: string | null;
@@ -64,6 +67,7 @@ interface Summary {
   images: number;
   credits_charged: number;
   api_calls: ApiCallCounts;
+  rates?: RunRates;
 }
 
 function readSummary(outputDir: string, runId: string): Summary | undefined {
@@ -127,6 +131,7 @@ export async function runStatus(client: Client, runId: string, ui: string | unde
     retrying: null,
     tasksGivenUp: null,
     apiCalls: null,
+    rates: null,
     source: 'none',
     outputDir: null,
     report: null,
@@ -158,6 +163,7 @@ export async function runStatus(client: Client, runId: string, ui: string | unde
         retrying: live.retrying ?? null,
         tasksGivenUp: live.tasksGivenUp ?? 0,
         apiCalls: live.apiCalls,
+        rates: live.rates ?? null,
         source: 'live',
       });
     } else if (location) {
@@ -180,6 +186,7 @@ export async function runStatus(client: Client, runId: string, ui: string | unde
       images: summary.images,
       creditsSpent: summary.credits_charged,
       apiCalls: summary.api_calls,
+      rates: summary.rates ?? null,
       source: 'report',
       report: join(location.outputDir, REPORT_FILE),
     });

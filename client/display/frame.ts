@@ -3,6 +3,7 @@
 // come in as a picocolors instance, so "no colour" is the same code with identity formatters.
 import { stripVTControlCharacters } from 'node:util';
 import picocolors from 'picocolors';
+import { describeRunRates } from '../../governor/describe.js';
 import type { ItemCounts, RunState } from '../../common/types.js';
 import type { LiveProgress } from '../progress.js';
 import { describeRetrying } from '../retrying.js';
@@ -66,12 +67,18 @@ function credits(progress: LiveProgress): string {
   return `${round(progress.creditsSpent)}${reserved}${budget === undefined ? '' : ` of ${budget} budget`}`;
 }
 
-/** The measured request rate and its window, against the run's limit once the run has read it. */
+/**
+ * The measured request rate and its window, against the run's limit once the run has read it:
+ * a fixed rate, or the discovered rates per group and where they come from.
+ */
 function requests(view: ProgressView): string {
-  const limit = view.progress.run.requestsPerSecond;
+  const { run, rates } = view.progress;
   const { requestsPerSecond, requestsWindowS } = view.rates;
   const window = requestsWindowS !== undefined ? ` (${requestsWindowS} s avg)` : '';
-  return `requests ${formatRate(requestsPerSecond)}/s${window}${limit > 0 ? ` of ${limit}/s` : ''}`;
+  const measured = `requests ${formatRate(requestsPerSecond)}/s${window}`;
+  if (rates?.mode === 'auto') return `${measured} · rate ${describeRunRates(rates)}`;
+  const limit = run.requestsPerSecond;
+  return `${measured}${run.rateCaps === undefined && limit > 0 ? ` of ${limit}/s` : ''}`;
 }
 
 /** `deadline 08:00Z (in 1:05:00)`, or `deadline passed`, for a run with `limits.deadline`. */
