@@ -1,12 +1,18 @@
 // A worker's line to its account's rate governor (workflows/governor.ts). It counts what the
 // worker's calls got, sends the counts about once a second (at once after a 429) as an
 // update-with-start, which also starts the governor when it is not running, and keeps the rates
-// the governor answers for the worker's pacers. When the governor cannot be reached, the counts
-// wait for the next report and the last rates stay in force.
+// the governor answers for the worker's pacers; a 429 also slows the worker's own calls at once,
+// before the report is answered. When the governor cannot be reached, the counts wait for the
+// next report and the last rates stay in force.
 import { hostname } from 'node:os';
 import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
 import { governorWorkflowId, reportOutcomesUpdate, taskQueuesOf } from '../common/names.js';
-import { FLOOR_PER_SECOND, INITIAL_PER_SECOND } from '../governor/rate-law.js';
+import {
+  BACK_OFF,
+  DEFAULT_RETRY_AFTER_MS,
+  FLOOR_PER_SECOND,
+  INITIAL_PER_SECOND,
+} from '../governor/rate-law.js';
 import {
   API_GROUPS,
   type ApiGroup,
@@ -51,6 +57,7 @@ export class GovernorLink {
   #sending: Promise<void> | undefined;
   #sentAt = Number.NEGATIVE_INFINITY;
   #warnedAt = Number.NEGATIVE_INFINITY;
+  readonly #backedOffUntil: Record<ApiGroup, number> = { submit: 0, query: 0 };
 
   constructor(
     /** Undefined: the shared queues of runs recorded without an account (common/names.ts). */
@@ -80,7 +87,20 @@ export class GovernorLink {
     }
     counts.refused++;
     counts.retryAfterUntil = Math.max(counts.retryAfterUntil, this.now() + (refusal.retryAfterMs ?? 0));
+    this.#backOff(group, refusal.retryAfterMs ?? DEFAULT_RETRY_AFTER_MS);
     this.#schedule(true);
+  }
+
+  /**
+   * Slows this worker's calls of `group` at once, as the governor will when the report reaches
+   * it: the calls sent meanwhile would meet the same refusal. Once per Retry-After; the
+   * governor's next answer replaces it.
+   */
+  #backOff(group: ApiGroup, retryAfterMs: number): void {
+    const grant = this.#grant?.[group];
+    if (!grant || this.now() < this.#backedOffUntil[group]) return;
+    this.#backedOffUntil[group] = this.now() + retryAfterMs;
+    this.#grant = { ...this.#grant!, [group]: { ...grant, ratePerSecond: grant.ratePerSecond * BACK_OFF } };
   }
 
   /** Stops the report timer (worker shutdown); counts not yet sent are dropped. */

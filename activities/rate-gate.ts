@@ -3,7 +3,8 @@
 // discovered takes the rate of the call's endpoint group from the account's governor
 // (governor-link.ts), below the run's own caps, and tells the governor how the call was answered.
 // Each worker paces at its share of a rate: the rate over the workers polling the call's queue.
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, type Context } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
 import { RateLimitError, ImageApiError } from '../api/index.js';
 import { accountOfQueue, runIdOfShard } from '../common/names.js';
 import type { ApiGroup, RateCaps } from '../governor/types.js';
@@ -22,6 +23,15 @@ export interface RunRate {
 
 /** Tell it how the call went: its error, or nothing when it was answered with success. */
 export type Answered = (error?: unknown) => void;
+
+/** The worker's Temporal client; none in a test's mock environment (then the starting rate holds). */
+function clientOf(context: Context | undefined): Client | undefined {
+  try {
+    return context?.client;
+  } catch {
+    return undefined;
+  }
+}
 
 export class RateGate {
   readonly #pacers = new Map<string, CallPacer>();
@@ -43,7 +53,7 @@ export class RateGate {
     }
     const account = accountOfQueue(queue);
     const link = this.#link(account, context?.log.warn.bind(context.log));
-    const grant = await link.grant(group, context?.client);
+    const grant = await link.grant(group, clientOf(context));
     const held = grant.holdUntilMs - this.options.now();
     if (held > MAX_PACER_WAIT_MS) {
       throw ApplicationFailure.create({

@@ -34,8 +34,12 @@ export interface RunGroupSpec {
   /** Epoch ms after which the CLIs are interrupted and their runs reported unfinished. */
   deadline: number;
   sampleMs: number;
-  /** Called once per sampling tick while the runs run (for instance to change the emulator's limits). */
+  /**
+   * Called every `tickMs` while the runs run (for instance to change the emulator's limits), on a
+   * loop of its own so that slow progress queries do not delay it.
+   */
   onTick?: () => Promise<void>;
+  tickMs?: number;
 }
 
 export interface ProgressSample {
@@ -59,6 +63,8 @@ export interface RunOutcome {
   images: number;
   /** summary.json's `api_calls` (what pixelmill counted), once the report is written. */
   reported_api_calls: ApiCallCounts | null;
+  /** summary.json's `rates`: the calls per second the governor granted each group at the end. */
+  final_rates: { submit: number | null; query: number | null } | null;
   samples: ProgressSample[];
   cli_log: string;
 }
@@ -67,6 +73,7 @@ interface Summary {
   counts: { completed?: number };
   images: number;
   api_calls: ApiCallCounts;
+  rates?: { submit?: { perSecond?: number }; query?: { perSecond?: number } };
 }
 
 function readSummary(dir: string): Summary | undefined {
@@ -141,16 +148,19 @@ export async function runPixelmillGroup(spec: RunGroupSpec): Promise<RunOutcome[
     const connection = await Connection.connect({ address: server.address });
     try {
       const client = new Client({ connection, namespace: 'default' });
-      while (running > 0) {
-        const tick = Date.now();
-        const [taken] = await Promise.all([
-          Promise.all(spec.runs.map((run) => sampleRun(client, run.name))),
-          spec.onTick?.(),
-        ]);
+      const every = async (ms: number, body: () => Promise<void>): Promise<void> => {
+        while (running > 0) {
+          const tick = Date.now();
+          await body();
+          await Promise.race([done, sleep(Math.max(0, tick + ms - Date.now()))]);
+        }
+      };
+      const sampling = every(spec.sampleMs, async () => {
+        const taken = await Promise.all(spec.runs.map((run) => sampleRun(client, run.name)));
         taken.forEach((sample, i) => samples[i]!.push(sample));
-        await Promise.race([done, sleep(Math.max(0, tick + spec.sampleMs - Date.now()))]);
-      }
-      await done;
+      });
+      const ticking = spec.onTick ? every(spec.tickMs ?? spec.sampleMs, spec.onTick) : undefined;
+      await Promise.all([done, sampling, ticking]);
       clearTimeout(timer);
 
       const outcomes: RunOutcome[] = [];
@@ -179,6 +189,12 @@ export async function runPixelmillGroup(spec: RunGroupSpec): Promise<RunOutcome[
           items_completed: summary?.counts.completed ?? last?.completed ?? 0,
           images: summary?.images ?? last?.completed ?? 0,
           reported_api_calls: summary?.api_calls ?? last?.api_calls ?? null,
+          final_rates: summary?.rates
+            ? {
+                submit: summary.rates.submit?.perSecond ?? null,
+                query: summary.rates.query?.perSecond ?? null,
+              }
+            : null,
           samples: samples[i]!,
           cli_log: logFile,
         });

@@ -14,7 +14,7 @@
 // time, from the calls the emulator admitted (answered with anything but 429: a 429 takes no token);
 // with a changing limit, that sum per stretch at the rate then in force. 429s and calls per image
 // are the emulator's own counts; pixelmill's (summary.json) are reported beside them.
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { request } from 'undici';
@@ -83,6 +83,8 @@ export interface AdaptiveFigures {
   ideal_limit: Limit;
   wall_to_ideal: number;
   calls: AdaptiveCalls;
+  /** Per run, the rates (calls/s) the governor granted at its end (summary.json `rates`); [] for the baseline. */
+  final_rates: { submit: number | null; query: number | null }[];
   logs: string[];
 }
 
@@ -181,6 +183,31 @@ async function apiRequestLog(emulator: EmulatorProcess): Promise<LoggedRequest[]
   return entries;
 }
 
+/**
+ * Writes `<dir>/timeline.json`: per second since `startMs`, the calls admitted and answered 429 by
+ * group, and `<dir>/samples.json`: the runs' progress samples. For reading a part's figures, not
+ * for the report.
+ */
+function writeTimeline(dir: string, log: LoggedRequest[], startMs: number, runs: RunOutcome[]): void {
+  const seconds: { s: number; submit: number; query: number; submit_429: number; query_429: number }[] = [];
+  for (const entry of log) {
+    const s = Math.floor((entry.t_ms - startMs) / 1000);
+    if (s < 0) continue;
+    while (seconds.length <= s)
+      seconds.push({ s: seconds.length, submit: 0, query: 0, submit_429: 0, query_429: 0 });
+    const group = groupOf(entry.route)!;
+    seconds[s]![entry.status === 429 ? (`${group}_429` as const) : group]++;
+  }
+  writeFileSync(join(dir, 'timeline.json'), `${JSON.stringify(seconds)}\n`);
+  const samples = runs.map((run) => ({
+    name: run.name,
+    start_ms: run.start_ms,
+    close_ms: run.close_ms,
+    samples: run.samples,
+  }));
+  writeFileSync(join(dir, 'samples.json'), `${JSON.stringify(samples)}\n`);
+}
+
 async function setEmulatorLimit(emulator: EmulatorProcess, perSecond: number): Promise<void> {
   const bucket = { per_second: perSecond, burst: perSecond };
   const response = await request(`${emulator.url}/_emulator/rate-limits`, {
@@ -220,10 +247,15 @@ function addCounts(runs: RunOutcome[]): ApiCallCounts | null {
   );
 }
 
+type Measured = Pick<
+  AdaptiveFigures,
+  'items' | 'items_completed' | 'images' | 'finished' | 'wall_s' | 'final_rates' | 'logs'
+>;
+
 /** The figures every part reports, from a wall time, the emulator's tally and a physical limit. */
 function figuresOf(
   spec: AdaptiveSpec,
-  measured: Pick<AdaptiveFigures, 'items' | 'items_completed' | 'images' | 'finished' | 'wall_s' | 'logs'>,
+  measured: Measured,
   tally: Tally,
   limitS: number,
   limitFormula: string,
@@ -256,9 +288,7 @@ function steadyLimit(tally: Tally, rps: number): { seconds: number; formula: str
   };
 }
 
-function measuredOf(
-  runs: RunOutcome[],
-): Pick<AdaptiveFigures, 'items' | 'items_completed' | 'images' | 'finished' | 'wall_s' | 'logs'> {
+function measuredOf(runs: RunOutcome[]): Measured {
   const start = Math.min(...runs.map((run) => run.start_ms));
   const close = runs.every((run) => run.close_ms !== null)
     ? Math.max(...runs.map((run) => run.close_ms!))
@@ -269,6 +299,11 @@ function measuredOf(
     images: runs.reduce((sum, run) => sum + run.images, 0),
     finished: runs.every((run) => run.finished),
     wall_s: round((close - start) / 1000, 2),
+    final_rates: runs.map(({ final_rates: rates }) => {
+      const one = (value: number | null | undefined): number | null =>
+        typeof value === 'number' ? round(value, 1) : null;
+      return { submit: one(rates?.submit), query: one(rates?.query) };
+    }),
     logs: runs.map((run) => run.cli_log),
   };
 }
@@ -312,6 +347,7 @@ async function steady(spec: AdaptiveSpec): Promise<AdaptiveFigures> {
       ...groupSpec(spec),
     });
     const tally = tallyOfStats(await emulator.stats());
+    writeTimeline(dir, await apiRequestLog(emulator), runs[0]!.start_ms, runs);
     const limit = steadyLimit(tally, spec.rps);
     return figuresOf(spec, measuredOf(runs), tally, limit.seconds, limit.formula, addCounts(runs));
   });
@@ -368,12 +404,13 @@ async function changingLimit(spec: AdaptiveSpec): Promise<NonNullable<AdaptiveRe
       emulator,
       runs: [{ name: 'bench-adaptive-change', dir: runDir(dir, 'run'), items: spec.items }],
       ...groupSpec(spec),
-      sampleMs: Math.min(500, spec.sampleMs ?? 500),
       onTick,
+      tickMs: 250,
     });
     const tally = tallyOfStats(await emulator.stats());
     const log = await apiRequestLog(emulator);
     const run = runs[0]!;
+    writeTimeline(dir, log, run.start_ms, runs);
     // Every logged call falls in a stretch: the first from the earlier of the run's start and the
     // first call, the last to the later of its close and the last call.
     const first = log.reduce((min, entry) => Math.min(min, entry.t_ms), run.start_ms);
@@ -403,13 +440,20 @@ const callsOf = (sample: ProgressSample): number =>
 
 /**
  * Each run's share of the calls made while both ran: the growth of its own counts between the
- * first and the last moment both runs answered inside [later start, earlier close].
+ * first and the last moment both runs answered inside [later start, earlier close]. The live
+ * counts dip for a moment when a shard closes (its calls move to the run's totals between the two
+ * queries of a sample), so each run's series is taken as its running maximum: never above what it
+ * had counted by then.
  */
 function sharesWhileBoth(runs: RunOutcome[]): { shares: RunShare[]; bothS: number } {
   const from = Math.max(...runs.map((run) => run.start_ms));
   const to = Math.min(...runs.map((run) => run.close_ms ?? Date.now()));
   // The samples were taken together, one tick at a time: index k of each run is the same moment.
   const ticks = Math.min(...runs.map((run) => run.samples.length));
+  const counted = runs.map((run) => {
+    let max = 0;
+    return run.samples.map((sample) => (max = Math.max(max, callsOf(sample))));
+  });
   const both: number[] = [];
   for (let k = 0; k < ticks; k++) {
     const at = runs.map((run) => run.samples[k]!);
@@ -417,10 +461,8 @@ function sharesWhileBoth(runs: RunOutcome[]): { shares: RunShare[]; bothS: numbe
   }
   const first = both[0];
   const last = both.at(-1);
-  const deltas = runs.map((run) =>
-    first !== undefined && last !== undefined && last > first
-      ? callsOf(run.samples[last]!) - callsOf(run.samples[first]!)
-      : null,
+  const deltas = counted.map((series) =>
+    first !== undefined && last !== undefined && last > first ? series[last]! - series[first]! : null,
   );
   const total = deltas.reduce<number>((sum, delta) => sum + (delta ?? 0), 0);
   return {
@@ -449,6 +491,7 @@ async function twoRuns(spec: AdaptiveSpec): Promise<NonNullable<AdaptiveResult['
       ...groupSpec(spec),
     });
     const tally = tallyOfStats(await emulator.stats());
+    writeTimeline(dir, await apiRequestLog(emulator), Math.min(...runs.map((run) => run.start_ms)), runs);
     const limit = steadyLimit(tally, spec.rps);
     const { shares, bothS } = sharesWhileBoth(runs);
     return {
@@ -477,6 +520,7 @@ async function naive(spec: AdaptiveSpec): Promise<NonNullable<AdaptiveResult['na
       images: figures.images,
       finished: figures.finished,
       wall_s: figures.wall_s,
+      final_rates: [],
       logs: [],
     };
     return {

@@ -165,6 +165,11 @@ function adaptiveRows(adaptive: AdaptiveResult): Cell[][] {
     row('% of API calls answered 429', (f) => f.calls.share_429_pct),
     row('API calls per image', (f) => f.calls.per_image),
     row('pixelmill counted submit / lookup / get', reported),
+    row('governor rates at the end, submit / query per s', (f) =>
+      f.final_rates.length
+        ? f.final_rates.map((r) => `${r.submit ?? '-'} / ${r.query ?? '-'}`).join(', ')
+        : null,
+    ),
   ];
 }
 

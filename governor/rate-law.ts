@@ -5,7 +5,8 @@
 //
 // The law, in the terms of TCP's congestion control:
 // - Slow start: from a modest rate, grow by half every second in which the rate was used and
-//   nothing was refused, until the first 429; then back to the rate before the last growth.
+//   nothing was refused, until the first 429; then from under the rate before the last growth,
+//   probing without a ceiling (the provider's burst may have hidden its limit for a while).
 // - A 429 with a short Retry-After (a bucket refilling) marks the rate it came at as the ceiling
 //   and multiplies the rate by BACK_OFF. One with a long Retry-After (a quota per minute) is a
 //   measurement: the provider admitted so many calls since its window last reset, over the time
@@ -25,7 +26,7 @@
 /** The least rate granted: one call every 5 s. */
 export const FLOOR_PER_SECOND = 0.2;
 /** Where discovery starts: below any plausible provider limit, and doubling from there. */
-export const INITIAL_PER_SECOND = 2;
+export const INITIAL_PER_SECOND = 4;
 /**
  * Slow start multiplies the rate by this each second: less than TCP's doubling, because a
  * provider's bucket admits a burst before it refuses, so the first 429 comes late.
@@ -36,7 +37,7 @@ export const MAX_PROBE_STEP = 0.25;
 /** After a refusal with a short Retry-After, the rate is multiplied by this. */
 export const BACK_OFF = 0.85;
 /** The share of the ceiling the rate returns to fast after a refusal. */
-export const APPROACH = 0.97;
+export const APPROACH = 0.95;
 /** Up to this much over the ceiling, a probe grows by PROBE_NEAR_CEILING a period. */
 export const NEAR_CEILING = 0.05;
 export const PROBE_NEAR_CEILING = 0.01;
@@ -87,6 +88,8 @@ export interface LawState {
   probeSteps: number;
   /** Calls per second made over the last stretch judged; null before one. */
   usedPerSecond: number | null;
+  /** The rate before it last grew: what the workers still sent at while the growth reached them. */
+  previousRate: number;
 }
 
 export function initialLaw(nowMs: number, capPerSecond: number | null = null): LawState {
@@ -106,6 +109,7 @@ export function initialLaw(nowMs: number, capPerSecond: number | null = null): L
     ceilingPerSecond: null,
     probeSteps: 0,
     usedPerSecond: null,
+    previousRate: capPerSecond === null ? INITIAL_PER_SECOND : Math.min(INITIAL_PER_SECOND, capPerSecond),
   };
 }
 
@@ -149,8 +153,10 @@ export function observe(state: LawState, outcomes: Outcomes): LawState {
   if (next.source === 'retry-after') next.source = next.refusedAtMs === null ? 'discovering' : 'discovered';
   const usedPerSecond = (outcomes.attempted * 1000) / outcomes.spanMs;
   next.usedPerSecond = usedPerSecond;
-  const used = usedPerSecond >= USED_ENOUGH * state.ratePerSecond;
   const step = next.phase === 'slow-start' ? 1000 : next.periodMs;
+  // A growth reaches the workers a report later: a stretch just after it is judged by the rate before.
+  const judgedBy = nowMs - state.grewAtMs < 2 * step ? state.previousRate : state.ratePerSecond;
+  const used = usedPerSecond >= USED_ENOUGH * Math.min(judgedBy, state.ratePerSecond);
   if (!used || nowMs - state.grewAtMs < step) return next;
   const { factor, probeSteps } = growth(next);
   // A grant that ran well ahead of use is untested: growth from the rate actually sent then.
@@ -159,6 +165,7 @@ export function observe(state: LawState, outcomes: Outcomes): LawState {
   return {
     ...next,
     ratePerSecond: limited.ratePerSecond,
+    previousRate: state.ratePerSecond,
     grewAtMs: nowMs,
     probeSteps,
     source: limited.source ?? next.source,
@@ -199,16 +206,21 @@ function refusedAt(state: LawState, outcomes: Outcomes): LawState {
   const windowed = retryAfterMs > WINDOWED_AFTER_MS || state.windowMs !== null;
   const windowMs = resetMs - state.admittingSinceMs;
   const quotaRate = (admitted / windowMs) * 1000;
+  // What was refused is the rate sent, when that was well under the rate granted. In slow start
+  // the provider's burst may have hidden its limit for a while, so the limit is anywhere under
+  // the rate sent: from below the rate before the last growth, probe for it without a ceiling.
+  const used = state.usedPerSecond ?? Infinity;
+  const sent = used < RAN_AHEAD * state.ratePerSecond ? used : state.ratePerSecond;
+  const slowStart = state.phase === 'slow-start';
   const limited = capped(
     state,
     windowed
       ? Math.min(state.ratePerSecond, quotaRate) * UNDER_QUOTA
-      : // The first refusal ends slow start: the rate before the last doubling was admitted.
-        state.ratePerSecond * (state.phase === 'slow-start' ? 1 / SLOW_START_GROWTH : BACK_OFF),
+      : (slowStart ? sent / SLOW_START_GROWTH : sent) * BACK_OFF,
   );
   return {
     ...state,
-    ceilingPerSecond: windowed ? null : state.ratePerSecond,
+    ceilingPerSecond: windowed || slowStart ? null : sent,
     probeSteps: 0,
     ratePerSecond: limited.ratePerSecond,
     phase: 'probing',

@@ -85,7 +85,9 @@ export interface Catalog {
 export function writeCatalog(dir: string, options: CatalogOptions): Catalog {
   const limits = [
     // 'auto': the rate governor discovers it (the manifest's default).
-    ...(options.requestsPerSecond === 'auto' ? [] : [`requests_per_second: ${options.requestsPerSecond ?? 500}`]),
+    ...(options.requestsPerSecond === 'auto'
+      ? []
+      : [`requests_per_second: ${options.requestsPerSecond ?? 500}`]),
     ...(options.maxInFlight !== undefined ? [`max_in_flight: ${options.maxInFlight}`] : []),
     ...(options.budgetCredits !== undefined ? [`budget_credits: ${options.budgetCredits}`] : []),
     ...(options.taskTimeout !== undefined ? [`task_timeout: ${options.taskTimeout}`] : []),

@@ -35,7 +35,7 @@ export async function startTimeSkippingEnv(): Promise<TestWorkflowEnvironment> {
 
 const workflowsPath = fileURLToPath(new URL('../../workflows/index.ts', import.meta.url));
 
-/** Runs `body` with workers on all three task queues of `env`, serving `activities` (stubs). */
+/** Runs `body` with workers on every task queue of `env`, serving `activities` (stubs). */
 export async function withStubWorkers<T>(
   env: TestWorkflowEnvironment,
   activities: object,
@@ -44,10 +44,10 @@ export async function withStubWorkers<T>(
   const common = { connection: env.nativeConnection, activities };
   // The stubbed runs are started without an API account: the queues of such runs.
   const queues = taskQueuesOf(undefined);
+  const { workflow, ...activityQueues } = queues;
   const workers = await Promise.all([
-    Worker.create({ ...common, taskQueue: queues.workflow, workflowsPath }),
-    Worker.create({ ...common, taskQueue: queues.api }),
-    Worker.create({ ...common, taskQueue: queues.transfer }),
+    Worker.create({ ...common, taskQueue: workflow, workflowsPath }),
+    ...Object.values(activityQueues).map((taskQueue) => Worker.create({ ...common, taskQueue })),
   ]);
   return workers.reduce<() => Promise<T>>((run, worker) => () => worker.runUntil(run()), body)();
 }
