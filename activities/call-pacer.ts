@@ -28,7 +28,8 @@ export class CallPacer {
   constructor(private readonly clock: PacerClock) {}
 
   /**
-   * Waits for this worker's next slot at `ratePerSecond / workers`. Callers line up and go one
+   * Waits for this worker's next slot at `rate / workers`; a rate given as a function is read
+   * again when the caller reaches the head of the line. Callers line up and go one
    * interval apart, in order. A wake-up that comes late (timers on a busy event loop fire a few
    * ms after their time) does not push the schedule back: the next call may go half an interval
    * after it, until the schedule is kept again. Were every lateness added to the next wait, a
@@ -38,9 +39,9 @@ export class CallPacer {
    * MAX_PACER_WAIT_MS is answered with a retryable, benign failure so the server can hand the
    * task to a less busy worker.
    */
-  async acquire(ratePerSecond: number, workers: number, signal?: AbortSignal): Promise<void> {
-    const interval = (1000 * Math.max(1, workers)) / ratePerSecond;
-    const perWindow = Math.ceil(ratePerSecond / Math.max(1, workers));
+  async acquire(rate: number | (() => number), workers: number, signal?: AbortSignal): Promise<void> {
+    const rateNow = (): number => (typeof rate === 'function' ? rate() : rate);
+    let interval = (1000 * Math.max(1, workers)) / rateNow();
     const arrived = this.clock.now();
     const expected = Math.max(arrived, this.#due + interval * (this.#waiting + 1));
     if (expected - arrived > MAX_PACER_WAIT_MS) {
@@ -59,7 +60,11 @@ export class CallPacer {
       await ahead;
       signal?.throwIfAborted();
       // The caller ahead has just gone; one that arrives to an empty line starts a new schedule.
-      // Only the head of the line writes the pacer's state, so its release time is fixed now.
+      // Only the head of the line writes the pacer's state, so its release time is fixed now,
+      // at the rate in force now (a governed rate may have dropped while the caller waited).
+      const ratePerSecond = rateNow();
+      interval = (1000 * Math.max(1, workers)) / ratePerSecond;
+      const perWindow = Math.ceil(ratePerSecond / Math.max(1, workers));
       const scheduled = Math.max(this.#due + interval, this.clock.now());
       const paced = Math.max(scheduled, (this.#releases.at(-1) ?? Number.NEGATIVE_INFINITY) + interval / 2);
       const windowOpens =

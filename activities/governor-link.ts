@@ -70,6 +70,11 @@ export class GovernorLink {
   async grant(group: ApiGroup, client: Client | undefined): Promise<GroupGrant> {
     if (client) this.#client = client;
     if (this.now() - this.#grantAt > STALE_GRANT_MS) await this.#send();
+    return this.current(group);
+  }
+
+  /** The rate in force for `group` now, as last answered (or backed off since). */
+  current(group: ApiGroup): GroupGrant {
     return this.#grant?.[group] ?? STARTING_GRANT;
   }
 

@@ -70,7 +70,8 @@ export class RateGate {
     if (caps.all !== undefined) await this.#pacer(`${runId}|all`).acquire(caps.all, workers, signal);
     const groupCap = caps[group];
     if (groupCap !== undefined) await this.#pacer(`${runId}|${group}`).acquire(groupCap, workers, signal);
-    await this.#pacer(`${queue}|governed`).acquire(usableRate(grant), workers, signal);
+    // Read when the call's turn comes: a 429 meanwhile slows the calls already waiting too.
+    await this.#pacer(`${queue}|governed`).acquire(() => usableRate(link.current(group)), workers, signal);
     link.sent(group);
     return (error) => {
       if (error === undefined) return link.answered(group);

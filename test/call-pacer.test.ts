@@ -171,3 +171,30 @@ describe('systemPacerClock', () => {
     await expect(sleeping).rejects.toThrow('cancelled');
   });
 });
+
+describe('a rate that changes while callers wait (a governed rate)', () => {
+  it('spaces the callers still in line at the rate in force when their turn comes', async () => {
+    const { clock, run } = simulatedClock(() => 0);
+    const pacer = new CallPacer(clock);
+    let rate = 10;
+    const releases: number[] = [];
+    await run(() =>
+      Promise.all(
+        Array.from({ length: 20 }, (_, index) =>
+          pacer
+            .acquire(() => rate, 1)
+            .then(() => {
+              releases.push(clock.now());
+              // A 429 after the fifth call: the governor halves the rate for everyone in line.
+              if (index === 4) rate = 5;
+            }),
+        ),
+      ),
+    );
+    expect(busiestWindow(releases.slice(0, 5))).toBe(5);
+    // After the change: never more than 5 in a second, and the 15 callers take about 3 s, not 1.5.
+    const after = releases.slice(5);
+    expect(busiestWindow(after)).toBeLessThanOrEqual(5);
+    expect(after.at(-1)! - after[0]!).toBeGreaterThanOrEqual(14 * 190);
+  });
+});
