@@ -156,6 +156,23 @@ describe('the plain line', () => {
     );
   });
 
+  it('names the discovered rates in force and where they come from, the floor with since when', () => {
+    const view = progress({ queued: 60, completed: 40 });
+    view.run.rateCaps = {};
+    view.rates = {
+      mode: 'auto',
+      submit: { perSecond: 48.4, source: 'discovered', since: '2026-11-23T08:00:00.000Z' },
+      query: { perSecond: 0.2, source: 'floor', since: '2026-11-23T08:01:00.000Z' },
+      workers: 2,
+    };
+    const line = renderLine({ progress: view, rates: { requestsPerSecond: 30, requestsWindowS: 30 } });
+    expect(line).toContain(
+      'requests 30.0/s (30 s avg) · rate submits 48/s (discovered), lookups 0.2/s (at the floor: the ' +
+        'provider refuses nearly everything since 2026-11-23T08:01:00.000Z)',
+    );
+    expect(line).not.toContain('(30 s avg) of');
+  });
+
   it('shows -- for what cannot be measured yet, and why a run is paused', () => {
     const paused = progress({ queued: 100 }, { state: 'paused' });
     paused.run.reason = 'the API answered 402: top up credits, then `pixelmill resume`';
