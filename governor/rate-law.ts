@@ -159,9 +159,14 @@ export function observe(state: LawState, outcomes: Outcomes): LawState {
   const used = usedPerSecond >= USED_ENOUGH * Math.min(judgedBy, state.ratePerSecond);
   if (!used || nowMs - state.grewAtMs < step) return next;
   const { factor, probeSteps } = growth(next);
-  // A grant that ran well ahead of use is untested: growth from the rate actually sent then.
-  const base = usedPerSecond < RAN_AHEAD * state.ratePerSecond ? usedPerSecond : state.ratePerSecond;
-  const limited = capped(next, base * factor);
+  // In slow start a grant that ran well ahead of use is untested: growth from the rate actually
+  // sent then. Never a fall: once probing, calls spread unevenly over workers use a little less
+  // than the grant, and growing from that would shrink the rate a little each period.
+  const ranAhead = next.phase === 'slow-start' && usedPerSecond < RAN_AHEAD * state.ratePerSecond;
+  const limited = capped(
+    next,
+    Math.max(state.ratePerSecond, (ranAhead ? usedPerSecond : state.ratePerSecond) * factor),
+  );
   return {
     ...next,
     ratePerSecond: limited.ratePerSecond,

@@ -193,3 +193,25 @@ describe('nonsense in the reports', () => {
     expect(empty).toEqual(start);
   });
 });
+
+describe('a grant the workers use a little less of (calls spread unevenly over workers)', () => {
+  it('keeps growing while nothing is refused: never shrinks towards what was used', () => {
+    let law = observe(initialLaw(0), {
+      nowMs: 1000,
+      admitted: 1,
+      refused: 1,
+      attempted: 2,
+      spanMs: 1000,
+      retryAfterMs: 1000,
+    });
+    const start = law.ratePerSecond;
+    let last = start;
+    for (let s = 2; s <= 60; s += 1) {
+      const used = 0.85 * law.ratePerSecond;
+      law = observe(law, { nowMs: s * 1000, admitted: used, refused: 0, attempted: used, spanMs: 1000 });
+      expect(law.ratePerSecond).toBeGreaterThanOrEqual(last);
+      last = law.ratePerSecond;
+    }
+    expect(law.ratePerSecond).toBeGreaterThan(2 * start);
+  });
+});
