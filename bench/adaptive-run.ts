@@ -11,7 +11,7 @@ import { runWorkflowId } from '../common/names.js';
 import type { ApiCallCounts } from '../common/types.js';
 import { liveProgress } from '../client/progress.js';
 import { writeItemsFile, writeManifest } from './catalog-files.js';
-import { BENCH_API_KEY, BENCH_WEBHOOK_SECRET, type EmulatorProcess } from './emulator-process.js';
+import { benchCliEnv, type EmulatorProcess } from './emulator-process.js';
 import { exited, spawnCli, startDevServerIn, stopRegisteredDevServer } from './processes.js';
 
 export interface RunRequest {
@@ -113,13 +113,7 @@ export async function runPixelmillGroup(spec: RunGroupSpec): Promise<RunOutcome[
     // Started here rather than by a CLI so its start-up is not part of the measured runs; every
     // CLI finds it through PIXELMILL_STATE_DIR and joins it.
     const { server, env: serverEnv } = await startDevServerIn(stateDir);
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      ...serverEnv,
-      PIXELMILL_API_BASE_URL: spec.emulator.url,
-      PIXELMILL_API_KEY: BENCH_API_KEY,
-      PIXELMILL_WEBHOOK_SECRET: BENCH_WEBHOOK_SECRET,
-    };
+    const env = benchCliEnv(serverEnv, spec.emulator.url);
     const logs = spec.runs.map(() => '');
     const clis = spec.runs.map((run, i) => {
       const cli = spawnCli(['run', manifests[i]!, '--no-progress'], { cwd: run.dir, env });

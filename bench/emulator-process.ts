@@ -13,6 +13,17 @@ import { exited, spawnCli, stopChild } from './processes.js';
 export const BENCH_API_KEY = 'sk-bench-key';
 export const BENCH_WEBHOOK_SECRET = 'whsec_bench';
 
+/** The environment of a `pixelmill` CLI run against the bench's emulator and dev server. */
+export function benchCliEnv(serverEnv: NodeJS.ProcessEnv, emulatorUrl: string): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    ...serverEnv,
+    PIXELMILL_API_BASE_URL: emulatorUrl,
+    PIXELMILL_API_KEY: BENCH_API_KEY,
+    PIXELMILL_WEBHOOK_SECRET: BENCH_WEBHOOK_SECRET,
+  };
+}
+
 export interface EmulatorSetup {
   timeScale: number;
   /** Requests per second of each bucket (submit, query); the burst is the same. */

@@ -8,7 +8,7 @@ import { createInterface } from 'node:readline';
 import { Client, Connection } from '@temporalio/client';
 import { runWorkflowId } from '../common/names.js';
 import { writeItemsFile, writeManifest } from './catalog-files.js';
-import { BENCH_API_KEY, BENCH_WEBHOOK_SECRET, type EmulatorProcess } from './emulator-process.js';
+import { benchCliEnv, type EmulatorProcess } from './emulator-process.js';
 import { runHistoryFigures, type HistoryFigures } from './histories.js';
 import { spawnCli, exited, PeakRssSampler, startDevServerIn, stopRegisteredDevServer } from './processes.js';
 
@@ -102,11 +102,7 @@ export async function runPixelmill(spec: PixelmillRunSpec): Promise<PixelmillRun
     // Started here rather than by the CLI so its start-up is not part of the measured run.
     const { server, env: serverEnv } = await startDevServerIn(stateDir);
     const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      ...serverEnv,
-      PIXELMILL_API_BASE_URL: spec.emulator.url,
-      PIXELMILL_API_KEY: BENCH_API_KEY,
-      PIXELMILL_WEBHOOK_SECRET: BENCH_WEBHOOK_SECRET,
+      ...benchCliEnv(serverEnv, spec.emulator.url),
       // The embedded receiver on a free local port, called at its own address.
       PIXELMILL_WEBHOOK_URL: '',
       PIXELMILL_WEBHOOK_PORT: '',
