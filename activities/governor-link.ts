@@ -39,6 +39,7 @@ const STARTING_GRANT: GroupGrant = {
   holdUntilMs: 0,
   source: 'discovering',
   sinceMs: 0,
+  workers: 0,
 };
 
 interface Counts extends GroupOutcomes {
@@ -58,6 +59,8 @@ export class GovernorLink {
   #sentAt = Number.NEGATIVE_INFINITY;
   #warnedAt = Number.NEGATIVE_INFINITY;
   readonly #backedOffUntil: Record<ApiGroup, number> = { submit: 0, query: 0 };
+  /** Whether the governor's last answer counted this worker among the group's callers. */
+  readonly #counted: Record<ApiGroup, boolean> = { submit: false, query: false };
 
   constructor(
     /** Undefined: the shared queues of runs recorded without an account (common/names.ts). */
@@ -76,6 +79,12 @@ export class GovernorLink {
   /** The rate in force for `group` now, as last answered (or backed off since). */
   current(group: ApiGroup): GroupGrant {
     return this.#grant?.[group] ?? STARTING_GRANT;
+  }
+
+  /** This worker's share of `group`'s rate now: the rate over the workers calling it, this one included. */
+  share(group: ApiGroup): number {
+    const grant = this.current(group);
+    return usableRate(grant) / Math.max(1, grant.workers + (this.#counted[group] ? 0 : 1));
   }
 
   sent(group: ApiGroup): void {
@@ -159,6 +168,7 @@ export class GovernorLink {
         groups,
       });
       this.#grantAt = this.now();
+      for (const group of API_GROUPS) this.#counted[group] = (groups[group]?.attempted ?? 0) > 0;
     } catch (error) {
       // Calls go on at the last rates (or the starting one) and ask again in a few seconds.
       this.#grantAt = Math.max(this.#grantAt, this.now() - STALE_GRANT_MS + RETRY_UNREACHABLE_MS);

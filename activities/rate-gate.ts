@@ -2,7 +2,8 @@
 // all its calls at that rate, as the server does on the account's API queue. A run whose rate is
 // discovered takes the rate of the call's endpoint group from the account's governor
 // (governor-link.ts), below the run's own caps, and tells the governor how the call was answered.
-// Each worker paces at its share of a rate: the rate over the workers polling the call's queue.
+// Each worker paces at its share of a rate: a fixed rate over the workers polling the call's
+// queue, a discovered one over the workers the governor heard calling its group lately.
 import { ApplicationFailure, type Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { RateLimitError, ImageApiError } from '../api/index.js';
@@ -11,7 +12,7 @@ import type { ApiGroup, RateCaps } from '../governor/types.js';
 import { ApiWorkerFleet } from './api-fleet.js';
 import { CallPacer, MAX_PACER_WAIT_MS, systemPacerClock, type PacerClock } from './call-pacer.js';
 import { activityContext } from './context.js';
-import { GovernorLink, usableRate } from './governor-link.js';
+import { GovernorLink } from './governor-link.js';
 
 /** The rate settings of a run, as its plan has them. */
 export interface RunRate {
@@ -70,8 +71,9 @@ export class RateGate {
     if (caps.all !== undefined) await this.#pacer(`${runId}|all`).acquire(caps.all, workers, signal);
     const groupCap = caps[group];
     if (groupCap !== undefined) await this.#pacer(`${runId}|${group}`).acquire(groupCap, workers, signal);
-    // Read when the call's turn comes: a 429 meanwhile slows the calls already waiting too.
-    await this.#pacer(`${queue}|governed`).acquire(() => usableRate(link.current(group)), workers, signal);
+    // This worker's share, read when the call's turn comes: a 429 meanwhile slows the calls
+    // already waiting too, and a worker that died stops counting within seconds.
+    await this.#pacer(`${queue}|governed`).acquire(() => link.share(group), 1, signal);
     link.sent(group);
     return (error) => {
       if (error === undefined) return link.answered(group);

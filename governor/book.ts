@@ -17,6 +17,8 @@ import {
 export const FEED_EVERY_MS = 1000;
 /** A worker that has not reported for this long no longer counts as one of the account's. */
 export const REPORTER_FRESH_MS = 60_000;
+/** A worker whose last calls of a group are older than this no longer shares its rate. */
+export const CALLER_FRESH_MS = 3_000;
 
 export function initialGovernorState(nowMs: number): GovernorState {
   const each = <T>(make: () => T): Record<ApiGroup, T> => ({ submit: make(), query: make() });
@@ -25,6 +27,7 @@ export function initialGovernorState(nowMs: number): GovernorState {
     sourceSince: each(() => nowMs),
     pending: each(() => ({ attempted: 0, sinceMs: nowMs })),
     reporters: {},
+    callers: each(() => ({})),
   };
 }
 
@@ -43,8 +46,13 @@ export class GovernorBook {
     for (const [worker, at] of Object.entries(this.#state.reporters)) {
       if (nowMs - at > REPORTER_FRESH_MS) delete this.#state.reporters[worker];
     }
+    const callers = (this.#state.callers ??= { submit: {}, query: {} });
     for (const group of API_GROUPS) {
       const outcomes = report.groups[group];
+      if (outcomes && outcomes.attempted > 0) callers[group][report.worker] = nowMs;
+      for (const [worker, at] of Object.entries(callers[group])) {
+        if (nowMs - at > CALLER_FRESH_MS) delete callers[group][worker];
+      }
       if (outcomes) this.#take(group, outcomes, nowMs);
       this.#feed(group, nowMs);
     }
@@ -93,6 +101,9 @@ export class GovernorBook {
         holdUntilMs: grantedRate(law, nowMs) === 0 ? law.holdUntilMs : 0,
         source: law.source,
         sinceMs: this.#state.sourceSince[group],
+        workers: Object.values(this.#state.callers?.[group] ?? {}).filter(
+          (at) => nowMs - at <= CALLER_FRESH_MS,
+        ).length,
       };
     };
     return { submit: grant('submit'), query: grant('query') };

@@ -27,7 +27,10 @@ export function formatRate(perSecond: number): string {
 }
 
 /** `48/s (discovered)`; at the floor, since when; held, until when. */
-export function describeGrant(grant: GroupGrant, nowMs: number): string {
+export function describeGrant(
+  grant: Pick<GroupGrant, 'ratePerSecond' | 'holdUntilMs' | 'source' | 'sinceMs'>,
+  nowMs: number,
+): string {
   const since = grant.source === 'floor' ? ` since ${new Date(grant.sinceMs).toISOString()}` : '';
   const held =
     grant.holdUntilMs > nowMs ? `, nothing sent until ${new Date(grant.holdUntilMs).toISOString()}` : '';

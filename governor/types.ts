@@ -43,6 +43,11 @@ export interface GroupGrant {
   source: RateSource;
   /** Since when the source has been what it is (how long at the floor, for instance). */
   sinceMs: number;
+  /**
+   * Workers calling this group lately (their last reports had calls of it): each paces at the
+   * rate over this many, itself included. A worker that died drops out within seconds.
+   */
+  workers: number;
 }
 
 export type GovernorGrant = Record<ApiGroup, GroupGrant>;
@@ -56,6 +61,8 @@ export interface GovernorState {
   pending: Record<ApiGroup, { attempted: number; sinceMs: number }>;
   /** Workers that reported lately, with when they last did. */
   reporters: Record<string, number>;
+  /** Per group, workers whose reports had calls of it, with when they last did. */
+  callers?: Record<ApiGroup, Record<string, number>>;
 }
 
 /** What `pixelmill status` and summary.json show of a group's rate. */

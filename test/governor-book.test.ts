@@ -57,6 +57,21 @@ describe('the governor book', () => {
     expect(carried.grants(5000)).toEqual(book.grants(5000));
   });
 
+  it('shares a rate among the workers calling lately: one that died stops counting within seconds', () => {
+    const book = new GovernorBook(initialGovernorState(0));
+    book.report(used('a', 5), 1000);
+    book.report(used('b', 5), 1200);
+    expect(book.grants(1200).submit.workers).toBe(2);
+    // A report without calls of a group (a worker that only looks up, or a run joining) is no caller.
+    book.report({ worker: 'c', groups: { query: { attempted: 3, admitted: 3, refused: 0 } } }, 1300);
+    expect(book.grants(1300).submit.workers).toBe(2);
+    expect(book.grants(1300).query.workers).toBe(1);
+    // b was SIGKILLed: a's next reports no longer count it.
+    book.report(used('a', 5), 2000);
+    book.report(used('a', 5), 4500);
+    expect(book.grants(4500).submit.workers).toBe(1);
+  });
+
   it('forgets workers that stopped reporting', () => {
     const book = new GovernorBook(initialGovernorState(0));
     book.report(used('a', 1), 1000);

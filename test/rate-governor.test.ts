@@ -131,7 +131,7 @@ describe('a manifest with no rate, against a provider limiting each group to 20/
         baseUrl: emulator.url,
         requestsPerSecond: 'auto',
         maxInFlight: 1000,
-        items: items(name, 250),
+        items: items(name, 200),
       }),
     );
     const handles = await Promise.all(
@@ -158,7 +158,7 @@ describe('a manifest with no rate, against a provider limiting each group to 20/
       if (finishedRuns === 0) samples.push(progress.map((p) => p?.counts.completed ?? 0));
     }
     for (const result of await Promise.all(results)) {
-      expect(result.counts).toMatchObject({ completed: 250, failed: 0 });
+      expect(result.counts).toMatchObject({ completed: 200, failed: 0 });
     }
     const calls = await apiRequests(emulator);
     const submits = calls.filter((call) => call.route.includes('generations') && call.status !== 429);
@@ -195,7 +195,7 @@ describe('a manifest with no rate, against a provider limiting each group to 20/
       baseUrl: emulator.url,
       requestsPerSecond: 'auto',
       maxInFlight: 1000,
-      items: items('s', 700),
+      items: items('s', 500),
     });
     const handle = await startRun(env.client, catalog, undefined, { apiAccount });
     const learned = await waitUntil(
@@ -212,7 +212,7 @@ describe('a manifest with no rate, against a provider limiting each group to 20/
     const second = spawnWorkerProcess(env.address, dir, emulator.url);
     await second.ready;
     const result = (await handle.result()) as RunResult;
-    expect(result.counts).toMatchObject({ completed: 700, failed: 0 });
+    expect(result.counts).toMatchObject({ completed: 500, failed: 0 });
     const after = await governorView(env.client, apiAccount);
     console.log(
       `learned ${learned.groups.submit.ratePerSecond.toFixed(1)}/s before the kill, ` +
