@@ -162,8 +162,6 @@ async function startNew(
     // clumps (measured 8-9 calls in one-second windows at a 5/s limit); with one, evenly spaced.
     ['--dynamic-config-value', 'matching.numTaskqueueReadPartitions=1'],
     ['--dynamic-config-value', 'matching.numTaskqueueWritePartitions=1'],
-    // Fairness keys (workflows/activities.ts): runs of one API account share its rate evenly.
-    ['--dynamic-config-value', 'matching.enableFairness=true'],
     // Nothing but loopback traffic: no call home to check for newer server versions.
     ['--dynamic-config-value', 'frontend.enableServerVersionCheck=false'],
     ...(namespace === 'default' ? [] : [['--namespace', namespace] as [string, string]]),

@@ -14,8 +14,6 @@ export async function startDevServerEnv(): Promise<TestWorkflowEnvironment> {
         executable: resolved.executable,
         ip: '127.0.0.1',
         log: { format: 'pretty', level: 'error' },
-        // As pixelmill's own dev server (temporal/dev-server.ts): runs share an account's rate fairly.
-        extraArgs: ['--dynamic-config-value', 'matching.enableFairness=true'],
       },
     });
   } catch (error) {
