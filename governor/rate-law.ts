@@ -19,13 +19,15 @@
 //   ceiling (the shape of TCP CUBIC's window). A quota is probed +5% per window, so it is not
 //   overrun many times over within its own window.
 // - Growth only while the rate is used: a run that submits less than it is granted learns nothing
-//   about the provider and must not bank an untested rate.
+//   about the provider and must not bank an untested rate. A stretch just after a growth is
+//   judged by the rate before it (the workers hear of a growth a report later), and growth never
+//   lowers the rate.
 // - Never below FLOOR_PER_SECOND: a provider that refuses everything is asked about once every
 //   five seconds, never in a tight loop.
 
 /** The least rate granted: one call every 5 s. */
 export const FLOOR_PER_SECOND = 0.2;
-/** Where discovery starts: below any plausible provider limit, and doubling from there. */
+/** Where discovery starts: below any plausible provider limit, and growing from there. */
 export const INITIAL_PER_SECOND = 4;
 /**
  * Slow start multiplies the rate by this each second: less than TCP's doubling, because a
