@@ -211,7 +211,7 @@ export function reportToGovernor(
 }
 
 /** The least a grant can be: what a worker falls back on for a nonsense answer. */
-export function usableRate(grant: GroupGrant): number {
+function usableRate(grant: GroupGrant): number {
   return Number.isFinite(grant.ratePerSecond)
     ? Math.max(FLOOR_PER_SECOND, grant.ratePerSecond)
     : FLOOR_PER_SECOND;

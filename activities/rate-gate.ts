@@ -47,9 +47,10 @@ export class RateGate {
     const context = activityContext();
     const signal = context?.cancellationSignal;
     const queue = context?.info.taskQueue ?? '';
-    const workers = this.options.apiWorkers ?? (await this.#fleet(queue).size());
+    // A fixed rate and a run's caps are shared by the workers polling the queue.
+    const pollers = async (): Promise<number> => this.options.apiWorkers ?? this.#fleet(queue).size();
     if (run.rateCaps === undefined) {
-      await this.#pacer(queue).acquire(run.requestsPerSecond, workers, signal);
+      await this.#pacer(queue).acquire(run.requestsPerSecond, await pollers(), signal);
       return () => undefined;
     }
     const account = accountOfQueue(queue);
@@ -68,9 +69,10 @@ export class RateGate {
     // The run's ceilings first, then the account's rate: each pacer keeps its own guarantee.
     const runId = runIdOfShard(context?.info.workflowExecution?.workflowId ?? '');
     const caps = run.rateCaps;
-    if (caps.all !== undefined) await this.#pacer(`${runId}|all`).acquire(caps.all, workers, signal);
+    if (caps.all !== undefined) await this.#pacer(`${runId}|all`).acquire(caps.all, await pollers(), signal);
     const groupCap = caps[group];
-    if (groupCap !== undefined) await this.#pacer(`${runId}|${group}`).acquire(groupCap, workers, signal);
+    if (groupCap !== undefined)
+      await this.#pacer(`${runId}|${group}`).acquire(groupCap, await pollers(), signal);
     // This worker's share, read when the call's turn comes: a 429 meanwhile slows the calls
     // already waiting too, and a worker that died stops counting within seconds.
     await this.#pacer(`${queue}|governed`).acquire(() => link.share(group), 1, signal);

@@ -45,7 +45,7 @@ export function readSummary(catalog: RunOutput): Summary {
 }
 
 /** The JSON lines an emulator admin route streams (`/_emulator/tasks`, `/_emulator/requests`). */
-async function emulatorLines<T>(emulator: RunningEmulator, route: 'tasks' | 'requests'): Promise<T[]> {
+export async function emulatorLines<T>(emulator: RunningEmulator, route: 'tasks' | 'requests'): Promise<T[]> {
   const response = await request(`${emulator.url}/_emulator/${route}`);
   const text = await response.body.text();
   return text

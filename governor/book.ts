@@ -42,17 +42,13 @@ export class GovernorBook {
 
   /** One worker's report, received at `nowMs`. */
   report(report: GovernorReport, nowMs: number): void {
-    this.#state.reporters[report.worker] = nowMs;
-    for (const [worker, at] of Object.entries(this.#state.reporters)) {
-      if (nowMs - at > REPORTER_FRESH_MS) delete this.#state.reporters[worker];
-    }
-    const callers = (this.#state.callers ??= { submit: {}, query: {} });
+    const { reporters, callers } = this.#state;
+    reporters[report.worker] = nowMs;
+    forgetOlder(reporters, nowMs - REPORTER_FRESH_MS);
     for (const group of API_GROUPS) {
       const outcomes = report.groups[group];
       if (outcomes && outcomes.attempted > 0) callers[group][report.worker] = nowMs;
-      for (const [worker, at] of Object.entries(callers[group])) {
-        if (nowMs - at > CALLER_FRESH_MS) delete callers[group][worker];
-      }
+      forgetOlder(callers[group], nowMs - CALLER_FRESH_MS);
       if (outcomes) this.#take(group, outcomes, nowMs);
       this.#feed(group, nowMs);
     }
@@ -101,9 +97,7 @@ export class GovernorBook {
         holdUntilMs: grantedRate(law, nowMs) === 0 ? law.holdUntilMs : 0,
         source: law.source,
         sinceMs: this.#state.sourceSince[group],
-        workers: Object.values(this.#state.callers?.[group] ?? {}).filter(
-          (at) => nowMs - at <= CALLER_FRESH_MS,
-        ).length,
+        workers: since(this.#state.callers[group], nowMs - CALLER_FRESH_MS),
       };
     };
     return { submit: grant('submit'), query: grant('query') };
@@ -111,14 +105,14 @@ export class GovernorBook {
 
   view(account: string, nowMs: number): GovernorView {
     const grants = this.grants(nowMs);
-    const fresh = Object.values(this.#state.reporters).filter((at) => nowMs - at <= REPORTER_FRESH_MS);
+    const workers = since(this.#state.reporters, nowMs - REPORTER_FRESH_MS);
     return {
       account,
       groups: {
         submit: { ...grants.submit, usedPerSecond: this.#used.submit },
         query: { ...grants.query, usedPerSecond: this.#used.query },
       },
-      workers: fresh.length,
+      workers,
     };
   }
 
@@ -130,4 +124,14 @@ export class GovernorBook {
 /** A deep copy of plain data (workflow code has no structuredClone). */
 function copy<T>(value: T): T {
   return JSON.parse(JSON.stringify(value)) as T;
+}
+
+/** Drops the workers last seen before `cutoffMs`. */
+function forgetOlder(lastSeen: Record<string, number>, cutoffMs: number): void {
+  for (const [worker, at] of Object.entries(lastSeen)) if (at < cutoffMs) delete lastSeen[worker];
+}
+
+/** How many workers were seen at or after `cutoffMs`. */
+function since(lastSeen: Record<string, number>, cutoffMs: number): number {
+  return Object.values(lastSeen).filter((at) => at >= cutoffMs).length;
 }

@@ -62,7 +62,7 @@ export interface GovernorState {
   /** Workers that reported lately, with when they last did. */
   reporters: Record<string, number>;
   /** Per group, workers whose reports had calls of it, with when they last did. */
-  callers?: Record<ApiGroup, Record<string, number>>;
+  callers: Record<ApiGroup, Record<string, number>>;
 }
 
 /** What `pixelmill status` and summary.json show of a group's rate. */

@@ -23,7 +23,7 @@ import {
   writeCatalog,
 } from './support/catalog-harness.js';
 import { startTestEmulator } from './support/emulator.js';
-import { request } from 'undici';
+import { emulatorLines } from '../bench/catalog-audit.js';
 
 const LIMIT = 20;
 const LIMITED: EmulatorConfigOverrides = {
@@ -45,13 +45,18 @@ interface Logged {
   status: number;
 }
 
+/** The emulator's log of API calls (not its admin routes). */
 async function apiRequests(emulator: RunningEmulator): Promise<Logged[]> {
-  const response = await request(`${emulator.url}/_emulator/requests`);
-  return (await response.body.text())
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => JSON.parse(line) as Logged)
-    .filter((entry) => entry.route.includes('/v1/'));
+  return (await emulatorLines<Logged>(emulator, 'requests')).filter((entry) => entry.route.includes('/v1/'));
+}
+
+/** A fresh emulator at LIMIT per group, one `pixelmill worker` serving it, and its account. */
+async function limitedApi() {
+  const { env, dir } = harness;
+  const emulator = await startTestEmulator(LIMITED);
+  const worker = spawnWorkerProcess(env.address, dir, emulator.url);
+  await worker.ready;
+  return { emulator, worker, apiAccount: apiAccountId(emulator.url, DEMO_API_KEY) };
 }
 
 const refusedShare = (calls: Logged[]): number =>
@@ -67,9 +72,7 @@ async function governorView(client: Client, account: string): Promise<GovernorVi
 describe('a manifest with no rate, against a provider limiting each group to 20/s', () => {
   it('discovers the limit: the run completes with under 2% of its calls answered 429', async () => {
     const { env, dir } = harness;
-    const emulator = await startTestEmulator(LIMITED);
-    const worker = spawnWorkerProcess(env.address, dir, emulator.url);
-    await worker.ready;
+    const { emulator, worker, apiAccount } = await limitedApi();
     const catalog = writeCatalog(dir, {
       name: 'discover',
       baseUrl: emulator.url,
@@ -77,7 +80,6 @@ describe('a manifest with no rate, against a provider limiting each group to 20/
       maxInFlight: 1000,
       items: items('d', 600),
     });
-    const apiAccount = apiAccountId(emulator.url, DEMO_API_KEY);
     const result = (await (
       await startRun(env.client, catalog, undefined, { apiAccount })
     ).result()) as RunResult;
@@ -121,10 +123,7 @@ describe('a manifest with no rate, against a provider limiting each group to 20/
 
   it('shares the account between two runs started together: both progress, together within the limit', async () => {
     const { env, dir } = harness;
-    const emulator = await startTestEmulator(LIMITED);
-    const worker = spawnWorkerProcess(env.address, dir, emulator.url);
-    await worker.ready;
-    const apiAccount = apiAccountId(emulator.url, DEMO_API_KEY);
+    const { emulator, worker, apiAccount } = await limitedApi();
     const catalogs = ['left', 'right'].map((name) =>
       writeCatalog(dir, {
         name,
@@ -188,10 +187,7 @@ describe('a manifest with no rate, against a provider limiting each group to 20/
 
   it('keeps what it learned when the worker dies: a new worker continues at the discovered rate', async () => {
     const { env, dir } = harness;
-    const emulator = await startTestEmulator(LIMITED);
-    const first = spawnWorkerProcess(env.address, dir, emulator.url);
-    await first.ready;
-    const apiAccount = apiAccountId(emulator.url, DEMO_API_KEY);
+    const { emulator, worker: first, apiAccount } = await limitedApi();
     const catalog = writeCatalog(dir, {
       name: 'survivor',
       baseUrl: emulator.url,
