@@ -12,6 +12,7 @@ import {
   DEFAULT_RETRY_AFTER_MS,
   FLOOR_PER_SECOND,
   INITIAL_PER_SECOND,
+  SLOW_START_GROWTH,
 } from '../governor/rate-law.js';
 import {
   API_GROUPS,
@@ -107,14 +108,19 @@ export class GovernorLink {
 
   /**
    * Slows this worker's calls of `group` at once, as the governor will when the report reaches
-   * it: the calls sent meanwhile would meet the same refusal. Once per Retry-After; the
-   * governor's next answer replaces it.
+   * it: the calls sent meanwhile would meet the same refusal. In slow start the rate may be up
+   * to a whole growth over the limit, so it falls back under the rate before that growth, as the
+   * law's does. Once per Retry-After; the governor's next answer replaces it.
    */
   #backOff(group: ApiGroup, retryAfterMs: number): void {
     const grant = this.#grant?.[group];
     if (!grant || this.now() < this.#backedOffUntil[group]) return;
     this.#backedOffUntil[group] = this.now() + retryAfterMs;
-    this.#grant = { ...this.#grant!, [group]: { ...grant, ratePerSecond: grant.ratePerSecond * BACK_OFF } };
+    const factor = grant.source === 'discovering' ? BACK_OFF / SLOW_START_GROWTH : BACK_OFF;
+    this.#grant = {
+      ...this.#grant!,
+      [group]: { ...grant, ratePerSecond: grant.ratePerSecond * factor, source: 'retry-after' },
+    };
   }
 
   /** Stops the report timer (worker shutdown); counts not yet sent are dropped. */
