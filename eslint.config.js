@@ -41,6 +41,24 @@ export default tseslint.config(
     },
   },
   {
+    // The emulator states the wire format on its own: sharing the client's definitions would make
+    // it agree with the client by construction, so it could not catch the client's mistakes.
+    files: ['emulator/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['../api', '../api/*', '../../api', '../../api/*'],
+              message: 'The emulator must not import the client; state the wire format in emulator/wire.ts.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // Workflow code is replayed: it must be deterministic and run inside Temporal's sandbox.
     files: ['workflows/**/*.ts'],
     rules: {

@@ -17,9 +17,9 @@ import type { ApiClients } from './api-clients.js';
 import { submitFailure, type ApiEvidence } from './api-evidence.js';
 import { activityContext } from './context.js';
 import { toActivityFailure } from './failures.js';
-import type { PlanCache } from './plan.js';
 import type { RateGate, RunRate } from './rate-gate.js';
 import type { ApiGroup } from '../governor/types.js';
+import type { RunStateStore } from '../runstate/index.js';
 import { currentSubmitCall, earlierTask, recordTakeover, recordTask } from './submit-journal.js';
 
 /** Status reported for an id the batch answer left out: not a task state, so "not finished yet". */
@@ -35,7 +35,7 @@ export const FETCH_ATTEMPTS_WHILE_UNFINISHED = 4;
 const TERMINAL_STATUSES = new Set(['completed', 'failed']);
 
 export interface ApiCallDeps {
-  plans: PlanCache;
+  runState: RunStateStore;
   clients: ApiClients;
   /** Waits for this worker's next call slot at the run's rate (rate-gate.ts). */
   gate: Pick<RateGate, 'acquire'>;
@@ -66,17 +66,17 @@ async function paced<T>(
   }
 }
 
-export function apiCallActivities({ plans, clients, gate, evidence }: ApiCallDeps) {
+export function apiCallActivities({ runState, clients, gate, evidence }: ApiCallDeps) {
   async function submitItem(input: SubmitItemInput): Promise<SubmitItemOutput> {
     // A retry whose earlier attempt got its task before the worker died takes that task.
     const call = currentSubmitCall();
-    const earlier = call && (await earlierTask(input.plan.stateDir, call));
+    const earlier = call && (await earlierTask(runState, input.plan, call));
     if (earlier) {
-      recordTakeover(input.plan.stateDir, call, earlier);
+      await recordTakeover(runState, input.plan, call, earlier);
       return { taskId: earlier.task, calls: callsMade() - 1 };
     }
 
-    const { plan, item } = await plans.item(input.plan, input.index);
+    const { plan, item } = await runState.readPlanItem(input.plan, input.index);
     const client = clients.forPlan(plan.meta);
     const request: GenerationRequest = {
       prompt: item.prompt,
@@ -110,13 +110,13 @@ export function apiCallActivities({ plans, clients, gate, evidence }: ApiCallDep
     // submit() rejects an acknowledgement without ids, so the first one exists.
     const taskId = result.taskIds[0]!;
     evidence.lastTaskId = taskId;
-    if (call) recordTask(input.plan.stateDir, call, taskId);
+    if (call) await recordTask(runState, input.plan, call, taskId);
     return { taskId, calls: callsMade() };
   }
 
   async function lookupTasks(input: LookupTasksInput): Promise<LookupTasksOutput> {
     if (input.taskIds.length === 0) return { statuses: [], calls: 0 };
-    const { meta } = await plans.get(input.plan);
+    const { meta } = await runState.readPlan(input.plan);
     const client = clients.forPlan(meta);
     let answer;
     try {
@@ -132,7 +132,7 @@ export function apiCallActivities({ plans, clients, gate, evidence }: ApiCallDep
   }
 
   async function fetchTask(input: FetchTaskInput): Promise<FetchTaskOutput> {
-    const { meta } = await plans.get(input.plan);
+    const { meta } = await runState.readPlan(input.plan);
     const client = clients.forPlan(meta);
     let task;
     try {

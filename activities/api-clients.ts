@@ -6,7 +6,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { createImageApiClient, type ImageApiClient } from '../api/index.js';
 import { isUserError } from '../common/errors.js';
 import type { ResolvedDeps } from './deps.js';
-import type { PlanMeta } from './plan.js';
+import type { PlanMeta } from '../runstate/index.js';
 
 export const FALLBACK_API_KEY_ENV = 'PIXELMILL_API_KEY';
 export const API_BASE_URL_ENV = 'PIXELMILL_API_BASE_URL';

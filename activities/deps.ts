@@ -1,6 +1,7 @@
 // What the activities get from the worker that builds them (STYLE habit 3): the API's address and
 // key when the worker overrides the manifest, the environment the key is read from, a clock, and
 // storage. Secrets come only from here, never from activity inputs (which land in history).
+import { LocalRunStateStore, type RunStateStore } from '../runstate/index.js';
 import { ResultStores } from '../storage/open-store.js';
 import type { ResultStore } from '../storage/result-store.js';
 import type { S3Location } from '../storage/s3-location.js';
@@ -25,6 +26,8 @@ export interface ActivityDeps {
    * the standard AWS chain, read from `env`).
    */
   resultStore?: (outputDir: string, objectStore?: S3Location) => ResultStore;
+  /** Where a run's plan, outcomes and submit journal are kept; default: local disk (LocalRunStateStore). */
+  runState?: RunStateStore;
 }
 
 export interface ResolvedDeps {
@@ -34,6 +37,7 @@ export interface ResolvedDeps {
   env: NodeJS.ProcessEnv;
   now: () => number;
   resultStore: (outputDir: string, objectStore?: S3Location) => ResultStore;
+  runState: RunStateStore;
   /** Releases the default stores' connections (S3 clients); call on worker shutdown. */
   closeStores: () => void;
 }
@@ -47,6 +51,7 @@ export function resolveDeps(deps: ActivityDeps): ResolvedDeps {
     resultStore:
       deps.resultStore ??
       ((outputDir, objectStore) => stores.open(objectStore ? { outputDir, objectStore } : { outputDir })),
+    runState: deps.runState ?? new LocalRunStateStore(),
     closeStores: () => stores.close(),
   };
   if (deps.apiBaseUrl !== undefined) resolved.apiBaseUrl = deps.apiBaseUrl;

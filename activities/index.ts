@@ -1,22 +1,22 @@
 // Public entry of the activities: `createActivities(deps)` builds every activity of a run around
-// shared per-worker state (plan cache, API client pools), for the worker to register. Workflows
+// shared per-worker state (the run state store and its plan cache, API client pools), for the
+// worker to register. Workflows
 // import the `Activities` type only and call them through proxyActivities.
 import { ApiEvidence } from './api-evidence.js';
 import { ApiClients } from './api-clients.js';
 import { apiCallActivities } from './api-calls.js';
 import { resolveDeps, type ActivityDeps, type ResolvedDeps } from './deps.js';
-import { recordOutcomesActivity } from './outcomes.js';
-import { PlanCache } from './plan.js';
 import { planShardActivity, prepareRunActivity } from './prepare.js';
 import { applyGroupRates, configureRateLimit, joinRateGovernor } from './rate-limit.js';
 import { RateGate } from './rate-gate.js';
+import { recordOutcomesActivity } from './record-outcomes.js';
 import { writeReportActivity } from './report.js';
 import { keptAlive } from './context.js';
 import { storeResultsActivity } from './store-results.js';
 
 export type { ActivityDeps } from './deps.js';
 export { toActivityFailure } from './failures.js';
-export { NOT_RUN, REPORT_FILE, SUMMARY_FILE, type ReportLine } from './report.js';
+export { NOT_RUN, REPORT_FILE, SUMMARY_FILE, type ReportLine } from '../report/report-line.js';
 export { RESULT_EXPIRED } from './store-results.js';
 
 export interface ActivityRuntime {
@@ -26,23 +26,23 @@ export interface ActivityRuntime {
 }
 
 function buildActivities(resolved: ResolvedDeps, clients: ApiClients, gate: RateGate) {
-  const plans = new PlanCache();
+  const { runState } = resolved;
   const { submitItem, lookupTasks, fetchTask } = apiCallActivities({
-    plans,
+    runState,
     clients,
     gate,
     evidence: new ApiEvidence(resolved.now),
   });
   return {
-    prepareRun: keptAlive(prepareRunActivity(resolved.resultStore)),
-    planShard: keptAlive(planShardActivity(plans)),
+    prepareRun: keptAlive(prepareRunActivity(resolved)),
+    planShard: keptAlive(planShardActivity(runState)),
     submitItem: keptAlive(submitItem),
     lookupTasks: keptAlive(lookupTasks),
     fetchTask: keptAlive(fetchTask),
-    storeResults: storeResultsActivity({ plans, clients, resolved }),
-    recordOutcomes: keptAlive(recordOutcomesActivity(plans)),
+    storeResults: storeResultsActivity({ clients, resolved }),
+    recordOutcomes: keptAlive(recordOutcomesActivity(runState)),
     writeReport: keptAlive(
-      writeReportActivity({ plans, now: resolved.now, resultStore: resolved.resultStore }),
+      writeReportActivity({ runState, now: resolved.now, resultStore: resolved.resultStore }),
     ),
     configureRateLimit: keptAlive(configureRateLimit),
     applyGroupRates,

@@ -9,7 +9,7 @@ import { loadManifest, type LoadedManifest } from '../manifest/load.js';
 import { DEFAULTS } from '../manifest/normalize.js';
 import type { ResolvedDeps } from './deps.js';
 import { toActivityFailure } from './failures.js';
-import { estimatedCredits, writePlanOnce, type PlanCache, type PlanMeta } from './plan.js';
+import { estimatedCredits, type PlanMeta, type RunStateStore } from '../runstate/index.js';
 
 /** Problems of an invalid manifest shown in the failure message; the rest go to details. */
 const PROBLEMS_IN_MESSAGE = 3;
@@ -34,9 +34,10 @@ function load(manifestFile: string): LoadedManifest {
  * Freezes the manifest into a plan, and checks an S3 output's bucket and credentials, so that a
  * run fails at once rather than at its first image.
  */
-export function prepareRunActivity(resultStore: ResolvedDeps['resultStore']) {
+export function prepareRunActivity(deps: Pick<ResolvedDeps, 'resultStore' | 'runState'>) {
+  const { resultStore, runState } = deps;
   return async function prepareRun(input: PrepareRunInput): Promise<PreparedRun> {
-    const prepared = await preparePlan(input);
+    const prepared = await preparePlan(runState, input);
     if (prepared.meta.objectStore) {
       await resultStore(prepared.meta.outputDir, prepared.meta.objectStore)
         .check?.()
@@ -48,7 +49,10 @@ export function prepareRunActivity(resultStore: ResolvedDeps['resultStore']) {
   };
 }
 
-async function preparePlan(input: PrepareRunInput): Promise<{ run: PreparedRun; meta: PlanMeta }> {
+async function preparePlan(
+  runState: RunStateStore,
+  input: PrepareRunInput,
+): Promise<{ run: PreparedRun; meta: PlanMeta }> {
   const manifest = load(input.manifestFile);
   if (manifest.hash !== input.manifestHash) {
     throw ApplicationFailure.create({
@@ -57,7 +61,7 @@ async function preparePlan(input: PrepareRunInput): Promise<{ run: PreparedRun; 
       nonRetryable: true,
     });
   }
-  const { ref, meta } = await writePlanOnce(manifest);
+  const { ref, meta } = await runState.writePlan(manifest);
   const shardCredits: number[] = [];
   manifest.items.forEach((item, index) => {
     const shard = Math.floor(index / SHARD_SIZE);
@@ -84,10 +88,9 @@ async function preparePlan(input: PrepareRunInput): Promise<{ run: PreparedRun; 
 }
 
 /** planShard: the expected credits of each item of a shard, for its budget checks. */
-export function planShardActivity(plans: PlanCache) {
+export function planShardActivity(runState: RunStateStore) {
   return async function planShard(input: PlanShardInput): Promise<PlanShardOutput> {
-    const { meta, items } = await plans.get(input.plan);
-    const slice = items.slice(input.offset, input.offset + input.count);
-    return { credits: slice.map((item) => estimatedCredits(item, meta.creditsPerImage)) };
+    const { meta, items } = await runState.readPlanItems(input.plan, input);
+    return { credits: items.map((item) => estimatedCredits(item, meta.creditsPerImage)) };
   };
 }

@@ -24,8 +24,7 @@ import { UnsafeStoragePathError, type ResultStore } from '../storage/result-stor
 import type { ApiClients } from './api-clients.js';
 import type { ResolvedDeps } from './deps.js';
 import { toActivityFailure } from './failures.js';
-import { appendOutcomes, readOutcomeFile, shardOutcomesFile, type ImageRecord } from './outcomes.js';
-import type { LoadedPlan, PlanCache } from './plan.js';
+import type { ImageRecord, LoadedPlan, RunStateStore } from '../runstate/index.js';
 import { extensionFor, renderResultPath } from '../manifest/result-paths.js';
 
 export const RESULT_EXPIRED: ErrorSummary = {
@@ -68,9 +67,12 @@ function previousProgress(context: Context | undefined): Map<number, StoredItem>
   return new Map(done.map((item) => [item.index, item]));
 }
 
-async function storedImages(input: StoreResultsInput): Promise<Map<string, ImageRecord>> {
+async function storedImages(
+  runState: RunStateStore,
+  input: StoreResultsInput,
+): Promise<Map<string, ImageRecord>> {
   const known = new Map<string, ImageRecord>();
-  for (const line of await readOutcomeFile(shardOutcomesFile(input.plan, input.shard))) {
+  for (const line of await runState.readOutcomes(input.plan, input.shard)) {
     for (const image of line.images) known.set(image.source_url, image);
   }
   return known;
@@ -126,24 +128,21 @@ async function storeItem(ctx: StoreContext, request: StoreRequest, item: Planned
   return { status: 'completed', images, error: null };
 }
 
-export function storeResultsActivity(deps: {
-  plans: PlanCache;
-  clients: ApiClients;
-  resolved: ResolvedDeps;
-}) {
+export function storeResultsActivity(deps: { clients: ApiClients; resolved: ResolvedDeps }) {
+  const { runState } = deps.resolved;
   return async function storeResults(input: StoreResultsInput): Promise<StoreResultsOutput> {
     const context = activityContext();
     // Every download of the batch listens on the one cancellation signal: not a leak.
     if (context) setMaxListeners(0, context.cancellationSignal);
-    const plan = await deps.plans.get(input.plan);
-    const ctx: StoreContext & { plans: PlanCache } = {
+    const plan = await runState.readPlan(input.plan);
+    const ctx: StoreContext & { runState: RunStateStore } = {
       plan,
       client: deps.clients.forPlan(plan.meta),
       store: deps.resolved.resultStore(plan.meta.outputDir, plan.meta.objectStore),
-      known: await storedImages(input),
+      known: await storedImages(runState, input),
       retrying: (context?.info.attempt ?? 1) > 1,
       signal: context?.cancellationSignal,
-      plans: deps.plans,
+      runState,
     };
     const done = previousProgress(context);
     const beat = (): void => context?.heartbeat({ done: [...done.values()] } satisfies StoreHeartbeat);
@@ -159,15 +158,15 @@ export function storeResultsActivity(deps: {
 
 async function storeAll(
   input: StoreResultsInput,
-  ctx: StoreContext & { plans: PlanCache },
+  ctx: StoreContext & { runState: RunStateStore },
   done: Map<number, StoredItem>,
   beat: () => void,
 ): Promise<StoreResultsOutput> {
   for (const request of input.items) {
     if (done.has(request.index)) continue;
-    const { item } = await ctx.plans.item(input.plan, request.index);
+    const { item } = await ctx.runState.readPlanItem(input.plan, request.index);
     const outcome = await storeItem(ctx, request, item);
-    await appendOutcomes(input.plan, input.shard, [
+    await ctx.runState.appendOutcomes(input.plan, input.shard, [
       {
         index: request.index,
         id: item.id,

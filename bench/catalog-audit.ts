@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { request } from 'undici';
-import type { ReportLine } from '../activities/report.js';
+import type { ReportLine } from '../report/report-line.js';
 import { shardWorkflowId } from '../common/names.js';
 import type { EmulatorStats, RunningEmulator } from '../emulator/index.js';
 import type { GroundTruthTask } from '../emulator/routes/admin.js';

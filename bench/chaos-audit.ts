@@ -7,9 +7,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunningEmulator } from '../emulator/index.js';
 import type { GroundTruthTask } from '../emulator/routes/admin.js';
-import type { ReportLine } from '../activities/report.js';
-import { stateDirOf } from '../activities/plan.js';
-import { readSubmitJournals, type JournalLine } from '../activities/submit-journal.js';
+import type { ReportLine } from '../report/report-line.js';
+import { readSubmitJournals, stateDirOf, type JournalLine } from '../runstate/index.js';
 import {
   groundTruth,
   mapLimit,
@@ -48,7 +47,7 @@ export interface ChaosAudit {
   credits_charged_for_duplicates: number;
   /**
    * Retried submits that took the task of an attempt cut off after the API answered, from the
-   * submit journal (activities/submit-journal.ts): the duplicates the journal saved.
+   * submit journal (runstate/submit-journal.ts): the duplicates the journal saved.
    */
   submits_taken_over: number;
   /**

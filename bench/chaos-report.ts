@@ -12,7 +12,7 @@ export interface ChaosCheck {
 
 /**
  * A SIGKILLed worker may have sent submits whose answers never reached Temporal; each retry is a
- * second, billed task (the API has no idempotency key). The issue allows one resubmitted prompt
+ * second, billed task (the API has no idempotency key). The check allows one resubmitted prompt
  * per kill; the dev-server restart counts as one more, since completions that cannot be reported
  * within the SDK's 10 s of retries are lost the same way. RELIABILITY.md has what was measured.
  */

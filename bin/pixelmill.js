@@ -1,11 +1,10 @@
 #!/usr/bin/env -S node --max-semi-space-size=4 --heap-growing-percent=20
 // The flags keep memory down: a small young generation (V8 sizes it for allocation throughput,
-// and the isolates of the workers, this one and the workflow thread's, then sat on ~100 MB of it),
-// and an old generation that grows by 20% before its next full collection rather than by V8's
-// adaptive factor (up to 4x: 190 MB of heap pages for ~60 MB live). They must be command-line
-// flags (v8.setFlagsFromString comes too late for the heap); the Dockerfile passes them too (a
-// test compares), and the benchmark reads them from this line (bench/processes.ts). Measured with `npm run bench -- --items 3000 --webhooks`:
-// peak RSS 329-339 -> 262-270 MB, the same wall time (BENCHMARKS.md).
+// and each isolate, the workers', this one's and the workflow thread's, would otherwise sit on
+// ~100 MB of it), and an old generation that grows by 20% before its next full collection rather
+// than by V8's adaptive factor (up to 4x the live heap). They must be command-line flags
+// (v8.setFlagsFromString comes too late for the heap); the Dockerfile passes them too (a test
+// compares), and the benchmark reads them from this line (bench/processes.ts).
 // Entry point for `npx pixelmill`: runs the compiled CLI (built by `npm install` via `prepare`).
 import { existsSync } from 'node:fs';
 

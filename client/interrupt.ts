@@ -1,7 +1,8 @@
 // Ctrl-C in a CLI process that follows a run. The run is durable whatever happens here; what a
 // Ctrl-C decides is how this process leaves: the first lets the activities its workers are
 // running finish (a download cut off is only done again, but there is no need) and says what it
-// waits for; a second leaves at once.
+// waits for; a second leaves at once. Also the wait of a foreground server (`emulator`,
+// `webhook-server`) for the signal that stops it.
 import type { InFlightActivities } from '../worker/workers.js';
 import { plural } from '../common/words.js';
 
@@ -30,6 +31,19 @@ export function onCtrlC(handlers: CtrlCHandlers): () => void {
   return () => {
     tidying = true;
   };
+}
+
+/** For a foreground server: resolves at the first SIGINT or SIGTERM, and stops listening then. */
+export function untilStopSignal(): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const stop = (): void => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
 }
 
 /** `4 downloads and 2 API calls`, or `nothing` when no activity runs. */

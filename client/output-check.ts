@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { STATE_DIR_NAME } from '../activities/plan.js';
+import { STATE_DIR_NAME } from '../runstate/index.js';
 import { UserError } from '../common/errors.js';
 import { fileErrorReason } from '../storage/errors.js';
 import type { RunSettings } from '../manifest/normalize.js';

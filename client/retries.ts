@@ -12,19 +12,13 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify as toYaml } from 'yaml';
-import {
-  appendOutcomes,
-  listOutcomeFiles,
-  readOutcomeFile,
-  type OutcomeLine,
-} from '../activities/outcomes.js';
-import { writeFileAtomic } from '../activities/files.js';
-import type { LoadedPlan, PlanMeta } from '../activities/plan.js';
+import { writeFileAtomic, type LoadedPlan, type OutcomeLine, type PlanMeta } from '../runstate/index.js';
 import { SHARD_SIZE } from '../common/names.js';
 import { readJsonFile } from '../common/state-file.js';
 import type { ApiCallCounts, PlanRef } from '../common/types.js';
 import type { PlannedItem } from '../manifest/normalize.js';
 import { s3UrlOf } from '../storage/s3-location.js';
+import { runState } from './run-files.js';
 
 const RETRY_ID = /^(.*)\/retry-(\d+)$/;
 const RETRY_RECORD = /^retry-(\d+)\.json$/;
@@ -154,9 +148,7 @@ export async function foldRetryOutcomes(
 ): Promise<number> {
   const indexById = new Map(original.loaded.items.map((item, index) => [item.id, index]));
   const retried = new Map<string, OutcomeLine>();
-  for (const file of await listOutcomeFiles(retryPlan)) {
-    for (const line of await readOutcomeFile(file)) retried.set(line.id, line);
-  }
+  for (const line of await runState.readOutcomes(retryPlan)) retried.set(line.id, line);
   const byShard = new Map<number, OutcomeLine[]>();
   for (const line of retried.values()) {
     const index = indexById.get(line.id);
@@ -179,7 +171,7 @@ export async function foldRetryOutcomes(
   }
   let count = 0;
   for (const [shard, lines] of byShard) {
-    await appendOutcomes(original.plan, shard, lines);
+    await runState.appendOutcomes(original.plan, shard, lines);
     count += lines.length;
   }
   return count;

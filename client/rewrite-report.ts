@@ -7,8 +7,7 @@ import { createActivityRuntime } from '../activities/index.js';
 import { UserError } from '../common/errors.js';
 import type { ApiCallCounts, WriteReportOutput } from '../common/types.js';
 import { foldRetryOutcomes, listRetries, saveRetryRecord, type RetryRecord } from './retries.js';
-import { latestOutcomes } from '../activities/outcomes.js';
-import { readPlan, type RunLocation } from './run-files.js';
+import { readPlan, runState, type RunLocation } from './run-files.js';
 import { describeRun, runResultOf } from './runs.js';
 
 export interface RewrittenReport extends WriteReportOutput {
@@ -24,7 +23,7 @@ export async function foldEndedRetries(
   location: RunLocation,
 ): Promise<{ folded: RetryRecord[]; running?: RetryRecord }> {
   const loaded = await readPlan(location.plan);
-  const latest = await latestOutcomes(location.plan, loaded.items);
+  const latest = await runState.latestOutcomes(location.plan, loaded.items);
   const folded: RetryRecord[] = [];
   for (const record of listRetries(location.plan.stateDir, location.runId, location.execution)) {
     if (record.folded) {

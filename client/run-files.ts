@@ -4,11 +4,11 @@
 // output directory.
 import { dirname } from 'node:path';
 import type { Client, WorkflowExecutionStatusName } from '@temporalio/client';
-import { PlanCache, stateDirOf, type LoadedPlan } from '../activities/plan.js';
+import { LocalRunStateStore, stateDirOf, type LoadedPlan, type RunStateStore } from '../runstate/index.js';
 import { isS3Url } from '../storage/s3-location.js';
 import { errorMessage, isUserError, UserError } from '../common/errors.js';
 import type { PlanRef, RunResult } from '../common/types.js';
-import { loadManifest } from '../manifest/load.js';
+import { loadManifest, type LoadedManifest } from '../manifest/load.js';
 import { requireRun, runResultOf } from './runs.js';
 
 export interface RunLocation {
@@ -24,6 +24,8 @@ export interface RunLocation {
   outputDir: string;
   /** The workflow's result, when it completed. */
   result?: RunResult;
+  /** The run's manifest, when this command has parsed it: a later locateRun need not parse it again. */
+  manifest?: LoadedManifest;
 }
 
 interface RunMemo {
@@ -32,7 +34,12 @@ interface RunMemo {
   emulated?: boolean;
 }
 
-export async function locateRun(client: Client, runId: string): Promise<RunLocation> {
+/** `manifest`: a manifest the command has parsed already; used when it is the run's file. */
+export async function locateRun(
+  client: Client,
+  runId: string,
+  manifest?: LoadedManifest,
+): Promise<RunLocation> {
   const description = await requireRun(client, runId);
   const memo = (description.memo ?? {}) as RunMemo;
   if (!memo.manifestHash || !memo.manifestFile) {
@@ -40,11 +47,12 @@ export async function locateRun(client: Client, runId: string): Promise<RunLocat
   }
   const status = description.status.name;
   const result = status === 'COMPLETED' ? await runResultOf(client, runId, description.runId) : undefined;
+  let parsed = manifest?.settings.manifestFile === memo.manifestFile ? manifest : undefined;
   const outputDir = result?.stateDir
     ? dirname(result.stateDir)
     : result && !isS3Url(result.reportFile)
       ? dirname(result.reportFile)
-      : outputDirFromManifest(runId, memo.manifestFile);
+      : (parsed ??= manifestOfRun(runId, memo.manifestFile)).settings.outputDir;
   return {
     runId,
     execution: description.runId,
@@ -56,26 +64,27 @@ export async function locateRun(client: Client, runId: string): Promise<RunLocat
     plan: { stateDir: stateDirOf(outputDir), planHash: memo.manifestHash },
     outputDir,
     ...(result ? { result } : {}),
+    ...(parsed ? { manifest: parsed } : {}),
   };
 }
 
 /** A run that did not complete has no result naming its output: its manifest does. */
-function outputDirFromManifest(runId: string, manifestFile: string): string {
+function manifestOfRun(runId: string, manifestFile: string): LoadedManifest {
   try {
-    return loadManifest(manifestFile).settings.outputDir;
+    return loadManifest(manifestFile);
   } catch (error) {
     const why = isUserError(error) ? error.message : String(error);
     throw new UserError('run_files_unknown', `cannot find the output of ${runId}: ${why}`);
   }
 }
 
-/** Plans are immutable once written: one CLI command reads each once. */
-const plans = new PlanCache(1);
+/** The run state the CLI reads and folds retries into. Plans are immutable: one command reads each once. */
+export const runState: RunStateStore = new LocalRunStateStore({ planCacheSize: 1 });
 
 /** The run's frozen plan; a missing or foreign plan is the user's problem, in one line. */
 export async function readPlan(plan: PlanRef): Promise<LoadedPlan> {
   try {
-    return await plans.get(plan);
+    return await runState.readPlan(plan);
   } catch (error) {
     throw new UserError('plan_missing', errorMessage(error));
   }

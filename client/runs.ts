@@ -8,7 +8,7 @@ import { RUN_WORKFLOW_PREFIX, runWorkflowId, taskQueuesOf } from '../common/name
 import { MANIFEST_ATTRIBUTE, PIXELMILL_SEARCH_ATTRIBUTES } from '../common/search-attributes.js';
 import type { RunInput, RunResult } from '../common/types.js';
 import { normalizeCounts } from '../workflows/tracking.js';
-import { loadManifest } from '../manifest/load.js';
+import { loadManifest, type LoadedManifest } from '../manifest/load.js';
 import { ensureSearchAttributes } from '../temporal/server-admin.js';
 
 export type RunHandle = WorkflowHandle<(input: RunInput) => Promise<RunResult>>;
@@ -23,10 +23,20 @@ export function withCurrentCounts(result: RunResult): RunResult {
   return { ...result, counts: normalizeCounts(result.counts) };
 }
 
+/** RUN on the command line, resolved. */
+export interface RunArgument {
+  runId: string;
+  /** The manifest, when RUN named its file: parsed once, and handed on to whatever needs it. */
+  manifest?: LoadedManifest;
+}
+
 /** RUN on the command line: a manifest file, a run id (`pixelmill/<name>`), or a manifest name. */
-export function resolveRunId(run: string): string {
-  if (/\.ya?ml$/i.test(run) || existsSync(run)) return runWorkflowId(loadManifest(run).settings.name);
-  return run.startsWith(RUN_WORKFLOW_PREFIX) ? run : runWorkflowId(run);
+export function resolveRun(run: string): RunArgument {
+  if (/\.ya?ml$/i.test(run) || existsSync(run)) {
+    const manifest = loadManifest(run);
+    return { runId: runWorkflowId(manifest.settings.name), manifest };
+  }
+  return { runId: run.startsWith(RUN_WORKFLOW_PREFIX) ? run : runWorkflowId(run) };
 }
 
 export async function describeRun(client: Client, runId: string) {

@@ -141,7 +141,7 @@ export interface RunProgress {
 export interface ShardLimits {
   /** Items of this shard that may be at the API at once. */
   maxInFlight: number;
-  /** Submits scheduled and not yet answered (default 100): see submitQueueDepth in workflows/run.ts. */
+  /** Submits scheduled and not yet answered (default 100): see submitQueueDepth in workflows/run-shards.ts. */
   maxPendingSubmits?: number;
   /** Credits this shard may commit; undefined = no budget. */
   allowance?: number;

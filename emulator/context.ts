@@ -3,7 +3,7 @@
 //
 // Each concern draws from its own seeded stream so that, for example, the number of GET requests
 // (which draw server faults) does not change which tasks fail or how long they take.
-import type { Language } from '../api/schemas.js';
+import type { Language } from './wire.js';
 import { KeyRing, type ApiKey } from './auth.js';
 import type { ParsedBody } from './body.js';
 import type { Clock } from './clock.js';

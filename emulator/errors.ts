@@ -2,7 +2,7 @@
 // errors) error.param, plus the two task-level failures carried in data.error. The spec leaves
 // the type/code values open ("not shown"); these are the emulator's documented choice
 // (docs/emulator.md), and the message texts live in i18n.ts.
-import type { Language } from '../api/schemas.js';
+import type { ErrorEnvelope, Language, TaskError } from './wire.js';
 import { renderMessage, type MessageVars } from './i18n.js';
 
 interface ErrorDef {
@@ -77,14 +77,14 @@ export const SERVER_FAULT_CODES = [
   'service_unavailable',
 ] as const satisfies readonly ApiErrorCode[];
 
-export interface ApiErrorBody {
-  error: { message: string; type: string; code: string; param?: string };
-}
-
-/** The error envelope (spec 2.7); `param` is an extra field naming the offending request field. */
-export function errorEnvelope(code: ApiErrorCode, language: Language, vars?: MessageVars): ApiErrorBody {
+/** The error envelope of a request-level failure. */
+export function errorEnvelope(code: ApiErrorCode, language: Language, vars?: MessageVars): ErrorEnvelope {
   const def: ErrorDef = API_ERRORS[code];
-  const error: ApiErrorBody['error'] = { message: renderMessage(code, language, vars), type: def.type, code };
+  const error: ErrorEnvelope['error'] = {
+    message: renderMessage(code, language, vars),
+    type: def.type,
+    code,
+  };
   if (def.param) error.param = def.param;
   return { error };
 }
@@ -94,10 +94,7 @@ export function errorStatus(code: ApiErrorCode): number {
 }
 
 /** data.error of a failed task (spec 2.5). */
-export function taskError(
-  code: TaskErrorCode,
-  language: Language,
-): { message: string; type: string; param?: string; code: string } {
+export function taskError(code: TaskErrorCode, language: Language): TaskError {
   const def: { type: string; param?: string } = TASK_ERRORS[code];
   return {
     message: renderMessage(code, language),

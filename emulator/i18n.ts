@@ -2,7 +2,7 @@
 //
 // The catalogue is typed as complete: adding an error code to errors.ts without its four texts
 // does not compile, and a test checks that no text is empty. `{name}` marks a variable.
-import type { Language } from '../api/schemas.js';
+import type { Language } from './wire.js';
 import type { ApiErrorCode, TaskErrorCode } from './errors.js';
 
 export type MessageId = ApiErrorCode | TaskErrorCode;

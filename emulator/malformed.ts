@@ -8,12 +8,14 @@
 //   truncated_json   the body cut in the middle (what a proxy that fixed up the length would pass on)
 //   extra_fields     unexpected fields in the envelope and in every task or item (must be accepted)
 //   unknown_status   every task state replaced by "in_progress", a status seen in the wild that is
-//                    in no documented set (provider-notes.md): it must be treated as not finished
+//                    in no documented set: it must be treated as not finished
+import { TASK_STATES } from './wire.js';
+
 export const MALFORMED_KINDS = ['truncated_json', 'extra_fields', 'unknown_status'] as const;
 export type MalformedKind = (typeof MALFORMED_KINDS)[number];
 
 export const UNKNOWN_STATUS = 'in_progress';
-const TASK_STATES = new Set(['pending', 'processing', 'completed', 'failed']);
+const KNOWN_STATES: ReadonlySet<string> = new Set(TASK_STATES);
 /** What a task in an unknown, unfinished state cannot carry yet. */
 const TERMINAL_FIELDS = ['result', 'error', 'completed', 'actual_time'];
 
@@ -31,7 +33,7 @@ function mapData(envelope: unknown, each: (entry: Json) => Json): unknown {
 }
 
 function withUnknownStatus(entry: Json): Json {
-  if (typeof entry.status !== 'string' || !TASK_STATES.has(entry.status)) return entry;
+  if (typeof entry.status !== 'string' || !KNOWN_STATES.has(entry.status)) return entry;
   const unfinished: Json = { ...entry, status: UNKNOWN_STATUS };
   for (const field of TERMINAL_FIELDS) delete unfinished[field];
   return unfinished;

@@ -6,7 +6,7 @@
 // Plain node:http, keep-alive on. The API hot path (route match, key lookup, token bucket, Map
 // lookup) allocates little beyond the response itself.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { Language } from '../api/schemas.js';
+import type { Language } from './wire.js';
 import { parseBody, type ParsedBody } from './body.js';
 import type { ApiCall, ApiReply, EmulatorContext } from './context.js';
 import {

@@ -8,7 +8,7 @@
 // Credits: n x price is taken from the balance at submit. A task that will fail is also put on
 // a min-heap by its terminal moment; `settle()` pops the heap and refunds, and runs before every
 // balance check and stats read, so the balance is exact at every observation without a timer.
-import type { Language, Resolution } from '../api/schemas.js';
+import type { Language, Resolution, TaskState } from './wire.js';
 import type { AccountState } from './auth.js';
 import type { Clock } from './clock.js';
 import type { EmulatorConfig } from './config.js';
@@ -17,7 +17,7 @@ import { uniform, type Random } from './random.js';
 import { newTaskId } from './task-id.js';
 import type { TaskJournal } from './journal.js';
 
-export type TaskPhase = 'pending' | 'processing' | 'completed' | 'failed' | 'expired';
+export type TaskPhase = TaskState | 'expired';
 
 export class TaskRecord {
   constructor(

@@ -2,7 +2,7 @@
 // rendered from a task record at a given moment. Fields appear exactly where the spec says:
 // completed/actual_time only in terminal states, result only when completed, and a failed task
 // carries id, status and error (plus its times and a credits_cost of 0: it was refunded).
-import type { Language, Task } from '../api/schemas.js';
+import type { Language, Task } from './wire.js';
 import { taskError } from './errors.js';
 import type { TaskRecord } from './store.js';
 import { imageIdFor } from './task-id.js';

@@ -1,7 +1,6 @@
-// The control law of the adaptive rate governor (issue #13): for one endpoint group of one API
-// account, the rate to grant, learned from what the provider answered. Pure functions of a plain,
-// serializable state and the time passed in, so that it runs the same in a workflow, an activity
-// or a unit test.
+// The control law of the adaptive rate governor: for one endpoint group of one API account, the
+// rate to grant, learned from what the provider answered. Pure functions of a plain, serializable
+// state and the time passed in, so that it runs the same in a workflow, an activity or a unit test.
 //
 // The law, in the terms of TCP's congestion control:
 // - Slow start: from a modest rate, grow by half every second in which the rate was used and

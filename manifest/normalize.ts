@@ -113,7 +113,8 @@ function callRates(limits: Manifest['limits']): Pick<RunSettings, 'requestsPerSe
   const all = limits?.requests_per_second;
   const submit = limits?.submits_per_second;
   const query = limits?.queries_per_second;
-  if (typeof all === 'number' && submit === undefined && query === undefined) return { requestsPerSecond: all };
+  if (typeof all === 'number' && submit === undefined && query === undefined)
+    return { requestsPerSecond: all };
   const rateCaps: RateCaps = {};
   if (typeof all === 'number') rateCaps.all = all;
   if (typeof submit === 'number') rateCaps.submit = submit;

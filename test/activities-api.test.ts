@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { FETCH_ATTEMPTS_WHILE_UNFINISHED } from '../activities/api-calls.js';
 import { createActivities, type ActivityDeps } from '../activities/index.js';
-import { submitJournalFile } from '../activities/submit-journal.js';
+import { submitJournalFile } from '../runstate/submit-journal.js';
 import { groundTruth } from '../bench/catalog-audit.js';
 import { ManualClock, startTestEmulator } from './support/emulator.js';
 import { applicationFailure, inActivity, writeManifest } from './activities-fixture.js';

@@ -28,12 +28,12 @@ import {
 import {
   spawnWorkerProcess,
   startCatalogHarness,
-  waitUntil,
   writeCatalog,
   type CatalogHarness,
   type CatalogItem,
   type WorkerProcess,
 } from './support/catalog-harness.js';
+import { waitUntil } from './support/wait.js';
 
 const ITEMS = 1_000;
 /** Temporal's own warning threshold; pixelmill keeps every history well below it. */

@@ -22,12 +22,12 @@ import {
   startInProcessWorkers,
   startRun,
   startTemporalHarness,
-  waitUntil,
   writeCatalog,
   type CatalogHarness,
   type CatalogItem,
   type CatalogOptions,
 } from './support/catalog-harness.js';
+import { waitUntil } from './support/wait.js';
 import { startTestEmulator } from './support/emulator.js';
 import { MIN_SUBMIT_TRIES, triesToRefuse } from '../activities/api-evidence.js';
 

@@ -16,11 +16,11 @@ import {
   startCatalogHarness,
   startInProcessWorkers,
   startRun,
-  waitUntil,
   writeCatalog,
   type CatalogHarness,
   type CatalogItem,
 } from './support/catalog-harness.js';
+import { waitUntil } from './support/wait.js';
 import { cliSandbox } from './support/cli.js';
 
 const SECRET = 'whsec_catalog_webhooks_test';

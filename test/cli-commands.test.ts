@@ -4,7 +4,7 @@
 import { readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ReportLine } from '../activities/report.js';
+import type { ReportLine } from '../report/report-line.js';
 import { readReport } from '../bench/catalog-audit.js';
 import { EXIT_CODES } from '../client/exit-codes.js';
 import { cliSandbox, sha256File, type CliResult, type CliSandbox } from './support/cli.js';

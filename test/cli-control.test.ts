@@ -7,7 +7,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ReportLine } from '../activities/report.js';
+import type { ReportLine } from '../report/report-line.js';
 import { readReport } from '../bench/catalog-audit.js';
 import { startOrAttach } from '../client/runs.js';
 import { loadManifest } from '../manifest/load.js';

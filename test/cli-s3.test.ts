@@ -7,7 +7,7 @@ import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ReportLine } from '../activities/report.js';
+import type { ReportLine } from '../report/report-line.js';
 import { parseReport } from '../bench/catalog-audit.js';
 import { cliSandbox, type CliSandbox } from './support/cli.js';
 import { startS3Server, type S3TestServer } from './support/s3-server.js';

@@ -16,12 +16,8 @@ import { DEMO_API_KEY } from '../emulator/index.js';
 import { resolveTemporalExecutable } from '../temporal/binaries.js';
 import { INDEXED_VALUE_TYPES } from '../temporal/server-admin.js';
 import { readReport } from '../bench/catalog-audit.js';
-import {
-  startCatalogHarness,
-  waitUntil,
-  writeCatalog,
-  type CatalogHarness,
-} from './support/catalog-harness.js';
+import { startCatalogHarness, writeCatalog, type CatalogHarness } from './support/catalog-harness.js';
+import { waitUntil } from './support/wait.js';
 import { CLI, collectOutput, type CliResult } from './support/cli.js';
 
 const NAMESPACE = 'pixelmill-envconfig';

@@ -3,29 +3,21 @@
 // and the search, the image viewer, hostile prompts shown as text, 10,000 items with only the
 // thumbnails near the viewport loaded, and writeReport writing the page beside report.jsonl.
 // PIXELMILL_DOCS_SCREENSHOT=1 also copies the demo screenshot to docs/gallery.png.
-import {
-  copyFileSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { PNG } from 'pngjs';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities } from '../activities/index.js';
-import { GALLERY_FILE, writeGallery, type GalleryEntry, type GallerySummary } from '../activities/gallery.js';
-import type { ReportLine } from '../activities/report.js';
+import { GALLERY_FILE, writeGallery, type GalleryEntry, type GallerySummary } from '../report/gallery.js';
+import type { ReportLine } from '../report/report-line.js';
 import type { ItemStatus } from '../common/types.js';
 import { renderResultPng } from '../emulator/images/render.js';
 import type { PlannedItem } from '../manifest/normalize.js';
 import { writeManifest } from './activities-fixture.js';
 import { launchChromium } from './support/browser.js';
+import { removeTempDirs, tempDir } from './support/temp-dir.js';
 
 interface PageImage {
   src: string;
@@ -48,20 +40,13 @@ const HOSTILE_ERROR = {
 };
 
 let browser: Browser;
-const dirs: string[] = [];
 beforeAll(async () => {
   browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  removeTempDirs();
 });
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'pixelmill-gallery-'));
-  dirs.push(dir);
-  return dir;
-}
 
 interface DemoItem {
   id: string;

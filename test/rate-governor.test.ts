@@ -19,9 +19,9 @@ import {
   spawnWorkerProcess,
   startRun,
   startTemporalHarness,
-  waitUntil,
   writeCatalog,
 } from './support/catalog-harness.js';
+import { waitUntil } from './support/wait.js';
 import { startTestEmulator } from './support/emulator.js';
 import { emulatorLines } from '../bench/catalog-audit.js';
 

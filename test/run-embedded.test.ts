@@ -4,6 +4,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliSandbox, fastEmulatorConfig, sha256File, type CliSandbox } from './support/cli.js';
+import { waitUntil } from './support/wait.js';
 
 let sandbox: CliSandbox;
 
@@ -25,14 +26,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await sandbox?.stop();
 });
-
-async function waitUntil(check: () => boolean, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 interface ReportLine {
   id: string;
@@ -103,7 +96,7 @@ describe('pixelmill run (embedded)', () => {
     let stderr = '';
     first.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     // Kill once some items are at the API and none is finished: the worst moment.
-    await waitUntil(() => /started run pixelmill\/resume-test/.test(stderr));
+    await waitUntil('the run to start', () => /started run pixelmill\/resume-test/.test(stderr), 60_000, 50);
     await new Promise((resolve) => setTimeout(resolve, 1500));
     first.kill('SIGKILL');
     await new Promise((resolve) => first.on('close', resolve));

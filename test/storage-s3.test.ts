@@ -4,8 +4,7 @@
 // credentials fail with one clear line; report files are published beside the images.
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { createReadStream, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { setFlagsFromString } from 'node:v8';
@@ -23,15 +22,15 @@ import type { S3Location } from '../storage/s3-location.js';
 import { projectRoot } from '../temporal/binaries.js';
 import { expectNoSecrets, rejection } from './support/assertions.js';
 import { startS3Server, type S3TestServer } from './support/s3-server.js';
+import { removeTempDirs, tempDir } from './support/temp-dir.js';
 
 const BUCKET = 'results';
 let server: S3TestServer;
 const stores: S3ResultStore[] = [];
-const dirs: string[] = [];
 
 afterAll(async () => {
   for (const store of stores.splice(0)) store.close();
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  removeTempDirs();
   await server?.stop();
 });
 
@@ -52,12 +51,6 @@ function storeAt(prefix: string, options: Partial<S3ResultStoreOptions> = {}): S
   });
   stores.push(store);
   return store;
-}
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'pixelmill-s3-test-'));
-  dirs.push(dir);
-  return dir;
 }
 
 function smallPng(seed: number): Buffer {

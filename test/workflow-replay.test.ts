@@ -6,27 +6,32 @@
 //
 //   RECORD_HISTORIES=1 npx vitest run test/workflow-replay.test.ts
 //
-// Recording runs three real catalogs (dev server, in-process workers, the emulator): one with
+// Recording runs five real catalogs (dev server, in-process workers, the emulator): one with
 // random failures, a blocked prompt, resubmits and a shard that continues as new; one stopped by
-// its budget; one paused, resumed and cancelled by signals. `RECORD_HISTORIES=handoff` adds a
-// three-shard run whose shards hand off to each other, keeping the older fixtures (which replay
-// the code paths of runs started before the handoff patch).
+// its budget; one paused, resumed and cancelled by signals; one of three shards that hand off to
+// each other; one whose rate the account's governor discovers (its history is saved too).
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
-import { cancelSignal, pauseSignal, resumeSignal, shardWorkflowId } from '../common/names.js';
+import {
+  cancelSignal,
+  governorWorkflowId,
+  pauseSignal,
+  resumeSignal,
+  shardWorkflowId,
+} from '../common/names.js';
 import { groundTruth, historyChain, runHistories } from '../bench/catalog-audit.js';
 import {
   FAST_EMULATOR,
   startInProcessWorkers,
   startRun,
   startTemporalHarness,
-  waitUntil,
   writeCatalog,
   type CatalogItem,
 } from './support/catalog-harness.js';
+import { waitUntil } from './support/wait.js';
 import { startTestEmulator } from './support/emulator.js';
 import { historyFixtureJson, parseHistoryFixture, type HistoryFixture } from './support/history-fixtures.js';
 
@@ -50,10 +55,8 @@ function catalogItems(count: number, prompt: (i: number) => string): CatalogItem
 async function record(): Promise<void> {
   const { env, dir } = await startTemporalHarness();
   await startInProcessWorkers(env);
-  // Only this recording's own fixtures: the handoff ones are recordHandoff's.
+  rmSync(FIXTURES, { recursive: true, force: true });
   mkdirSync(FIXTURES, { recursive: true });
-  for (const name of readdirSync(FIXTURES))
-    if (/^(mixed|budget|control)-/.test(name)) rmSync(join(FIXTURES, name));
   const save = async (runId: string, prefix: string) => {
     const records = await runHistories(env.client, runId, 1);
     records.forEach(({ workflowId, history }, k) => {
@@ -103,41 +106,39 @@ async function record(): Promise<void> {
   await handle.signal(cancelSignal);
   await handle.result();
   await save(control.runId, 'control');
-}
 
-/**
- * Adds the handoff fixtures, keeping the others (`RECORD_HISTORIES=handoff`): 1,100 items in three
- * shards, two at a time, so the third starts when one of the first two has submitted everything
- * (workflows/in-flight-shares.ts). Saved: the run, and the third shard (started on a handoff with
- * a reduced share, raised as the tails close, handing off itself).
- */
-async function recordHandoff(): Promise<void> {
-  const { env, dir } = await startTemporalHarness();
-  await startInProcessWorkers(env);
+  // Handoffs: 1,100 items in three shards, two submitting at a time, so the third starts
+  // when one of the first two has submitted everything (workflows/in-flight-shares.ts). Saved: the
+  // run, and the third shard (started on a handoff, its share raised as the tails close).
   const emulator = await startTestEmulator(FAST_EMULATOR);
-  const catalog = writeCatalog(dir, {
+  const handoff = writeCatalog(dir, {
     name: 'replay-handoff',
     baseUrl: emulator.url,
     items: catalogItems(1_100, (i) => `handoff item ${i}`),
     maxInFlight: 60,
   });
-  await (await startRun(env.client, catalog)).result();
-  const [run] = await historyChain(env.client, catalog.runId);
-  const thirdShard = await historyChain(env.client, shardWorkflowId(catalog.runId, 2));
-  for (const [name, record] of [
-    ['handoff-run-0.json', run],
-    ['handoff-shard-3.json', thirdShard[0]],
-  ] as const)
-    writeFileSync(join(FIXTURES, name), historyFixtureJson(record!.workflowId, record!.history));
+  await (await startRun(env.client, handoff)).result();
+  const saveFirst = async (workflowId: string, name: string) => {
+    const [first] = await historyChain(env.client, workflowId);
+    writeFileSync(join(FIXTURES, name), historyFixtureJson(first!.workflowId, first!.history));
+  };
+  await saveFirst(handoff.runId, 'handoff-run-0.json');
+  await saveFirst(shardWorkflowId(handoff.runId, 2), 'handoff-shard-3.json');
+
+  // A discovered rate: the run joins the governor, whose history (still open) is saved too.
+  const governed = writeCatalog(dir, {
+    name: 'replay-governed',
+    baseUrl: emulator.url,
+    items: catalogItems(60, (i) => `governed item ${i}`),
+    requestsPerSecond: 'auto',
+  });
+  await (await startRun(env.client, governed)).result();
+  await save(governed.runId, 'governed');
+  await saveFirst(governorWorkflowId(undefined), 'governed-governor-0.json');
 }
 
 describe('workflow replay', () => {
-  it.runIf(process.env.RECORD_HISTORIES === '1')('records fresh histories', record, 240_000);
-  it.runIf(process.env.RECORD_HISTORIES === 'handoff')(
-    'records the handoff histories',
-    recordHandoff,
-    240_000,
-  );
+  it.runIf(process.env.RECORD_HISTORIES === '1')('records fresh histories', record, 300_000);
 
   it('replays every recorded history with the current workflow code', async () => {
     const fixtures = loadFixtures();

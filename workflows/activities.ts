@@ -92,3 +92,5 @@ export function activitiesOn(queues: TaskQueues, governed?: GovernedCalls) {
     joinRateGovernor,
   };
 }
+
+export type ActivitiesOn = ReturnType<typeof activitiesOn>;

@@ -4,6 +4,7 @@ import type { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import type { ErrorSummary, ItemCounts, ItemStatus, ShardCarriedState } from '../common/types.js';
 import { formatDuration } from '../manifest/durations.js';
 import { plural } from '../common/words.js';
+import { zeroCounts } from '../common/item-counts.js';
 
 /**
  * Where an item is; from `completed` on, its final status. Numbers, because a shard carries 500
@@ -69,19 +70,7 @@ const COUNT_KEYS: (keyof ItemCounts)[] = [
   'skipped',
 ];
 
-export function zeroCounts(): ItemCounts {
-  return {
-    queued: 0,
-    submitted: 0,
-    processing: 0,
-    storing: 0,
-    completed: 0,
-    failed: 0,
-    cancelled: 0,
-    expired: 0,
-    skipped: 0,
-  };
-}
+export { zeroCounts };
 
 /**
  * Counts as any version recorded them. Before one vocabulary served the display, the report and

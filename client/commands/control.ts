@@ -7,6 +7,7 @@ import type { Command } from 'commander';
 import { cancelSignal, pauseSignal, resumeSignal } from '../../common/names.js';
 import { errorMessage, UserError } from '../../common/errors.js';
 import { stopDevServer } from '../../temporal/dev-server.js';
+import type { LoadedManifest } from '../../manifest/load.js';
 import { originalRunId } from '../retries.js';
 import { rewriteReport } from '../rewrite-report.js';
 import { locateRun } from '../run-files.js';
@@ -78,8 +79,8 @@ export function registerControlCommands(program: Command): void {
       );
     }
     command.action((run: string, options: { force?: boolean }) =>
-      withRun(run, async (session, runId) => {
-        if (options.force) await forceCancel(session, runId);
+      withRun(run, async (session, runId, manifest) => {
+        if (options.force) await forceCancel(session, runId, manifest);
         else await request(session, runId, name, signal);
       }),
     );
@@ -137,9 +138,9 @@ async function request(
 }
 
 /** `cancel --force`: what it means, first; then the run and its shards terminated, and its report. */
-async function forceCancel(session: Session, runId: string): Promise<void> {
+async function forceCancel(session: Session, runId: string, manifest?: LoadedManifest): Promise<void> {
   const description = await runningRun(session, runId, 'cancel');
-  const location = await locateRun(session.client, runId).catch(() => undefined);
+  const location = await locateRun(session.client, runId, manifest).catch(() => undefined);
   say(
     `${runId}: terminating the run and its shards (cancel --force): nothing more is submitted, tracked or stored`,
   );
@@ -153,7 +154,8 @@ async function forceCancel(session: Session, runId: string): Promise<void> {
   // A retry is reported as part of its run: the run's report folds it in.
   const reported = originalRunId(runId);
   try {
-    const report = await rewriteReport(session.client, await locateRun(session.client, reported));
+    const again = location?.manifest ?? manifest;
+    const report = await rewriteReport(session.client, await locateRun(session.client, reported, again));
     process.stdout.write(`${describeReport(reported, report)}\n`);
     if (report.counts.cancelled > 0) {
       say(

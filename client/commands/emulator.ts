@@ -8,6 +8,7 @@ import {
   startEmulator,
   type EmulatorConfig,
 } from '../../emulator/index.js';
+import { untilStopSignal } from '../interrupt.js';
 import { examples, parsePort } from './with-run.js';
 
 interface EmulatorOptions {
@@ -51,15 +52,7 @@ async function runEmulator(options: EmulatorOptions): Promise<void> {
   process.stdout.write(`pixelmill: emulator listening on ${emulator.url}\n`);
   process.stdout.write(`${describeKeys(emulator.config)}\n`);
 
-  await new Promise<void>((resolve) => {
-    const stop = (): void => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
+  await untilStopSignal();
   await emulator.close();
   process.stdout.write('pixelmill: emulator stopped\n');
 }

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { rewriteReport, type RewrittenReport } from '../rewrite-report.js';
 import { originalRunId } from '../retries.js';
 import { locateRun } from '../run-files.js';
-import { resolveRunId } from '../runs.js';
+import { resolveRun } from '../runs.js';
 import { examples, RUN_ARGUMENT, withRun } from './with-run.js';
 import { plural } from '../../common/words.js';
 
@@ -43,11 +43,15 @@ export function registerReportCommand(program: Command): void {
         '\nnames its run). Nothing is submitted and no workers are needed.' +
         '\nExit codes: 0 written, 1 error (no such run, still running, plan files missing).',
     )
-    .action((run: string) =>
-      withRun(originalRunId(resolveRunId(run)), async (session, runId) => {
-        const location = await locateRun(session.client, runId);
-        const report = await rewriteReport(session.client, location);
-        process.stdout.write(`${describeReport(runId, report)}\n`);
-      }),
-    );
+    .action((run: string) => {
+      const resolved = resolveRun(run);
+      return withRun(
+        { ...resolved, runId: originalRunId(resolved.runId) },
+        async (session, runId, manifest) => {
+          const location = await locateRun(session.client, runId, manifest);
+          const report = await rewriteReport(session.client, location);
+          process.stdout.write(`${describeReport(runId, report)}\n`);
+        },
+      );
+    });
 }

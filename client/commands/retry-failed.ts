@@ -6,11 +6,9 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { UserError } from '../../common/errors.js';
 import { plural } from '../../common/words.js';
-import type { LoadedPlan } from '../../activities/plan.js';
 import type { PlannedItem } from '../../manifest/normalize.js';
-import type { OutcomeLine } from '../../activities/outcomes.js';
-import { writeFileAtomic } from '../../activities/files.js';
-import { loadManifest } from '../../manifest/load.js';
+import { writeFileAtomic, type LoadedPlan, type OutcomeLine } from '../../runstate/index.js';
+import { loadManifest, type LoadedManifest } from '../../manifest/load.js';
 import { quietTemporalLogs } from '../embedded.js';
 import { startLocalWorkers } from '../local-workers.js';
 import {
@@ -25,9 +23,8 @@ import {
   type RetryRecord,
 } from '../retries.js';
 import { foldEndedRetries, rewriteReport } from '../rewrite-report.js';
-import { latestOutcomes } from '../../activities/outcomes.js';
-import { locateRun, readPlan, type RunLocation } from '../run-files.js';
-import { exitCodeOf, resolveRunId, startOrAttach } from '../runs.js';
+import { locateRun, readPlan, runState, type RunLocation } from '../run-files.js';
+import { exitCodeOf, resolveRun, startOrAttach } from '../runs.js';
 import { workflowUrl, type Session } from '../session.js';
 import { watchRun } from '../watch.js';
 import { describeReport } from './report.js';
@@ -80,6 +77,8 @@ function retryBudget(
 interface PreparedRetry {
   /** Undefined when nothing is left to retry. */
   record?: RetryRecord;
+  /** The retry's manifest, when it was written here (parsed for its hash, and kept). */
+  manifest?: LoadedManifest;
   /** Why each failed item left out was left out (`content_blocked`, `invalid_size`, ...). */
   skipped: string[];
 }
@@ -87,7 +86,7 @@ interface PreparedRetry {
 /** Writes retry-N.yaml and retry-N.json for the failed items; no record when none is to be retried. */
 async function prepareRetry(location: RunLocation, options: RetryOptions): Promise<PreparedRetry> {
   const loaded = await readPlan(location.plan);
-  const latest = await latestOutcomes(location.plan, loaded.items);
+  const latest = await runState.latestOutcomes(location.plan, loaded.items);
   const failed: PlannedItem[] = [];
   const skipped: string[] = [];
   for (const [index, item] of loaded.items.entries()) {
@@ -108,22 +107,28 @@ async function prepareRetry(location: RunLocation, options: RetryOptions): Promi
     ...(budgetCredits !== undefined ? { budgetCredits } : {}),
   });
   await writeFileAtomic(files.manifest, [text]);
+  const manifest = loadManifest(files.manifest);
   const record: RetryRecord = {
     number,
     runId: retryRunId(location.runId, number),
     of: location.runId,
     ofExecution: location.execution,
     manifestFile: files.manifest,
-    manifestHash: loadManifest(files.manifest).hash,
+    manifestHash: manifest.hash,
     items: failed.length,
     folded: false,
   };
   await saveRetryRecord(stateDir, record);
-  return { record, skipped };
+  return { record, manifest, skipped };
 }
 
-async function retryFailed(session: Session, runId: string, options: RetryOptions): Promise<number> {
-  const location = await locateRun(session.client, runId);
+async function retryFailed(
+  session: Session,
+  runId: string,
+  options: RetryOptions,
+  runManifest: LoadedManifest | undefined,
+): Promise<number> {
+  const location = await locateRun(session.client, runId, runManifest);
   if (location.status === 'RUNNING') {
     throw new UserError(
       'run_in_progress',
@@ -131,9 +136,10 @@ async function retryFailed(session: Session, runId: string, options: RetryOption
     );
   }
   const { running } = await foldEndedRetries(session.client, location);
-  const { record, skipped } = running
+  const prepared: PreparedRetry = running
     ? { record: running, skipped: [] }
     : await prepareRetry(location, options);
+  const { record, skipped } = prepared;
   if (skipped.length > 0) {
     const items = skipped.length === 1 ? '1 item' : `${skipped.length} items`;
     say(
@@ -148,7 +154,8 @@ async function retryFailed(session: Session, runId: string, options: RetryOption
     say(`pixelmill: ${runId} has no failed items: nothing to retry`);
     return 0;
   }
-  const workers = await startLocalWorkers(session, loadManifest(record.manifestFile).settings, say);
+  const retryManifest = prepared.manifest ?? loadManifest(record.manifestFile);
+  const workers = await startLocalWorkers(session, retryManifest.settings, say);
   try {
     const { handle, how, unindexed } = await startOrAttach(
       session.client,
@@ -224,10 +231,11 @@ export function registerRetryFailedCommand(program: Command): void {
     .action((run: string, options: RetryOptions, command: Command) => {
       // Runs workers: the worker runtime takes over SIGINT (to drain them), so only here.
       quietTemporalLogs(isDebug(command));
+      const resolved = resolveRun(run);
       return withRun(
-        originalRunId(resolveRunId(run)),
-        async (session, runId) => {
-          process.exitCode = await retryFailed(session, runId, options);
+        { ...resolved, runId: originalRunId(resolved.runId) },
+        async (session, runId, manifest) => {
+          process.exitCode = await retryFailed(session, runId, options, manifest);
         },
         { log: say },
       );

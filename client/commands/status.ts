@@ -6,14 +6,15 @@ import { join } from 'node:path';
 import { WorkflowFailedError, type Client } from '@temporalio/client';
 import type { Command } from 'commander';
 import picocolors from 'picocolors';
-import { planFiles, type PlanMeta } from '../../activities/plan.js';
-import { REPORT_FILE, SUMMARY_FILE } from '../../activities/report.js';
+import { REPORT_FILE, SUMMARY_FILE } from '../../report/report-line.js';
+import type { PlanMeta } from '../../runstate/index.js';
 import type { ApiCallCounts, ItemCounts, PlanRef, RunState } from '../../common/types.js';
 import { colorEnabled } from '../display/display.js';
 import { finishedItems } from '../../workflows/tracking.js';
 import { liveProgress } from '../progress.js';
 import { listRetries } from '../retries.js';
-import { locateRun } from '../run-files.js';
+import type { LoadedManifest } from '../../manifest/load.js';
+import { locateRun, runState } from '../run-files.js';
 import { describeRun } from '../runs.js';
 import { describeRetrying, type Retrying } from '../retrying.js';
 import { pendingRequests, type PendingRequest } from '../run-control.js';
@@ -79,20 +80,21 @@ function readSummary(outputDir: string, runId: string): Summary | undefined {
   }
 }
 
-/** The plan's meta file (small; the items file is not read); undefined before the plan exists. */
-function planMeta(plan: PlanRef): Partial<Pick<PlanMeta, 'budgetCredits' | 'itemCount'>> | undefined {
+/** The plan's settings (the items are not read); undefined before the plan exists. */
+async function planMeta(
+  plan: PlanRef,
+): Promise<Partial<Pick<PlanMeta, 'budgetCredits' | 'itemCount'>> | undefined> {
   try {
-    return JSON.parse(readFileSync(planFiles(plan).meta, 'utf8')) as Pick<
-      PlanMeta,
-      'budgetCredits' | 'itemCount'
-    >;
+    return await runState.readPlanMeta(plan);
   } catch {
     return undefined;
   }
 }
 
-const planBudget = (plan: PlanRef): number | null => planMeta(plan)?.budgetCredits ?? null;
-const planItemCount = (plan: PlanRef): number | null => planMeta(plan)?.itemCount ?? null;
+const planBudget = async (plan: PlanRef): Promise<number | null> =>
+  (await planMeta(plan))?.budgetCredits ?? null;
+const planItemCount = async (plan: PlanRef): Promise<number | null> =>
+  (await planMeta(plan))?.itemCount ?? null;
 
 /** Temporal's statuses of a run that ended without its report: failed, terminated, timed out, cancelled. */
 const ENDED_BADLY = new Set(['FAILED', 'TERMINATED', 'TIMED_OUT', 'CANCELLED']);
@@ -112,7 +114,12 @@ function countsOfSummary(summary: Summary): ItemCounts {
   return { ...zeroCounts(), ...summary.counts };
 }
 
-export async function runStatus(client: Client, runId: string, ui: string | undefined): Promise<RunStatus> {
+export async function runStatus(
+  client: Client,
+  runId: string,
+  ui: string | undefined,
+  manifest?: LoadedManifest,
+): Promise<RunStatus> {
   const description = (await describeRun(client, runId))!;
   const status: RunStatus = {
     runId,
@@ -140,10 +147,10 @@ export async function runStatus(client: Client, runId: string, ui: string | unde
     failure: null,
     ui: ui ?? null,
   };
-  const location = await locateRun(client, runId).catch(() => undefined);
+  const location = await locateRun(client, runId, manifest).catch(() => undefined);
   if (location) {
     status.outputDir = location.outputDir;
-    status.budgetCredits = planBudget(location.plan);
+    status.budgetCredits = await planBudget(location.plan);
   }
   if (description.status.name === 'RUNNING') {
     status.pendingRequests = await pendingRequests(client, description).catch(() => null);
@@ -167,7 +174,7 @@ export async function runStatus(client: Client, runId: string, ui: string | unde
         source: 'live',
       });
     } else if (location) {
-      status.items = planItemCount(location.plan);
+      status.items = await planItemCount(location.plan);
     }
     return status;
   }
@@ -271,8 +278,8 @@ export function registerStatusCommand(program: Command): void {
       ) + '\n\nExit codes: 0 the status was shown (whatever the run state), 1 error (e.g. no such run).',
     )
     .action((run: string, options: { json?: boolean }) =>
-      withRun(run, async (session, runId) => {
-        const status = await runStatus(session.client, runId, workflowUrl(session, runId));
+      withRun(run, async (session, runId, manifest) => {
+        const status = await runStatus(session.client, runId, workflowUrl(session, runId), manifest);
         process.stdout.write(
           options.json
             ? `${JSON.stringify(status, null, 2)}\n`

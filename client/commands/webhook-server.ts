@@ -8,6 +8,7 @@ import { connectClient, resolveTemporalTarget } from '../../temporal/connection.
 import { DEFAULT_WEBHOOK_SECRET_ENV, webhookSecret } from '../../webhook/config.js';
 import { startWebhookServer } from '../../webhook/server.js';
 import { temporalSignaller } from '../../webhook/signal.js';
+import { untilStopSignal } from '../interrupt.js';
 import { examples, parsePort } from './with-run.js';
 
 interface WebhookServerCommandOptions {
@@ -65,15 +66,7 @@ async function serveWebhooks(options: WebhookServerCommandOptions): Promise<void
     process.stdout.write(
       `pixelmill webhook-server listening on ${server.url}, signalling runs on ${target.display}\n`,
     );
-    await new Promise<void>((resolve) => {
-      const stop = (): void => {
-        process.off('SIGINT', stop);
-        process.off('SIGTERM', stop);
-        resolve();
-      };
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
-    });
+    await untilStopSignal();
     await server.close();
     const { signalled, duplicate, unauthorized } = server.counts;
     process.stdout.write(

@@ -1,7 +1,8 @@
 // What the commands on an existing run share: the RUN argument, a session around the action, the
 // shape of their help text.
 import { InvalidArgumentError, type Command } from 'commander';
-import { requireRun, resolveRunId } from '../runs.js';
+import type { LoadedManifest } from '../../manifest/load.js';
+import { requireRun, resolveRun, type RunArgument } from '../runs.js';
 import { openSession, type Session } from '../session.js';
 
 export const RUN_ARGUMENT = [
@@ -9,17 +10,20 @@ export const RUN_ARGUMENT = [
   'the manifest file, the run id (pixelmill/<name>) or the manifest name',
 ] as const;
 
-/** Opens a session, checks the run exists, runs `body`, closes the session. */
+/**
+ * Opens a session, checks the run exists, runs `body`, closes the session. `body` gets the manifest
+ * too when RUN named its file, so that the command does not parse it again.
+ */
 export async function withRun<T>(
-  run: string,
-  body: (session: Session, runId: string) => Promise<T>,
+  run: string | RunArgument,
+  body: (session: Session, runId: string, manifest: LoadedManifest | undefined) => Promise<T>,
   options: { log?: (line: string) => void } = {},
 ): Promise<T> {
-  const runId = resolveRunId(run);
+  const { runId, manifest } = typeof run === 'string' ? resolveRun(run) : run;
   const session = await openSession(options.log ? { log: options.log } : {});
   try {
     await requireRun(session.client, runId);
-    return await body(session, runId);
+    return await body(session, runId, manifest);
   } finally {
     await session.close();
   }

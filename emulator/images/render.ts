@@ -2,7 +2,7 @@
 // the prompt, whose band pattern and footer marks come from the image index, and which shows the
 // prompt text. Rendering is deterministic (same spec, same bytes), because downloads are checked
 // by sha256 across retries.
-import type { Resolution } from '../../api/schemas.js';
+import type { Resolution } from '../wire.js';
 import { ByteBoundedLru } from './cache.js';
 import { RgbCanvas } from './canvas.js';
 import { CELL_HEIGHT, CELL_WIDTH, drawTextLine, lineWidth } from './draw-text.js';

@@ -5,12 +5,20 @@
 // code and `param`. Unknown fields are ignored and `null` counts as absent, as OpenAI-style
 // gateways do. `language` is read before authentication (server.ts) so that every error of the
 // request, 401 and 429 included, is in the caller's language.
-import type { Language, Resolution } from '../../api/schemas.js';
-import { DEFAULT_MODEL, LANGUAGES, MAX_IMAGE_URLS, RESOLUTIONS } from '../../api/schemas.js';
 import { jsonObjectBody, type ParsedBody } from '../body.js';
 import type { ApiCall, ApiReply, EmulatorContext } from '../context.js';
 import { EmulatorApiError } from '../errors.js';
 import { parseLanguage } from '../i18n.js';
+import {
+  DEFAULT_MODEL,
+  LANGUAGES,
+  MAX_IMAGE_URLS,
+  RESOLUTIONS,
+  SUBMITTED,
+  type Language,
+  type Resolution,
+  type SubmitAckItem,
+} from '../wire.js';
 
 export interface ValidSubmit {
   prompt: string;
@@ -106,5 +114,6 @@ export function handleSubmit(ctx: EmulatorContext, call: ApiCall): ApiReply {
   const record = store.create({ account, ...request });
   if (record.stuck) ctx.stats.recordFault('stuck_task');
   ctx.notifier.schedule(record);
-  return { status: 200, body: { code: 200, data: [{ status: 'submitted', task_id: record.id }] } };
+  const data: SubmitAckItem[] = [{ status: SUBMITTED, task_id: record.id }];
+  return { status: 200, body: { code: 200, data } };
 }

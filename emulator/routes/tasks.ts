@@ -3,12 +3,12 @@
 // Lookup rules: a string that cannot be an emulator task id is 404 on GET and `invalid_id` in a
 // batch; another account's task is 403 on GET but `not_found` in a batch (a batch must not
 // reveal that someone else's id exists); an expired task is 404 `task_expired` / `expired`.
-import { MAX_BATCH_IDS, type BatchItem } from '../../api/schemas.js';
 import { jsonObjectBody } from '../body.js';
 import type { ApiCall, ApiReply, EmulatorContext } from '../context.js';
 import { EmulatorApiError } from '../errors.js';
 import { isTaskIdShape } from '../task-id.js';
 import { renderTask } from '../task-view.js';
+import { MAX_BATCH_IDS, type BatchItem } from '../wire.js';
 
 export function handleGetTask(ctx: EmulatorContext, call: ApiCall): ApiReply {
   const id = call.pathParam;

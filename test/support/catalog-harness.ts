@@ -209,14 +209,3 @@ export function spawnWorkerProcess(temporalAddress: string, cwd: string, apiBase
   cleanups.push(kill);
   return { child, ready, output: () => output, kill };
 }
-
-/** Polls `check` every 100 ms until it is truthy; fails after `timeoutMs` with `what`. */
-export async function waitUntil<T>(what: string, check: () => Promise<T> | T, timeoutMs = 120_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}

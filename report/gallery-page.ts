@@ -1,4 +1,4 @@
-// The fixed parts of the gallery page (activities/gallery.ts): its inline CSS and script, the
+// The fixed parts of the gallery page (report/gallery.ts): its inline CSS and script, the
 // escaping every piece of run data goes through, and the Content-Security-Policy that lets only
 // these two inline blocks run. The page must work from file:// with nothing fetched but the
 // run's own images, so nothing here refers to an external asset.

@@ -1,4 +1,4 @@
-// Crash-safe file writes shared by the activities: whole files replaced atomically (temp file,
+// Crash-safe file writes of the run's state and output: whole files replaced atomically (temp file,
 // fsync, rename) and JSON lines appended whole, so that a reader after a crash sees either the old
 // file or the new one, and at worst one torn last line, which readers skip.
 import { randomBytes } from 'node:crypto';

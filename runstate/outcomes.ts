@@ -4,11 +4,9 @@
 // holds counts, the files hold what happened to each item, and writeReport joins them.
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ApplicationFailure } from '@temporalio/activity';
 import { z } from 'zod';
-import type { PlanRef, RecordOutcomesInput } from '../common/types.js';
+import type { PlanRef } from '../common/types.js';
 import { appendJsonLines, parseJsonLines } from './files.js';
-import type { PlanCache } from './plan.js';
 
 const ErrorSummarySchema = z.object({ type: z.string(), code: z.string(), message: z.string() });
 
@@ -94,40 +92,4 @@ export async function latestOutcomes(
     }
   }
   return latest;
-}
-
-/**
- * recordOutcomes: the final lines of items that did not end with stored images. Images that
- * storeResults did store for the same task (before its URL expired, say) stay in the item's line.
- */
-export function recordOutcomesActivity(plans: PlanCache) {
-  return async function recordOutcomes(input: RecordOutcomesInput): Promise<void> {
-    const { items } = await plans.get(input.plan);
-    const earlier = new Map<number, OutcomeLine>();
-    for (const line of await readOutcomeFile(shardOutcomesFile(input.plan, input.shard))) {
-      earlier.set(line.index, line);
-    }
-    const lines = input.outcomes.map((outcome): OutcomeLine => {
-      const item = items[outcome.index];
-      if (item === undefined) {
-        throw ApplicationFailure.create({
-          type: 'PlanIndexOutOfRange',
-          message: `item index ${outcome.index} is not in the plan (0..${items.length - 1})`,
-          nonRetryable: true,
-        });
-      }
-      const previous = earlier.get(outcome.index);
-      return {
-        index: outcome.index,
-        id: item.id,
-        status: outcome.status,
-        task_id: outcome.taskId,
-        attempts: outcome.attempts,
-        credits_cost: outcome.creditsCost,
-        images: previous?.task_id === outcome.taskId && outcome.taskId !== null ? previous.images : [],
-        error: outcome.error,
-      };
-    });
-    await appendOutcomes(input.plan, input.shard, lines);
-  };
 }

@@ -2,10 +2,11 @@
 // item in manifest order, `plan-<hash16>.json` the run's settings (no secrets: the key's env var
 // *name* at most). Written once per manifest hash; every later activity reads items by index from
 // here, so workflow inputs carry only a PlanRef and offsets. The meta file is written last, so
-// its presence means the plan is complete.
+// its presence means the plan is complete. A plan that cannot be read is a non-retryable
+// `PlanMissing` failure: no retry of the activity reading it would help.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
 import type { PlanRef } from '../common/types.js';
 import type { LoadedManifest } from '../manifest/load.js';
 import type { PlannedItem, RunSettings } from '../manifest/normalize.js';
@@ -83,7 +84,7 @@ export async function writePlanOnce(manifest: LoadedManifest): Promise<{ ref: Pl
   const ref: PlanRef = { stateDir: stateDirOf(manifest.settings.outputDir), planHash: manifest.hash };
   const files = planFiles(ref);
   if ((await pathExists(files.meta)) && (await pathExists(files.items))) {
-    const existing = await readMeta(ref);
+    const existing = await readPlanMeta(ref);
     if (existing.hash === manifest.hash) return { ref, meta: existing };
   }
   const meta = planMeta(manifest.settings, manifest.items, manifest.hash);
@@ -103,7 +104,8 @@ function planMissing(ref: PlanRef, why: string): ApplicationFailure {
   });
 }
 
-async function readMeta(ref: PlanRef): Promise<PlanMeta> {
+/** The plan's meta file alone (small; the items file is not read). */
+export async function readPlanMeta(ref: PlanRef): Promise<PlanMeta> {
   let text: string;
   try {
     text = await readFile(planFiles(ref).meta, 'utf8');
@@ -117,8 +119,9 @@ async function readMeta(ref: PlanRef): Promise<PlanMeta> {
   }
 }
 
-async function readPlan(ref: PlanRef): Promise<LoadedPlan> {
-  const meta = await readMeta(ref);
+/** The whole plan, checked against its ref's hash and its meta's item count. */
+export async function readPlanFiles(ref: PlanRef): Promise<LoadedPlan> {
+  const meta = await readPlanMeta(ref);
   if (meta.hash !== ref.planHash) throw planMissing(ref, 'it belongs to another manifest hash');
   let text: string;
   try {
@@ -131,47 +134,4 @@ async function readPlan(ref: PlanRef): Promise<LoadedPlan> {
     throw planMissing(ref, `it holds ${items.length} items, its meta says ${meta.itemCount}`);
   }
   return { meta, items };
-}
-
-/**
- * Plans read once per process: a plan file is immutable for its hash, so activities share one
- * parsed copy. Concurrent first reads share one promise; the least recently used plan goes first.
- */
-export class PlanCache {
-  readonly #plans = new Map<string, Promise<LoadedPlan>>();
-
-  constructor(private readonly capacity = 4) {}
-
-  get(ref: PlanRef): Promise<LoadedPlan> {
-    const key = `${ref.stateDir}\0${ref.planHash}`;
-    let plan = this.#plans.get(key);
-    if (plan !== undefined) {
-      this.#plans.delete(key);
-    } else {
-      plan = readPlan(ref);
-      // A failed read is not cached: the next activity attempt reads again.
-      void plan.catch(() => this.#plans.get(key) === plan && this.#plans.delete(key));
-    }
-    this.#plans.set(key, plan);
-    while (this.#plans.size > this.capacity) {
-      const oldest = this.#plans.keys().next().value;
-      if (oldest === undefined) break;
-      this.#plans.delete(oldest);
-    }
-    return plan;
-  }
-
-  /** The item at `index`, or a non-retryable failure naming the index. */
-  async item(ref: PlanRef, index: number): Promise<{ plan: LoadedPlan; item: PlannedItem }> {
-    const plan = await this.get(ref);
-    const item = plan.items[index];
-    if (item === undefined) {
-      throw ApplicationFailure.create({
-        type: 'PlanIndexOutOfRange',
-        message: `item index ${index} is not in the plan (0..${plan.items.length - 1})`,
-        nonRetryable: true,
-      });
-    }
-    return { plan, item };
-  }
 }

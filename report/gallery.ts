@@ -6,7 +6,7 @@
 import type { ItemStatus } from '../common/types.js';
 import { nounFor, plural } from '../common/words.js';
 import type { PlannedItem } from '../manifest/normalize.js';
-import { writeFileAtomic } from './files.js';
+import { writeFileAtomic } from '../runstate/index.js';
 import {
   ALWAYS_OFFERED,
   escapeHtml,
@@ -16,7 +16,7 @@ import {
   imageHref,
   STATUSES,
 } from './gallery-page.js';
-import type { ReportLine } from './report.js';
+import type { ReportLine } from './report-line.js';
 
 export const GALLERY_FILE = 'index.html';
 

@@ -1,0 +1,56 @@
+// One line of `report.jsonl` per manifest item: the run's public output contract (issue #3,
+// section 5), with exactly the fields other tools read, made from the item's newest outcome.
+import type { ItemStatus } from '../common/types.js';
+import type { OutcomeLine } from '../runstate/index.js';
+
+export const REPORT_FILE = 'report.jsonl';
+export const SUMMARY_FILE = 'summary.json';
+
+export const NOT_RUN = {
+  type: 'NotRun',
+  code: 'not_run',
+  message: 'the run ended before this item was finished: it was not submitted, or its task was not collected',
+} as const;
+
+/** One line of report.jsonl; the field order here is the order in the file. */
+export interface ReportLine {
+  id: string;
+  status: ItemStatus;
+  task_id: string | null;
+  attempts: number;
+  credits_cost: number;
+  images: { path: string; sha256: string; bytes: number; source_url: string }[];
+  error: { type: string; code: string; message: string } | null;
+}
+
+/** The line of item `id`; an item without an outcome was never finished: `cancelled`, NOT_RUN. */
+export function reportLine(id: string, outcome: OutcomeLine | undefined): ReportLine {
+  if (outcome === undefined) {
+    return {
+      id,
+      status: 'cancelled',
+      task_id: null,
+      attempts: 0,
+      credits_cost: 0,
+      images: [],
+      error: { ...NOT_RUN },
+    };
+  }
+  return {
+    id,
+    status: outcome.status,
+    task_id: outcome.task_id,
+    attempts: outcome.attempts,
+    credits_cost: outcome.credits_cost,
+    images: outcome.images.map((image) => ({
+      path: image.path,
+      sha256: image.sha256,
+      bytes: image.bytes,
+      source_url: image.source_url,
+    })),
+    error:
+      outcome.error === null
+        ? null
+        : { type: outcome.error.type, code: outcome.error.code, message: outcome.error.message },
+  };
+}

@@ -1,0 +1,135 @@
+// The report files of a run, built from its plan and the newest outcome of each item:
+// `report.jsonl` (report-line.ts), `summary.json` with the totals, and `index.html`, the gallery
+// of both (gallery.ts), each replaced atomically in the run's local output directory. Memory
+// holds the plan and one outcome per item, nothing more, so 100,000 items take a moment, not
+// minutes.
+import { join } from 'node:path';
+import type { ItemStatus, NotCompletedGroup, WriteReportInput } from '../common/types.js';
+import type { RunRates } from '../governor/types.js';
+import type { PlannedItem } from '../manifest/normalize.js';
+import { writeFileAtomic, type OutcomeLine, type PlanMeta } from '../runstate/index.js';
+import { GALLERY_FILE, writeGallery, type GalleryEntry } from './gallery.js';
+import { REPORT_FILE, reportLine, SUMMARY_FILE, type ReportLine } from './report-line.js';
+
+/** Kinds kept apart in a run's result (each with a few ids); the rest are grouped per status. */
+const MAX_GROUPS = 12;
+const IDS_PER_GROUP = 3;
+
+/**
+ * The items that did not complete, grouped by status, error type and code. Past MAX_GROUPS kinds
+ * (an API inventing codes), the rest go to a group of type and code `various` for their status.
+ */
+class NotCompletedGroups {
+  readonly #groups = new Map<string, NotCompletedGroup>();
+
+  add(line: ReportLine): void {
+    const status = line.status as NotCompletedGroup['status'];
+    const type = line.error?.type ?? 'none';
+    const code = line.error?.code ?? 'none';
+    const key = `${status} ${type} ${code}`;
+    const various = `${status} various`;
+    const group =
+      this.#groups.get(key) ??
+      (this.#groups.size < MAX_GROUPS
+        ? this.#start(key, { status, type, code })
+        : (this.#groups.get(various) ?? this.#start(various, { status, type: 'various', code: 'various' })));
+    group.count++;
+    if (group.ids.length < IDS_PER_GROUP) group.ids.push(line.id);
+  }
+
+  #start(key: string, kind: Pick<NotCompletedGroup, 'status' | 'type' | 'code'>): NotCompletedGroup {
+    const group = { ...kind, count: 0, ids: [] };
+    this.#groups.set(key, group);
+    return group;
+  }
+
+  /** Largest first. */
+  groups(): NotCompletedGroup[] {
+    return [...this.#groups.values()].sort((a, b) => b.count - a.count);
+  }
+}
+
+export interface ReportSources {
+  /** The run's name and its local output directory. */
+  meta: Pick<PlanMeta, 'name' | 'outputDir'>;
+  items: readonly PlannedItem[];
+  /** The newest outcome of each item, by plan index. */
+  outcomes: readonly (OutcomeLine | undefined)[];
+  run: Omit<WriteReportInput, 'plan'>;
+  /** The rates the run went at, asked once report.jsonl is written; undefined leaves them out. */
+  rates: () => Promise<RunRates | undefined>;
+  now: () => number;
+}
+
+export interface WrittenReport {
+  byStatus: Record<ItemStatus, number>;
+  images: number;
+  credits: number;
+  notCompleted: NotCompletedGroup[];
+  reportFile: string;
+  summaryFile: string;
+  galleryFile: string;
+}
+
+/** Writes report.jsonl, summary.json and index.html into the run's output directory. */
+export async function writeReportFiles(sources: ReportSources): Promise<WrittenReport> {
+  const { meta, items, outcomes, run } = sources;
+  const byStatus: Record<ItemStatus, number> = {
+    completed: 0,
+    failed: 0,
+    cancelled: 0,
+    expired: 0,
+    skipped: 0,
+  };
+  let images = 0;
+  let credits = 0;
+  /** Items not completed, by their error's code: `task_timeout`, `deadline`, `build_request_failed`, ... */
+  const byCode: Record<string, number> = {};
+  const notCompleted = new NotCompletedGroups();
+  function* lines(): Generator<string> {
+    for (const [index, item] of items.entries()) {
+      const line = reportLine(item.id, outcomes[index]);
+      byStatus[line.status] += 1;
+      if (line.error) byCode[line.error.code] = (byCode[line.error.code] ?? 0) + 1;
+      if (line.status !== 'completed') notCompleted.add(line);
+      images += line.images.length;
+      credits += line.credits_cost;
+      yield `${JSON.stringify(line)}\n`;
+    }
+  }
+  const reportFile = join(meta.outputDir, REPORT_FILE);
+  const summaryFile = join(meta.outputDir, SUMMARY_FILE);
+  const galleryFile = join(meta.outputDir, GALLERY_FILE);
+  await writeFileAtomic(reportFile, lines());
+
+  const rates = await sources.rates();
+  const summary = {
+    manifest: meta.name,
+    run_id: run.runId,
+    items: items.length,
+    counts: byStatus,
+    not_completed_by_code: byCode,
+    tasks_given_up: run.tasksGivenUp ?? 0,
+    images,
+    credits_charged: credits,
+    api_calls: { submit: run.apiCalls.submit, lookup: run.apiCalls.lookup, get: run.apiCalls.get },
+    started_at: run.startedAt,
+    finished_at: new Date(sources.now()).toISOString(),
+    emulated: run.emulated,
+    ...(rates ? { rates } : {}),
+  };
+  await writeFileAtomic(summaryFile, [`${JSON.stringify(summary, null, 2)}\n`]);
+  function* galleryEntries(): Generator<GalleryEntry> {
+    for (const [index, item] of items.entries()) yield { item, line: reportLine(item.id, outcomes[index]) };
+  }
+  await writeGallery(galleryFile, summary, galleryEntries());
+  return {
+    byStatus,
+    images,
+    credits,
+    notCompleted: notCompleted.groups(),
+    reportFile,
+    summaryFile,
+    galleryFile,
+  };
+}

@@ -1,0 +1,75 @@
+// Run state on local disk, under `<output>/.pixelmill/` (the PlanRef's state dir): the plan files
+// (plan.ts), the outcome files (outcomes.ts) and the submit journals (submit-journal.ts), in the
+// format every existing run directory has. Plans are read once per store (plan-cache.ts).
+import type { PlanRef } from '../common/types.js';
+import type { LoadedManifest } from '../manifest/load.js';
+import {
+  appendOutcomes,
+  latestOutcomes,
+  listOutcomeFiles,
+  readOutcomeFile,
+  shardOutcomesFile,
+  type OutcomeLine,
+} from './outcomes.js';
+import { readPlanFiles, readPlanMeta, writePlanOnce, type PlanMeta } from './plan.js';
+import { PlanCache } from './plan-cache.js';
+import type { ItemRange, RunStateStore } from './store.js';
+import { appendJournalLine, readJournal, type JournalLine } from './submit-journal.js';
+
+export interface LocalRunStateOptions {
+  /** Plans kept parsed in memory; default 4 (a worker serves a few runs at once). */
+  planCacheSize?: number;
+}
+
+export class LocalRunStateStore implements RunStateStore {
+  readonly #plans: PlanCache;
+
+  constructor(options: LocalRunStateOptions = {}) {
+    this.#plans = new PlanCache(readPlanFiles, options.planCacheSize);
+  }
+
+  writePlan(manifest: LoadedManifest): Promise<{ ref: PlanRef; meta: PlanMeta }> {
+    return writePlanOnce(manifest);
+  }
+
+  readPlanMeta(ref: PlanRef): Promise<PlanMeta> {
+    return readPlanMeta(ref);
+  }
+
+  readPlan(ref: PlanRef) {
+    return this.#plans.get(ref);
+  }
+
+  async readPlanItems(ref: PlanRef, range: ItemRange) {
+    const { meta, items } = await this.#plans.get(ref);
+    return { meta, items: items.slice(range.offset, range.offset + range.count) };
+  }
+
+  readPlanItem(ref: PlanRef, index: number) {
+    return this.#plans.item(ref, index);
+  }
+
+  appendOutcomes(ref: PlanRef, shard: number, lines: readonly OutcomeLine[]): Promise<void> {
+    return appendOutcomes(ref, shard, lines);
+  }
+
+  async readOutcomes(ref: PlanRef, shard?: number): Promise<OutcomeLine[]> {
+    if (shard !== undefined) return readOutcomeFile(shardOutcomesFile(ref, shard));
+    const lines: OutcomeLine[] = [];
+    for (const file of await listOutcomeFiles(ref)) lines.push(...(await readOutcomeFile(file)));
+    return lines;
+  }
+
+  latestOutcomes(ref: PlanRef, items: readonly { id: string }[]) {
+    return latestOutcomes(ref, items);
+  }
+
+  /** Written synchronously, before this returns: see submit-journal.ts. */
+  async journalSubmit(ref: PlanRef, workflowId: string, line: JournalLine): Promise<void> {
+    appendJournalLine(ref.stateDir, workflowId, line);
+  }
+
+  readJournal(ref: PlanRef, workflowId: string) {
+    return readJournal(ref.stateDir, workflowId);
+  }
+}

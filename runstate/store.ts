@@ -1,0 +1,52 @@
+// The run's state, behind one interface: its frozen plan, the per-item outcomes of its shards and
+// the journal of its submits. Activities, the CLI and the benchmarks reach run state through
+// this only, so another home for it (an object store) is one more implementation, no caller
+// touched. Today's is LocalRunStateStore (local.ts): files under `<output>/.pixelmill/`.
+import type { PlanRef } from '../common/types.js';
+import type { LoadedManifest } from '../manifest/load.js';
+import type { PlannedItem } from '../manifest/normalize.js';
+import type { OutcomeLine } from './outcomes.js';
+import type { LoadedPlan, PlanMeta } from './plan.js';
+import type { JournalLine } from './submit-journal.js';
+
+/** Items `offset` to `offset + count` (exclusive) of a plan, as Array.prototype.slice takes them. */
+export interface ItemRange {
+  offset: number;
+  count: number;
+}
+
+/**
+ * Every method takes the PlanRef a workflow carries. A plan that cannot be read rejects with a
+ * non-retryable `PlanMissing` failure, an index outside it with `PlanIndexOutOfRange`.
+ */
+export interface RunStateStore {
+  /**
+   * Freezes `manifest` into its plan unless a complete plan for its hash is already there; the
+   * plan's meta (the existing one when reused, so the first preparation stays authoritative).
+   */
+  writePlan(manifest: LoadedManifest): Promise<{ ref: PlanRef; meta: PlanMeta }>;
+  /** The plan's settings alone, without its items; its hash is not checked. */
+  readPlanMeta(ref: PlanRef): Promise<PlanMeta>;
+  /** The whole plan: its settings and every item, in manifest order. */
+  readPlan(ref: PlanRef): Promise<LoadedPlan>;
+  /** The plan's settings and the items of `range`. */
+  readPlanItems(ref: PlanRef, range: ItemRange): Promise<{ meta: PlanMeta; items: PlannedItem[] }>;
+  /** The plan and its item at `index`. */
+  readPlanItem(ref: PlanRef, index: number): Promise<{ plan: LoadedPlan; item: PlannedItem }>;
+  /** Appends outcome lines of a shard (0-based); for an item, the last line appended wins. */
+  appendOutcomes(ref: PlanRef, shard: number, lines: readonly OutcomeLine[]): Promise<void>;
+  /** The valid outcome lines of one shard, or of every shard in shard order, as appended. */
+  readOutcomes(ref: PlanRef, shard?: number): Promise<OutcomeLine[]>;
+  /**
+   * The newest outcome of each of `items` (the plan's, by index). A line for an index whose id
+   * differs is not about this plan's item: it is ignored.
+   */
+  latestOutcomes(ref: PlanRef, items: readonly { id: string }[]): Promise<(OutcomeLine | undefined)[]>;
+  /**
+   * Records in the journal of shard workflow `workflowId` that a submit call created a task. The
+   * line must be durable (against the process dying) by the time this returns.
+   */
+  journalSubmit(ref: PlanRef, workflowId: string, line: JournalLine): Promise<void>;
+  /** The journal of shard workflow `workflowId`, in the order written; none before its first submit. */
+  readJournal(ref: PlanRef, workflowId: string): Promise<Partial<JournalLine>[]>;
+}

@@ -1,0 +1,114 @@
+// How a run starts its shards: how many submit at once, and what each is told (its items, its
+// limits, its place in the UI). Pure, so run.ts keeps only the order of things.
+import { SHARD_SIZE } from '../common/names.js';
+import { countAttributes, ITEMS_ATTRIBUTE, MANIFEST_ATTRIBUTE } from '../common/search-attributes.js';
+import type { PreparedRun, RunInput, ShardInput } from '../common/types.js';
+
+/** Defaults of the batch-lookup pacing when the plan does not say. */
+const POLL_MIN_MS = 1_000;
+const POLL_MAX_MS = 10_000;
+/** About how often running shards tell the run their progress, over the whole run (shardProgressSignal). */
+const RUN_DETAIL_UPDATES = 20;
+/**
+ * The submit rate a run plans its queue depth for when its rate is discovered and uncapped: above
+ * what most providers admit (the depth is bounded anyway, see submitQueueDepth).
+ */
+export const UNCAPPED_SUBMIT_RATE = 100;
+
+/**
+ * Shards submitting at once: enough to keep `max_in_flight` items at the API, plus one. A shard
+ * whose share is its whole size submits everything at once and hands off holding all of it
+ * (in-flight-shares.ts), so the next shard would find no slot free until a tail closed; with one
+ * shard more, each share is smaller than a shard and a shard submits its last items as its first
+ * ones finish, handing off with slots to spare.
+ */
+export function concurrentShards(shardCount: number, maxInFlight: number): number {
+  return Math.max(1, Math.min(shardCount, Math.ceil(maxInFlight / SHARD_SIZE) + 1));
+}
+
+/**
+ * Submits each shard keeps scheduled on the rate-limited queue: about 1.5 s of the run's rate
+ * between all of them, enough that the queue never runs dry between a call's answer and the next
+ * schedule. More only waits in the queue, and a waiting submit holds a `max_in_flight` slot: at
+ * 100 per shard, submits queued 12 s at 50 calls/s and the slots ran out before the rate did.
+ */
+export function submitQueueDepth(requestsPerSecond: number, parallelShards: number): number {
+  return Math.max(4, Math.min(100, Math.ceil((1.5 * requestsPerSecond) / parallelShards)));
+}
+
+function submitRateOf(plan: PreparedRun): number {
+  if (plan.rateCaps === undefined) return plan.requestsPerSecond;
+  return Math.min(plan.rateCaps.submit ?? Infinity, plan.rateCaps.all ?? Infinity, UNCAPPED_SUBMIT_RATE);
+}
+
+/** What the run knows when it starts shard `index`. */
+export interface ShardStart {
+  input: RunInput;
+  plan: PreparedRun;
+  runId: string;
+  /** The run's own execution: the fairness key of its governed calls. */
+  runExecutionId: string;
+  index: number;
+  /** Shards submitting at once (concurrentShards). */
+  parallel: number;
+  maxInFlight: number;
+  allowance: number | undefined;
+  deadlineAt: number | undefined;
+  learnedPollMs: number | undefined;
+  paused: boolean;
+  cancelled: boolean;
+}
+
+/** The shard's workflow input. */
+export function shardInput(start: ShardStart): ShardInput {
+  const { input, plan, index } = start;
+  const offset = index * SHARD_SIZE;
+  const count = Math.min(SHARD_SIZE, plan.itemCount - offset);
+  return {
+    plan: plan.plan,
+    runId: start.runId,
+    ...(input.apiAccount !== undefined ? { apiAccount: input.apiAccount } : {}),
+    ...(plan.rateCaps !== undefined ? { governed: { fairnessKey: start.runExecutionId } } : {}),
+    shard: { index, offset, count },
+    limits: {
+      maxInFlight: start.maxInFlight,
+      handOff: true,
+      progressStep: Math.max(1, Math.ceil(plan.itemCount / RUN_DETAIL_UPDATES)),
+      maxPendingSubmits: submitQueueDepth(submitRateOf(plan), start.parallel),
+      ...(start.allowance !== undefined ? { allowance: start.allowance } : {}),
+      retry: plan.retry,
+      ...(plan.taskTimeoutMs !== undefined ? { taskTimeoutMs: plan.taskTimeoutMs } : {}),
+      ...(start.deadlineAt !== undefined ? { deadlineAt: start.deadlineAt } : {}),
+      pollMinMs: plan.pollMinMs ?? POLL_MIN_MS,
+      pollMaxMs: plan.pollMaxMs ?? POLL_MAX_MS,
+      ...(start.learnedPollMs !== undefined ? { firstPollMs: start.learnedPollMs } : {}),
+      ...(input.webhookBaseUrl ? { webhookBaseUrl: input.webhookBaseUrl } : {}),
+      ...(input.tuning?.shardHistoryLimit ? { historyLimit: input.tuning.shardHistoryLimit } : {}),
+    },
+    paused: start.paused,
+    cancelled: start.cancelled,
+  };
+}
+
+/** The shard as the Temporal UI shows it: summary, memo, and search attributes when the run has them. */
+export function shardPresentation(
+  shard: ShardInput['shard'],
+  shardCount: number,
+  plan: PreparedRun,
+  manifestName?: string,
+) {
+  const { index, offset, count } = shard;
+  return {
+    staticSummary: `shard ${index + 1} of ${shardCount}: items[${offset}..${offset + count - 1}] of ${plan.name}`,
+    memo: { shard: index + 1, shards: shardCount, offset, count },
+    ...(manifestName !== undefined
+      ? {
+          typedSearchAttributes: [
+            { key: MANIFEST_ATTRIBUTE, value: manifestName },
+            { key: ITEMS_ATTRIBUTE, value: count },
+            ...countAttributes({ completed: 0, failed: 0 }, 0),
+          ],
+        }
+      : {}),
+  };
+}

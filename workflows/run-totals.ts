@@ -1,0 +1,82 @@
+// What a run's shards have done, as they tell it: the finished shards' results, the running
+// shards' last progress, and the budget not yet handed out. Pure bookkeeping for run.ts,
+// unit-tested without a server (test/run-totals.test.ts).
+import type { ApiCallCounts, ItemCounts, ShardProgress, ShardResult } from '../common/types.js';
+import { addTotals, normalizeCounts, zeroCounts } from './tracking.js';
+
+export interface FinishedTotals {
+  counts: ItemCounts;
+  creditsSpent: number;
+  apiCalls: ApiCallCounts;
+  images: number;
+  tasksGivenUp: number;
+}
+
+export class RunTotals {
+  readonly finished: FinishedTotals = {
+    counts: zeroCounts(),
+    creditsSpent: 0,
+    apiCalls: { submit: 0, lookup: 0, get: 0 },
+    images: 0,
+    tasksGivenUp: 0,
+  };
+  /** Items the deadline left unfinished. */
+  endedByDeadline = 0;
+  /**
+   * The lookup pace the last finished shard settled on. A new shard starts there rather than at
+   * the minimum: its first lookups would otherwise come before any task could have finished.
+   */
+  learnedPollMs: number | undefined;
+  /** The last progress each running shard told (shardProgressSignal), by shard index. */
+  readonly #told = new Map<number, ShardProgress>();
+  /** Budget not yet handed to a shard; a finished shard gives back what it did not spend. */
+  #unallocated: number | undefined;
+
+  constructor(budgetCredits: number | undefined) {
+    this.#unallocated = budgetCredits;
+  }
+
+  /** The credits shard may commit: its planned share, or what is left if less. Undefined: no budget. */
+  allocate(plannedCredits: number | undefined): number | undefined {
+    if (this.#unallocated === undefined) return undefined;
+    const allowance = Math.max(0, Math.min(this.#unallocated, plannedCredits ?? this.#unallocated));
+    this.#unallocated -= allowance;
+    return allowance;
+  }
+
+  told(progress: ShardProgress): void {
+    this.#told.set(progress.shard, progress);
+  }
+
+  /** A shard's result, with the allowance it was given. */
+  shardFinished(shard: number, result: ShardResult, allowance: number | undefined): void {
+    this.#told.delete(shard);
+    const { finished } = this;
+    addTotals(finished.counts, normalizeCounts(result.counts));
+    addTotals(finished.apiCalls, result.apiCalls);
+    finished.creditsSpent += result.creditsSpent;
+    finished.images += result.images;
+    finished.tasksGivenUp += result.tasksGivenUp ?? 0;
+    if (this.#unallocated !== undefined && allowance !== undefined)
+      this.#unallocated += allowance - result.creditsSpent;
+    if (result.pollMs !== undefined) this.learnedPollMs = result.pollMs;
+    this.endedByDeadline += result.endedByDeadline ?? 0;
+  }
+
+  /** What the finished shards did, plus what the running ones last told. */
+  sofar(): { counts: ItemCounts; credits: number } {
+    const counts = { ...this.finished.counts };
+    let credits = this.finished.creditsSpent;
+    for (const shard of this.#told.values()) {
+      addTotals(counts, shard.counts);
+      credits += shard.creditsSpent;
+    }
+    return { counts, credits };
+  }
+
+  /** A copy for the progress query. */
+  snapshot(): FinishedTotals {
+    const { finished } = this;
+    return { ...finished, counts: { ...finished.counts }, apiCalls: { ...finished.apiCalls } };
+  }
+}

@@ -1,0 +1,55 @@
+// The shard's collect step: read each finished task (from its webhook, else a GET) and store the
+// images of those that completed, in one activity per batch.
+import type { ApiCallCounts, PlanRef, StoreRequest } from '../common/types.js';
+import type { ActivitiesOn } from './activities.js';
+import type { ShardItems, TaskResult } from './shard-items.js';
+import { failureSummary } from './tracking.js';
+
+export interface Collector {
+  items: ShardItems;
+  activities: Pick<ActivitiesOn, 'fetchTask' | 'storeResults'>;
+  plan: PlanRef;
+  shardIndex: number;
+  /** The shard's call counts, which the GETs add to. */
+  apiCalls: ApiCallCounts;
+}
+
+export async function collectBatch(collector: Collector, batch: readonly number[]): Promise<void> {
+  const { items, activities, plan, shardIndex } = collector;
+  const toStore: StoreRequest[] = [];
+  await Promise.all(
+    batch.map(async (index) => {
+      try {
+        const request = items.settle(index, await resultOf(collector, index));
+        if (request) toStore.push(request);
+      } catch (error) {
+        items.finish(index, 'failed', failureSummary(error));
+      }
+    }),
+  );
+  if (toStore.length === 0) return;
+  try {
+    const { items: stored } = await activities.storeResults.executeWithOptions(
+      { summary: `store ${toStore.length} results` },
+      [{ plan, shard: shardIndex, items: toStore }],
+    );
+    items.stored(stored);
+  } catch (error) {
+    items.storeFailed(toStore, failureSummary(error));
+  }
+}
+
+/** The task's terminal state: from a webhook, else from a GET. */
+async function resultOf(
+  { items, activities, plan, apiCalls }: Collector,
+  index: number,
+): Promise<TaskResult> {
+  const fromWebhook = items.knownResult(index);
+  if (fromWebhook) return fromWebhook;
+  const taskId = items.taskIdOf(index);
+  const fetched = await activities.fetchTask.executeWithOptions({ summary: `fetch task ${taskId}` }, [
+    { plan, taskId },
+  ]);
+  apiCalls.get += fetched.calls ?? 1;
+  return fetched;
+}

@@ -1,0 +1,384 @@
+// The items of one shard and the rules that move them from queued to final: pure bookkeeping,
+// with no Temporal calls and no clock of its own, so it is unit-tested without a server
+// (test/shard-items.test.ts). The shard workflow (shard.ts) runs the lanes and the activities
+// and tells this class what each answer was. Counts by phase are kept as items move, so the
+// lanes' conditions cost nothing however often they are evaluated.
+import type {
+  ErrorSummary,
+  ItemCounts,
+  ItemStatus,
+  ShardCarriedState,
+  ShardLimits,
+  StoreRequest,
+  StoreResultsOutput,
+  TaskFinishedSignal,
+} from '../common/types.js';
+import {
+  countItems,
+  FINAL_PHASE,
+  firstOverdueAt,
+  isFinal,
+  lostTaskError,
+  overdueItems,
+  Phase,
+  shouldResubmit,
+  taskTimedOut,
+  type PhaseValue,
+} from './tracking.js';
+
+/** A finished task as a webhook or a GET told it. */
+export interface TaskResult {
+  status: string;
+  urls?: string[];
+  creditsCost?: number;
+  error?: ErrorSummary;
+}
+
+/** Webhooks kept for tasks whose submit has not returned yet (fast tasks outrun the activity result). */
+export const MAX_EARLY_WEBHOOKS = 1_000;
+
+const FAILED_WITHOUT_ERROR: ErrorSummary = {
+  type: 'GenerationFailed',
+  code: 'failed',
+  message: 'the task failed without an error',
+};
+
+export class ShardItems {
+  readonly #byPhase: number[] = new Array<number>(Object.keys(Phase).length).fill(0);
+  readonly #indexByTask = new Map<string, number>();
+  /** Results learned from webhooks: their items skip the GET. Not carried over continue-as-new. */
+  readonly #known = new Map<number, TaskResult>();
+  /** Webhooks for task ids not known yet: applied when their submit returns. Not carried over either. */
+  readonly #early = new Map<string, TaskFinishedSignal>();
+  /** Items the last lookup said were being generated: display only (the next lookup refills it). */
+  readonly #processing = new Set<number>();
+  /** Overdue items whose GET decides whether they are given up (see overdue()). */
+  readonly #confirming = new Set<number>();
+  /** Items whose task is finished, waiting for the collect lane. */
+  readonly #toCollect: number[] = [];
+  readonly #submittedAt: (number | null)[];
+
+  constructor(
+    /** Carried over continue-as-new as it is: every field that must survive lives here. */
+    readonly state: ShardCarriedState,
+    /** The shard's first item in the plan. */
+    private readonly offset: number,
+    /** The shard's limits (the run may raise maxInFlight while it runs). */
+    private readonly limits: ShardLimits,
+  ) {
+    this.#submittedAt = state.submittedAt ??= new Array<number | null>(state.phase.length).fill(null);
+    state.phase.forEach((phase, index) => {
+      this.#byPhase[phase]!++;
+      const taskId = state.taskIds[index];
+      if (taskId) this.#indexByTask.set(taskId, index);
+      if (phase === Phase.storing) this.#toCollect.push(index);
+    });
+  }
+
+  // ----- counts -----
+
+  count(phase: PhaseValue): number {
+    return this.#byPhase[phase] ?? 0;
+  }
+
+  /** Items the API has (or is being asked to take), including those whose images are being stored. */
+  atApi(): number {
+    return this.count(Phase.submitting) + this.count(Phase.submitted) + this.count(Phase.storing);
+  }
+
+  /** Something is left to do: at the API, or queued while submitting goes on. */
+  workLeft(submitting: boolean): boolean {
+    return this.atApi() > 0 || (submitting && this.count(Phase.queued) > 0);
+  }
+
+  counts(): ItemCounts {
+    return countItems(this.state.phase, this.#processing);
+  }
+
+  /**
+   * What the API charged: a task's credits_cost, counted from the moment its finished task is
+   * read, whether or not its images are stored yet (failed tasks are refunded, so they count 0).
+   */
+  creditsSpent(): number {
+    return this.state.credits.reduce((sum, credits) => sum + (credits ?? 0), 0);
+  }
+
+  /** Estimated credits of the tasks at the API whose charge is not read yet; undefined without a budget. */
+  creditsReserved(): number | undefined {
+    return this.state.estimates?.reduce(
+      (sum, estimate, i) => sum + (this.#chargeUnread(i) ? estimate : 0),
+      0,
+    );
+  }
+
+  /** Whether submitting the next queued item would commit more than `allowance` credits. */
+  nextWouldExceed(allowance: number): boolean {
+    const { phase, credits, estimates } = this.state;
+    const committed = phase.reduce((sum, p, i) => {
+      if (isFinal(p)) return sum + (credits[i] ?? 0);
+      return p === Phase.queued ? sum : sum + (estimates?.[i] ?? 0);
+    }, 0);
+    return committed + (estimates?.[phase.indexOf(Phase.queued)] ?? 0) > allowance;
+  }
+
+  /** When the first task at the API passes limits.task_timeout; Infinity when none can. */
+  firstOverdueAt(): number {
+    const timeoutMs = this.limits.taskTimeoutMs;
+    return timeoutMs === undefined
+      ? Number.POSITIVE_INFINITY
+      : firstOverdueAt(this.state.phase, this.#submittedAt, timeoutMs);
+  }
+
+  // ----- submitting -----
+
+  /** Takes the next queued item for a submit; returns its index and which attempt this is. */
+  startSubmit(): { index: number; attempt: number } {
+    const index = this.state.phase.indexOf(Phase.queued);
+    const attempt = (this.state.attempts[index] = (this.state.attempts[index] ?? 0) + 1);
+    this.#move(index, Phase.submitting);
+    return { index, attempt };
+  }
+
+  /** The API took the item: task `taskId`, accepted at `nowMs`. */
+  submitted(index: number, taskId: string, nowMs: number): void {
+    this.state.taskIds[index] = taskId;
+    this.#submittedAt[index] = nowMs;
+    this.#indexByTask.set(taskId, index);
+    this.#processing.delete(index); // a resubmitted item starts over
+    this.#move(index, Phase.submitted);
+    const webhookFirst = this.#early.get(taskId);
+    if (webhookFirst) {
+      this.#early.delete(taskId);
+      this.taskFinished(webhookFirst);
+    }
+  }
+
+  /** Back in the queue as if this attempt had not been made: the API did not take it. */
+  requeueUntried(index: number): void {
+    this.#move(index, Phase.queued);
+    this.state.attempts[index] = (this.state.attempts[index] ?? 1) - 1;
+  }
+
+  /** Ends the item (anything but completed) and records its outcome. */
+  finish(index: number, status: Exclude<ItemStatus, 'completed'>, error: ErrorSummary | null): void {
+    this.#move(index, FINAL_PHASE[status]);
+    this.state.outcomes.push({
+      index: this.offset + index,
+      status,
+      taskId: this.state.taskIds[index] ?? null,
+      attempts: this.state.attempts[index] ?? 0,
+      creditsCost: this.state.credits[index] ?? 0,
+      error,
+    });
+  }
+
+  /** Ends every item never submitted, as the reason for stopping says; returns those the deadline ended. */
+  endUnsubmitted(reason: { deadline?: ErrorSummary; cancelled: boolean }): number {
+    let endedByDeadline = 0;
+    this.state.phase.forEach((phase, index) => {
+      if (phase !== Phase.queued) return;
+      if (reason.deadline) {
+        endedByDeadline++;
+        this.finish(index, 'cancelled', reason.deadline);
+      } else if (reason.cancelled) {
+        this.finish(index, 'cancelled', {
+          type: 'Cancelled',
+          code: 'cancelled',
+          message: 'the run was cancelled before this item was submitted',
+        });
+      } else {
+        this.finish(index, 'skipped', {
+          type: 'BudgetExhausted',
+          code: 'budget_exhausted',
+          message: `submitting it would exceed the run's budget_credits`,
+        });
+      }
+    });
+    return endedByDeadline;
+  }
+
+  // ----- tracking -----
+
+  /** A webhook said the task finished. Duplicates and tasks of an earlier attempt change nothing. */
+  taskFinished(task: TaskFinishedSignal): void {
+    const index = this.#indexByTask.get(task.taskId);
+    if (index === undefined) {
+      if (this.#early.size < MAX_EARLY_WEBHOOKS) this.#early.set(task.taskId, task);
+      return;
+    }
+    if (this.state.phase[index] !== Phase.submitted || this.state.taskIds[index] !== task.taskId) return;
+    this.#known.set(index, task);
+    this.#readyToCollect(index);
+  }
+
+  /** The items at the API and their task ids, for a batch lookup. */
+  submittedTasks(): { indices: number[]; taskIds: string[] } {
+    const indices: number[] = [];
+    const taskIds: string[] = [];
+    this.state.phase.forEach((phase, index) => {
+      if (phase !== Phase.submitted) return;
+      indices.push(index);
+      taskIds.push(this.state.taskIds[index] ?? '');
+    });
+    return { indices, taskIds };
+  }
+
+  /**
+   * A batch lookup's statuses for `indices`: finished tasks go to the collect lane, lost ones
+   * end. Returns how many finished and the statuses pixelmill does not know.
+   */
+  lookedUp(
+    indices: readonly number[],
+    statuses: readonly string[],
+  ): { finished: number; unknown: { taskId: string; status: string }[] } {
+    let finished = 0;
+    const unknown: { taskId: string; status: string }[] = [];
+    statuses.forEach((status, k) => {
+      const index = indices[k] ?? -1;
+      if (this.state.phase[index] !== Phase.submitted) return; // a webhook got there first
+      if (status === 'completed' || status === 'failed') {
+        finished++;
+        this.#readyToCollect(index);
+        return;
+      }
+      const lost = lostTaskError(status);
+      if (lost) {
+        finished++;
+        this.finish(index, lost.code === 'task_expired' ? 'expired' : 'failed', lost);
+      } else if (status === 'processing') {
+        this.#processing.add(index);
+      } else if (status !== 'pending') {
+        unknown.push({ taskId: this.taskIdOf(index), status });
+      }
+    });
+    return { finished, unknown };
+  }
+
+  /**
+   * Tasks unfinished past limits.task_timeout at `nowMs`. A lookup's word is not enough to
+   * abandon a task (and pay for it again): one garbled answer reads as a status pixelmill does
+   * not know. So each goes to the collect lane, whose GET either finds it finished or confirms
+   * it is not (then settle() gives it up).
+   */
+  overdue(nowMs: number): void {
+    const timeoutMs = this.limits.taskTimeoutMs;
+    if (timeoutMs === undefined) return;
+    for (const index of overdueItems(this.state.phase, this.#submittedAt, nowMs, timeoutMs)) {
+      this.#processing.delete(index);
+      this.#confirming.add(index);
+      this.#readyToCollect(index);
+    }
+  }
+
+  // ----- collecting -----
+
+  /** Up to `size` items whose task is finished, for the collect lane. */
+  takeToCollect(size: number): number[] {
+    return this.#toCollect.splice(0, size);
+  }
+
+  hasToCollect(): boolean {
+    return this.#toCollect.length > 0;
+  }
+
+  /** What a webhook already told about the item's task: no GET needed. */
+  knownResult(index: number): TaskResult | undefined {
+    return this.#known.get(index);
+  }
+
+  taskIdOf(index: number): string {
+    return this.state.taskIds[index] ?? '';
+  }
+
+  /**
+   * The item's task as a GET or webhook told it. Returns what to store when it completed with
+   * images; otherwise the item is resubmitted, ended, given up, or polled again.
+   */
+  settle(index: number, result: TaskResult): StoreRequest | undefined {
+    this.#known.delete(index);
+    const overdue = this.#confirming.delete(index);
+    // A task still running shows its reservation, which is not a charge yet.
+    if (result.status === 'completed' || result.status === 'failed')
+      this.state.credits[index] = result.creditsCost ?? 0;
+    const lost = lostTaskError(result.status);
+    if (result.status === 'completed' && result.urls?.length) {
+      return {
+        index: this.offset + index,
+        taskId: this.taskIdOf(index),
+        urls: result.urls,
+        attempts: this.state.attempts[index] ?? 1,
+        creditsCost: result.creditsCost ?? 0,
+      };
+    } else if (result.status === 'failed') {
+      this.state.credits[index] = 0;
+      if (this.#resubmits(index, result.error)) this.#requeue(index);
+      else this.finish(index, 'failed', result.error ?? FAILED_WITHOUT_ERROR);
+    } else if (lost) {
+      this.finish(index, lost.code === 'task_expired' ? 'expired' : 'failed', lost);
+    } else if (overdue) {
+      this.#giveUp(index); // the GET confirms it: still unfinished past limits.task_timeout
+    } else {
+      this.#move(index, Phase.submitted); // not terminal after all (or no URLs yet): keep polling
+    }
+    return undefined;
+  }
+
+  /** What the store activity did with the items sent to it. */
+  stored(items: StoreResultsOutput['items']): void {
+    for (const item of items) {
+      const index = item.index - this.offset;
+      if (item.status === 'completed') {
+        this.#move(index, Phase.completed);
+        this.state.images += item.images;
+      } else {
+        this.finish(index, item.status, item.error ?? null);
+      }
+    }
+  }
+
+  /** The store activity failed for all of `requests`. */
+  storeFailed(requests: readonly StoreRequest[], failure: ErrorSummary): void {
+    for (const request of requests) this.finish(request.index - this.offset, 'failed', failure);
+  }
+
+  // ----- internals -----
+
+  #move(index: number, phase: PhaseValue): void {
+    const from = this.state.phase[index]!;
+    this.#byPhase[from]!--;
+    this.#byPhase[phase]!++;
+    this.state.phase[index] = phase;
+  }
+
+  #readyToCollect(index: number): void {
+    this.#move(index, Phase.storing);
+    this.#toCollect.push(index);
+  }
+
+  #requeue(index: number): void {
+    this.#move(index, Phase.queued);
+    this.state.taskIds[index] = null;
+    this.#submittedAt[index] = null;
+  }
+
+  #resubmits(index: number, error: ErrorSummary | undefined): boolean {
+    return shouldResubmit(error, this.state.attempts[index] ?? 1, this.limits.retry);
+  }
+
+  /** Gives up an overdue task: resubmitted if the retry policy says so, else failed. */
+  #giveUp(index: number): void {
+    const error = taskTimedOut(this.state.taskIds[index] ?? null, this.limits.taskTimeoutMs ?? 0);
+    this.state.givenUp = (this.state.givenUp ?? 0) + 1;
+    if (this.#resubmits(index, error)) this.#requeue(index);
+    else this.finish(index, 'failed', error);
+  }
+
+  #chargeUnread(i: number): boolean {
+    const phase = this.state.phase[i];
+    return (
+      phase === Phase.submitting ||
+      phase === Phase.submitted ||
+      (phase === Phase.storing && !this.state.credits[i])
+    );
+  }
+}

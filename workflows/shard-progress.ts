@@ -1,0 +1,74 @@
+// What a shard tells about itself: its progress (query and the run's signal), the UI's current
+// details, and the search attributes. Told often enough to be live, seldom enough to keep the
+// history small.
+import {
+  getExternalWorkflowHandle,
+  setCurrentDetails,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import { shardProgressSignal } from '../common/names.js';
+import { countAttributes, MANIFEST_ATTRIBUTE } from '../common/search-attributes.js';
+import type { ShardInput, ShardProgress } from '../common/types.js';
+import { plural } from '../common/words.js';
+import type { ShardItems } from './shard-items.js';
+import { finishedItems } from './tracking.js';
+
+/** Finished items between search-attribute upserts: about ten per shard, not one per item. */
+const PUBLISH_STEP = 50;
+
+export class ShardProgressPublisher {
+  /** Only if the run passed its search attributes on (common/search-attributes.ts). */
+  readonly #indexed = workflowInfo().typedSearchAttributes.get(MANIFEST_ATTRIBUTE) !== undefined;
+  #publishedFinished: number;
+  #toldRun: number;
+
+  constructor(
+    private readonly input: ShardInput,
+    private readonly items: ShardItems,
+  ) {
+    this.#publishedFinished = this.#toldRun = finishedItems(items.counts());
+  }
+
+  progress(): ShardProgress {
+    const { state: s } = this.items;
+    const reserved = this.items.creditsReserved();
+    return {
+      shard: this.input.shard.index,
+      counts: this.items.counts(),
+      creditsSpent: this.items.creditsSpent(),
+      ...(reserved !== undefined ? { creditsReserved: reserved } : {}),
+      apiCalls: { ...s.apiCalls },
+      images: s.images,
+      tasksGivenUp: s.givenUp ?? 0,
+      paused: s.paused,
+      cancelled: s.cancelled,
+    };
+  }
+
+  /**
+   * The UI's current details on every call; the run's, every limits.progressStep items; the
+   * search attributes every PUBLISH_STEP items, or now when `force`.
+   */
+  publish(force: boolean): void {
+    const counts = this.items.counts();
+    const done = finishedItems(counts);
+    const givenUp = this.items.state.givenUp;
+    setCurrentDetails(
+      `${done} of ${plural(this.input.shard.count, 'item')} final: ${counts.completed} completed, ${counts.failed} failed; ` +
+        `${counts.submitted + counts.processing} at the API, ${counts.storing} storing, ${counts.queued} queued.` +
+        (givenUp ? ` ${plural(givenUp, 'task')} given up after limits.task_timeout.` : ''),
+    );
+    const step = this.input.limits.progressStep;
+    if (step !== undefined && Math.floor(done / step) > Math.floor(this.#toldRun / step)) {
+      this.#toldRun = done;
+      void getExternalWorkflowHandle(this.input.runId)
+        .signal(shardProgressSignal, this.progress())
+        .catch(() => undefined);
+    }
+    const published = this.#publishedFinished;
+    if (!this.#indexed || done === published || (!force && done - published < PUBLISH_STEP)) return;
+    this.#publishedFinished = done;
+    upsertSearchAttributes(countAttributes(counts, this.items.creditsSpent()));
+  }
+}
