@@ -4,6 +4,7 @@
 // (`expired`, `not_found`) for the workflow to act on, not failures.
 import { ApplicationFailure } from '@temporalio/activity';
 import { NotFoundError, type GenerationRequest } from '../api/index.js';
+import { FailureType } from '../common/failure-types.js';
 import type {
   FetchTaskInput,
   FetchTaskOutput,
@@ -93,7 +94,7 @@ export function apiCallActivities({ runState, clients, gate, evidence }: ApiCall
     if (input.notAfter !== undefined && Date.now() >= input.notAfter) {
       throw ApplicationFailure.nonRetryable(
         "the run's deadline passed before this submit was sent",
-        'DeadlinePassed',
+        FailureType.DeadlinePassed,
       );
     }
     let result;
@@ -151,7 +152,7 @@ export function apiCallActivities({ runState, clients, gate, evidence }: ApiCall
     if (!TERMINAL_STATUSES.has(task.status) && attempt < FETCH_ATTEMPTS_WHILE_UNFINISHED) {
       throw ApplicationFailure.retryable(
         `task ${input.taskId} was reported finished, but its GET answered status "${task.status}"`,
-        'TaskNotFinished',
+        FailureType.TaskNotFinished,
       );
     }
     const output: FetchTaskOutput = { status: task.status, calls: callsMade() };

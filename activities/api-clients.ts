@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
 import { createImageApiClient, type ImageApiClient } from '../api/index.js';
 import { isUserError } from '../common/errors.js';
+import { FailureType } from '../common/failure-types.js';
 import type { ResolvedDeps } from './deps.js';
 import type { PlanMeta } from '../runstate/index.js';
 
@@ -12,7 +13,7 @@ export const FALLBACK_API_KEY_ENV = 'PIXELMILL_API_KEY';
 export const API_BASE_URL_ENV = 'PIXELMILL_API_BASE_URL';
 
 function notConfigured(message: string): ApplicationFailure {
-  return ApplicationFailure.create({ type: 'ApiNotConfigured', message, nonRetryable: true });
+  return ApplicationFailure.create({ type: FailureType.ApiNotConfigured, message, nonRetryable: true });
 }
 
 export class ApiClients {

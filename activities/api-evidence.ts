@@ -17,6 +17,7 @@
 // heartbeat details, so a retry on another worker, or on a restarted one, decides the same.
 import { ApplicationFailure } from '@temporalio/activity';
 import { isImageApiError, RateLimitError, type ImageApiError } from '../api/index.js';
+import { FailureType } from '../common/failure-types.js';
 import { activityContext, recordDetails } from './context.js';
 import { toActivityFailure } from './failures.js';
 
@@ -227,12 +228,12 @@ export async function submitFailure(
     `${error.message} (the same answer ${same} times in ${seconds} s, while the API ` +
     `accepted ${others.accepted} other submits and failed ${others.failed})`;
   return ApplicationFailure.create({
-    type: 'SubmitRefused',
+    type: FailureType.SubmitRefused,
     message,
     nonRetryable: true,
     details: [
       {
-        type: 'SubmitRefused',
+        type: FailureType.SubmitRefused,
         code: error.apiCode ?? error.code,
         message,
         ...(error.httpStatus !== undefined ? { httpStatus: error.httpStatus } : {}),

@@ -7,6 +7,7 @@
 // together at most the limit plus one call per worker; the tolerance the tests allow and
 // README.md documents. A worker serving two runs at once paces by the rate of each call's run.
 import { ApplicationFailure } from '@temporalio/activity';
+import { FailureType } from '../common/failure-types.js';
 
 export interface PacerClock {
   now(): number;
@@ -46,7 +47,7 @@ export class CallPacer {
     const expected = Math.max(arrived, this.#due + interval * (this.#waiting + 1));
     if (expected - arrived > MAX_PACER_WAIT_MS) {
       throw ApplicationFailure.create({
-        type: 'PacerBacklog',
+        type: FailureType.PacerBacklog,
         message: `this worker's API calls are booked ${Math.round((expected - arrived) / 1000)} s ahead; trying later`,
         nextRetryDelay: Math.min(expected - arrived, 30_000),
         category: 'BENIGN',

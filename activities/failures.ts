@@ -6,16 +6,12 @@
 // failures are BENIGN, so a storm of them is not logged as hundreds of warnings. Storage errors
 // (storage/errors.ts) are mapped here the same way.
 import { ApplicationFailure } from '@temporalio/activity';
+import { errorSummary, type FailureDetails } from '../common/errors.js';
 import { isStorageError } from '../storage/errors.js';
-import {
-  RateLimitError,
-  isImageApiError,
-  toErrorSummary,
-  type ErrorSummary as ApiErrorSummary,
-} from '../api/index.js';
+import { RateLimitError, isImageApiError, toFailureDetails } from '../api/index.js';
 
-/** Details attached to an API failure: the error summary, plus whether a submit may have landed. */
-export interface ApiFailureDetails extends ApiErrorSummary {
+/** Details attached to an API failure: its failure details, plus whether a submit may have landed. */
+export interface ApiFailureDetails extends FailureDetails {
   /** True when the request may have been acted on although it failed (matters for submit). */
   outcomeUnknown: boolean;
 }
@@ -34,11 +30,11 @@ export function toActivityFailure(error: unknown, retryDelayMs?: number): unknow
       type: error.name,
       message: error.message,
       nonRetryable: !error.retryable,
-      details: [{ type: error.name, code: error.code, message: error.message }],
+      details: [errorSummary(error)],
     });
   }
   if (!isImageApiError(error)) return error;
-  const details: ApiFailureDetails = { ...toErrorSummary(error), outcomeUnknown: error.outcomeUnknown };
+  const details: ApiFailureDetails = { ...toFailureDetails(error), outcomeUnknown: error.outcomeUnknown };
   return ApplicationFailure.create({
     type: error.name,
     message: error.message,

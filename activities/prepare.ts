@@ -3,6 +3,7 @@
 // started with: a run never mixes two versions of a catalog.
 import { ApplicationFailure } from '@temporalio/activity';
 import { isUserError } from '../common/errors.js';
+import { FailureType } from '../common/failure-types.js';
 import { SHARD_SIZE } from '../common/names.js';
 import type { PlanShardInput, PlanShardOutput, PreparedRun, PrepareRunInput } from '../common/types.js';
 import { loadManifest, type LoadedManifest } from '../manifest/load.js';
@@ -22,7 +23,7 @@ function load(manifestFile: string): LoadedManifest {
     const shown = error.problems.slice(0, PROBLEMS_IN_MESSAGE).join('; ');
     const more = error.problems.length > PROBLEMS_IN_MESSAGE ? '; ...' : '';
     throw ApplicationFailure.create({
-      type: 'ManifestInvalid',
+      type: FailureType.ManifestInvalid,
       message: shown === '' ? error.message : `${error.message}: ${shown}${more}`,
       nonRetryable: true,
       details: [{ code: error.code, problems: error.problems }],
@@ -56,7 +57,7 @@ async function preparePlan(
   const manifest = load(input.manifestFile);
   if (manifest.hash !== input.manifestHash) {
     throw ApplicationFailure.create({
-      type: 'ManifestChanged',
+      type: FailureType.ManifestChanged,
       message: 'the manifest changed since this run started; run it with --new-run to start over',
       nonRetryable: true,
     });

@@ -7,6 +7,7 @@
 import { ApplicationFailure, type Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { RateLimitError, ImageApiError } from '../api/index.js';
+import { FailureType } from '../common/failure-types.js';
 import { accountOfQueue, runIdOfShard } from '../common/names.js';
 import type { ApiGroup, RateCaps } from '../governor/types.js';
 import { ApiWorkerFleet } from './api-fleet.js';
@@ -59,7 +60,7 @@ export class RateGate {
     const held = grant.holdUntilMs - this.options.now();
     if (held > MAX_PACER_WAIT_MS) {
       throw ApplicationFailure.create({
-        type: 'RateHeld',
+        type: FailureType.RateHeld,
         message: `the provider asked for no calls until ${new Date(grant.holdUntilMs).toISOString()}`,
         nextRetryDelay: held,
         category: 'BENIGN',

@@ -5,6 +5,7 @@
 // which is what makes the limit global. Workers also pace their own calls (call-pacer.ts).
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { isGrpcServiceError } from '@temporalio/client';
+import { FailureType } from '../common/failure-types.js';
 import { taskQueuesOf } from '../common/names.js';
 import type { ApplyGroupRatesInput, ConfigureRateLimitInput } from '../common/types.js';
 import { TASK_QUEUE_TYPE_ACTIVITY } from '../temporal/task-queues.js';
@@ -23,7 +24,7 @@ export async function configureRateLimit(input: ConfigureRateLimitInput): Promis
   const taskQueue = input.taskQueue ?? taskQueuesOf(undefined).api;
   if (!Number.isFinite(requestsPerSecond) || requestsPerSecond <= 0) {
     throw ApplicationFailure.create({
-      type: 'InvalidRateLimit',
+      type: FailureType.InvalidRateLimit,
       message: `requests_per_second must be a positive number, got ${requestsPerSecond}`,
       nonRetryable: true,
     });

@@ -1,8 +1,7 @@
 // The recordOutcomes activity: an adapter from a shard's final outcomes to the run state's
 // outcome lines (runstate/outcomes.ts).
-import { ApplicationFailure } from '@temporalio/activity';
 import type { RecordOutcomesInput } from '../common/types.js';
-import type { OutcomeLine, RunStateStore } from '../runstate/index.js';
+import { planIndexOutOfRange, type OutcomeLine, type RunStateStore } from '../runstate/index.js';
 
 /**
  * recordOutcomes: the final lines of items that did not end with stored images. Images that
@@ -18,11 +17,7 @@ export function recordOutcomesActivity(runState: RunStateStore) {
     const lines = input.outcomes.map((outcome): OutcomeLine => {
       const item = items[outcome.index];
       if (item === undefined) {
-        throw ApplicationFailure.create({
-          type: 'PlanIndexOutOfRange',
-          message: `item index ${outcome.index} is not in the plan (0..${items.length - 1})`,
-          nonRetryable: true,
-        });
+        throw planIndexOutOfRange(outcome.index, items.length);
       }
       const previous = earlier.get(outcome.index);
       return {

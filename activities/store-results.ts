@@ -11,6 +11,8 @@ import { setMaxListeners } from 'node:events';
 import type { Context } from '@temporalio/activity';
 import { activityContext, whileAlive } from './context.js';
 import { isImageApiError, ResultExpiredError, type ImageApiClient } from '../api/index.js';
+import { errorSummary } from '../common/errors.js';
+import { FailureType } from '../common/failure-types.js';
 import type {
   ErrorSummary,
   StoredItem,
@@ -28,13 +30,13 @@ import type { ImageRecord, LoadedPlan, RunStateStore } from '../runstate/index.j
 import { extensionFor, renderResultPath } from '../manifest/result-paths.js';
 
 export const RESULT_EXPIRED: ErrorSummary = {
-  type: 'ResultExpired',
+  type: FailureType.ResultExpired,
   code: 'result_expired',
   message: 'result URL expired before it was stored',
 };
 
 export const NO_RESULT_URLS: ErrorSummary = {
-  type: 'NoResultUrls',
+  type: FailureType.NoResultUrls,
   code: 'no_result_urls',
   message: 'the task completed without result URLs',
 };
@@ -119,7 +121,7 @@ async function storeItem(ctx: StoreContext, request: StoreRequest, item: Planned
         return {
           status: 'failed',
           images,
-          error: { type: error.name, code: error.code, message: error.message },
+          error: errorSummary(error),
         };
       }
       throw toActivityFailure(error);

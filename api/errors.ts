@@ -6,6 +6,7 @@
 // by name, and bundlers or refactors must not be able to change it. `code` is stable and
 // machine-readable (lower-case, `api_` prefix, distinct from the server's own `apiCode`).
 // Messages are one line and never contain the API key, request headers or request bodies.
+import { errorSummary, PixelmillError, type FailureDetails } from '../common/errors.js';
 
 export interface ImageApiErrorDetails {
   /** The endpoint as a template, e.g. `GET /v1/tasks/{id}` or `GET {result_url}`. */
@@ -26,7 +27,7 @@ export interface ImageApiErrorDetails {
   cause?: unknown;
 }
 
-export class ImageApiError extends Error {
+export class ImageApiError extends PixelmillError {
   override name = 'ImageApiError';
   readonly code: string;
   readonly retryable: boolean;
@@ -174,30 +175,15 @@ export function isImageApiError(error: unknown): error is ImageApiError {
   return error instanceof ImageApiError;
 }
 
-/** A plain, serialisable description of a failure (e.g. to build a Temporal ApplicationFailure). */
-export interface ErrorSummary {
-  /** The class name, e.g. `RateLimitError`: what `nonRetryableErrorTypes` matches. */
-  type: string;
-  code: string;
-  message: string;
-  retryable: boolean;
-  retryAfterMs?: number;
-}
-
 /**
- * Summarises any thrown value. Errors from outside the client are reported as retryable,
+ * Describes any thrown value. Errors from outside the client are reported as retryable,
  * as Temporal would treat an unclassified failure; its retry policy bounds the attempts.
  */
-export function toErrorSummary(error: unknown): ErrorSummary {
+export function toFailureDetails(error: unknown): FailureDetails {
   if (error instanceof ImageApiError) {
-    const summary: ErrorSummary = {
-      type: error.name,
-      code: error.code,
-      message: error.message,
-      retryable: error.retryable,
-    };
-    if (error.retryAfterMs !== undefined) summary.retryAfterMs = error.retryAfterMs;
-    return summary;
+    const details: FailureDetails = { ...errorSummary(error), retryable: error.retryable };
+    if (error.retryAfterMs !== undefined) details.retryAfterMs = error.retryAfterMs;
+    return details;
   }
   if (error instanceof Error) {
     const code = (error as { code?: unknown }).code;

@@ -24,8 +24,7 @@ export {
   ResultExpiredError,
   ServerError,
   TimeoutError,
-  toErrorSummary,
-  type ErrorSummary,
+  toFailureDetails,
   type ImageApiErrorDetails,
   type ResultDownloadErrorCode,
 } from './errors.js';

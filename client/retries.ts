@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { stringify as toYaml } from 'yaml';
 import { writeFileAtomic, type LoadedPlan, type OutcomeLine, type PlanMeta } from '../runstate/index.js';
 import { SHARD_SIZE } from '../common/names.js';
+import { FailureType } from '../common/failure-types.js';
 import { readJsonFile } from '../common/state-file.js';
 import type { ApiCallCounts, PlanRef } from '../common/types.js';
 import type { PlannedItem } from '../manifest/normalize.js';
@@ -181,7 +182,11 @@ export async function foldRetryOutcomes(
 const CONTENT_POLICY = { types: new Set(['content_policy_violation']), codes: new Set(['content_blocked']) };
 /** A parameter refused: a 400 at submit, a request the client would not send, or such a task error. */
 const INVALID_REQUEST = {
-  types: new Set(['BadRequestError', 'InvalidRequestError', 'invalid_request_error']),
+  types: new Set<string>([
+    FailureType.BadRequestError,
+    FailureType.InvalidRequestError,
+    'invalid_request_error',
+  ]),
   codes: new Set(['api_bad_request', 'api_invalid_request']),
 };
 

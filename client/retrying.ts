@@ -2,6 +2,7 @@
 // that cannot be reached, a store that refuses writes. Temporal retries such failures patiently,
 // so the run's counts do not move and would hide them; the display and `status` show this instead.
 import type { Client } from '@temporalio/client';
+import { FailureType } from '../common/failure-types.js';
 import { timestampMs } from '../temporal/task-queues.js';
 
 export interface Retrying {
@@ -16,7 +17,7 @@ export interface Retrying {
 }
 
 /** Retries that are the service working as designed, not trouble: the rate limit, a lagging GET. */
-const ROUTINE = new Set(['RateLimitError', 'TaskNotFinished']);
+const ROUTINE = new Set<string>([FailureType.RateLimitError, FailureType.TaskNotFinished]);
 
 /** The most retried failing activity of these workflows, or undefined when none is failing. */
 export async function retryingNow(client: Client, workflowIds: readonly string[], nowMs = Date.now()) {

@@ -1,10 +1,34 @@
-// Errors a user can fix (bad manifest, bad config, unreachable service). The CLI prints their
-// message as one line, without a stack trace; anything else is a bug and keeps its stack.
+// The root of pixelmill's errors, and the errors a user can fix (bad manifest, bad config,
+// unreachable service). The CLI prints a UserError's message as one line, without a stack trace;
+// anything else is a bug and keeps its stack.
+//
+// Every class sets `name` explicitly: Temporal matches failure types by name (common/failure-types.ts
+// lists those that reach it), and bundlers or refactors must not be able to change it.
+import type { ErrorSummary } from './types.js';
 
-export class UserError extends Error {
+export abstract class PixelmillError extends Error {
+  /** Stable, machine-readable identifier, lower-case, e.g. `config_invalid`. */
+  abstract readonly code: string;
+  /** Whether another attempt may succeed; the single source of truth for retry decisions. */
+  abstract readonly retryable: boolean;
+}
+
+/** An error as the report's `{type, code, message}`: its name is the type. */
+export function errorSummary(error: PixelmillError): ErrorSummary {
+  return { type: error.name, code: error.code, message: error.message };
+}
+
+/** A summary plus what decides a retry (e.g. to build a Temporal ApplicationFailure). */
+export interface FailureDetails extends ErrorSummary {
+  retryable: boolean;
+  /** How long the server asked us to wait (Retry-After), in milliseconds. */
+  retryAfterMs?: number;
+}
+
+export class UserError extends PixelmillError {
   override name = 'UserError';
-  /** Stable, machine-readable identifier, e.g. `config_invalid`. */
   readonly code: string;
+  readonly retryable = false;
   /** Every problem found, each `where: what` (for config and manifest validation). */
   readonly problems: readonly string[];
 

@@ -6,7 +6,9 @@ import type { RateCaps } from '../governor/types.js';
 /** Final status of an item in report.jsonl. */
 export type ItemStatus = 'completed' | 'failed' | 'cancelled' | 'expired' | 'skipped';
 
+/** A failure as report.jsonl gives it; common/errors.ts's FailureDetails adds what decides a retry. */
 export interface ErrorSummary {
+  /** The failure type (common/failure-types.ts), e.g. `RateLimitError`: what workflows match. */
   type: string;
   code: string;
   message: string;

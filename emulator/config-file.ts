@@ -7,9 +7,11 @@
 import { readFileSync } from 'node:fs';
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import { UserError } from '../common/errors.js';
+import { formatPath } from '../common/problems.js';
+import { plural } from '../common/words.js';
 import {
+  CONFIG_ROOT,
   DEFAULT_EMULATOR_CONFIG,
-  formatConfigPath,
   mergeOverDefaults,
   validateEmulatorConfig,
   type EmulatorConfig,
@@ -47,7 +49,7 @@ export function parseEmulatorConfigText(text: string, file: string): EmulatorCon
   // in the file are reported in the same run instead of one fix-and-retry cycle per problem.
   const raw: unknown = doc.toJS() ?? {};
   if (typeof raw !== 'object' || Array.isArray(raw)) {
-    problems.push({ offset: 0, text: `${at(0)} (root): expected a mapping of settings` });
+    problems.push({ offset: 0, text: `${at(0)} ${CONFIG_ROOT}: expected a mapping of settings` });
   } else {
     const { config, problems: schemaProblems } = validateEmulatorConfig(
       mergeOverDefaults(DEFAULT_EMULATOR_CONFIG, raw),
@@ -56,13 +58,16 @@ export function parseEmulatorConfigText(text: string, file: string): EmulatorCon
     for (const problem of schemaProblems) {
       const { unknownKeyAt } = problem;
       const offset = offsetOf(doc, unknownKeyAt ?? problem.path, unknownKeyAt !== undefined);
-      problems.push({ offset, text: `${at(offset)} ${formatConfigPath(problem.path)}: ${problem.message}` });
+      problems.push({
+        offset,
+        text: `${at(offset)} ${formatPath(problem.path, CONFIG_ROOT)}: ${problem.message}`,
+      });
     }
   }
   problems.sort((a, b) => a.offset - b.offset);
   throw new UserError(
     'emulator_config_invalid',
-    `invalid emulator config ${file} (${problems.length} problem${problems.length === 1 ? '' : 's'})`,
+    `invalid emulator config ${file} (${plural(problems.length, 'problem')})`,
     problems.map((p) => p.text),
   );
 }

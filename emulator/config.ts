@@ -5,6 +5,8 @@
 // follows parse -> normalize -> validate; this module owns the last two, config-file.ts the first.
 import { z } from 'zod';
 import { UserError } from '../common/errors.js';
+import { formatPath } from '../common/problems.js';
+import { plural } from '../common/words.js';
 
 export const KEY_STATUSES = ['active', 'disabled', 'expired'] as const;
 export type KeyStatus = (typeof KEY_STATUSES)[number];
@@ -256,12 +258,8 @@ export function validateEmulatorConfig(input: unknown): {
   return { problems };
 }
 
-export function formatConfigPath(path: readonly PropertyKey[]): string {
-  if (path.length === 0) return '(root)';
-  return path
-    .map((part, i) => (typeof part === 'number' ? `[${part}]` : `${i === 0 ? '' : '.'}${String(part)}`))
-    .join('');
-}
+/** How a config's problems name the config itself. */
+export const CONFIG_ROOT = '(root)';
 
 /**
  * A change to the rate limits of a running emulator (PUT /_emulator/rate-limits, setRateLimits):
@@ -288,8 +286,8 @@ export function validateRateLimitsChange(input: unknown): {
   if (result.success) return { change: result.data, problems: [] };
   const problems = result.error.issues.flatMap((issue) =>
     issue.code === 'unrecognized_keys'
-      ? issue.keys.map((key) => `${formatConfigPath([...issue.path, key])}: unknown key`)
-      : [`${formatConfigPath(issue.path)}: ${issue.message}`],
+      ? issue.keys.map((key) => `${formatPath([...issue.path, key], CONFIG_ROOT)}: unknown key`)
+      : [`${formatPath(issue.path, CONFIG_ROOT)}: ${issue.message}`],
   );
   return { problems };
 }
@@ -302,7 +300,7 @@ export function parseEmulatorConfig(input: unknown): EmulatorConfig {
   if (config) return config;
   throw new UserError(
     'emulator_config_invalid',
-    `invalid emulator config (${problems.length} problem${problems.length === 1 ? '' : 's'})`,
-    problems.map((p) => `${formatConfigPath(p.path)}: ${p.message}`),
+    `invalid emulator config (${plural(problems.length, 'problem')})`,
+    problems.map((p) => `${formatPath(p.path, CONFIG_ROOT)}: ${p.message}`),
   );
 }

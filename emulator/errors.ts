@@ -4,6 +4,7 @@
 // (docs/emulator.md), and the message texts live in i18n.ts.
 import type { ErrorEnvelope, Language, TaskError } from './wire.js';
 import { renderMessage, type MessageVars } from './i18n.js';
+import { PixelmillError } from '../common/errors.js';
 
 interface ErrorDef {
   readonly status: number;
@@ -104,16 +105,22 @@ export function taskError(code: TaskErrorCode, language: Language): TaskError {
   };
 }
 
-/** A request-level failure raised inside a route handler; the server turns it into the envelope. */
-export class EmulatorApiError extends Error {
+/**
+ * A request-level failure raised inside a route handler; the server turns it into the envelope.
+ * Retryable as its status is: a 429 or a 5xx.
+ */
+export class EmulatorApiError extends PixelmillError {
   override name = 'EmulatorApiError';
   readonly code: ApiErrorCode;
+  readonly retryable: boolean;
   readonly vars: MessageVars | undefined;
   readonly headers: Record<string, string> | undefined;
 
   constructor(code: ApiErrorCode, vars?: MessageVars, headers?: Record<string, string>) {
     super(code);
     this.code = code;
+    const status = errorStatus(code);
+    this.retryable = status === 429 || status >= 500;
     this.vars = vars;
     this.headers = headers;
   }

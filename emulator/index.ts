@@ -3,6 +3,7 @@
 // config with `loadEmulatorConfig`. docs/emulator.md documents the config and every error code.
 import type { AddressInfo } from 'node:net';
 import { UserError } from '../common/errors.js';
+import { plural } from '../common/words.js';
 import { systemClock, type Clock } from './clock.js';
 import {
   parseEmulatorConfig,
@@ -118,7 +119,7 @@ export async function startEmulator(options: StartEmulatorOptions = {}): Promise
       if (problems.length === 0) return limits;
       throw new EmulatorRateLimitsError(
         'emulator_rate_limits_invalid',
-        `invalid rate limits (${problems.length} problem${problems.length === 1 ? '' : 's'})`,
+        `invalid rate limits (${plural(problems.length, 'problem')})`,
         problems,
       );
     },

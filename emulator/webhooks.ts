@@ -8,6 +8,7 @@
 // and error codes, never messages that could quote a header.
 import { createHmac } from 'node:crypto';
 import { Agent, request } from 'undici';
+import { PixelmillError } from '../common/errors.js';
 import { systemClock, type Clock, type Timer } from './clock.js';
 
 /** Gaps before the 1st, 2nd and 3rd retry, in unscaled milliseconds; no retry after the third. */
@@ -23,9 +24,10 @@ const DEFAULT_MIN_ATTEMPT_TIMEOUT_MS = 1_000;
 /** A receiver's response body is read (so the connection can be reused) up to this size, then cut. */
 const MAX_RESPONSE_BYTES = 64 * 1024;
 
-export class WebhookConfigError extends Error {
+export class WebhookConfigError extends PixelmillError {
   override name = 'WebhookConfigError';
   readonly code: 'webhook_url_invalid' | 'webhook_option_invalid';
+  readonly retryable = false;
 
   constructor(code: WebhookConfigError['code'], message: string) {
     super(message);

@@ -10,7 +10,9 @@ import { readCsvRows, readJsonlRows, type ItemRows } from './items-file.js';
 import { systemFolder } from './output-folder.js';
 import { unwritablePath } from './result-paths.js';
 import { planItem, runSettings, type PlannedItem, type RunSettings } from './normalize.js';
-import { formatPath, locate, sortProblems, yamlErrorOffset, zodProblems, type Where } from './problems.js';
+import { formatPath } from '../common/problems.js';
+import { plural } from '../common/words.js';
+import { locate, MANIFEST_ROOT, sortProblems, yamlErrorOffset, zodProblems, type Where } from './problems.js';
 import { ItemSchema, ManifestSchema, type ManifestItem } from './schema.js';
 
 /** Inline items belong in a file of readable size; large catalogs use items_file. */
@@ -100,7 +102,7 @@ export function loadManifest(manifestPath: string): LoadedManifest {
   /** The files problems are in, in the order they are listed: the manifest, then its items_file. */
   const files = [label];
   const fail = (): never => {
-    const count = problems.length === 1 ? '1 problem' : `${problems.length} problems`;
+    const count = plural(problems.length, 'problem');
     throw new UserError('manifest_invalid', `${label}: ${count}`, sortProblems(problems, files));
   };
 
@@ -192,7 +194,7 @@ export function loadManifest(manifestPath: string): LoadedManifest {
   if (system !== undefined) {
     const at =
       typeof manifest.output === 'object' ? ['output', 'dir'] : manifest.output ? ['output'] : ['name'];
-    problems.push(`${where(at)} ${formatPath(['output'])}: ${system}`);
+    problems.push(`${where(at)} ${formatPath(['output'], MANIFEST_ROOT)}: ${system}`);
   }
   for (const entry of entries) {
     const planned = planItem(entry.item, manifest.defaults);
@@ -204,7 +206,7 @@ export function loadManifest(manifestPath: string): LoadedManifest {
         ? 'duplicate id'
         : 'same prompt and parameters as an earlier item, so the same derived id';
       problems.push(
-        `${entry.where.split(' ')[0]} ${formatPath(['id'])}: ${how} "${planned.id}" (first at ${earlier})`,
+        `${entry.where.split(' ')[0]} ${formatPath(['id'], MANIFEST_ROOT)}: ${how} "${planned.id}" (first at ${earlier})`,
       );
       continue;
     }

@@ -2,19 +2,13 @@
 // each pointing at the place a person has to edit.
 import { isMap, isScalar, visit, LineCounter, type Document, type YAMLError } from 'yaml';
 import type { z } from 'zod';
+import { formatPath } from '../common/problems.js';
 import { didYouMean, knownKeysAt, nearestName } from './suggest.js';
 
 export type PathSegment = string | number;
 
-/** `items[3].prompt`, `limits.requests_per_second`, or `(top level)`. */
-export function formatPath(path: readonly PropertyKey[]): string {
-  let out = '';
-  for (const segment of path) {
-    if (typeof segment === 'number') out += `[${segment}]`;
-    else out += out ? `.${String(segment)}` : String(segment);
-  }
-  return out || '(top level)';
-}
+/** How a manifest's problems name the document itself. */
+export const MANIFEST_ROOT = '(top level)';
 
 export interface Located {
   line: number;
@@ -95,9 +89,9 @@ export function zodProblems(issues: readonly z.core.$ZodIssue[], schema: z.ZodTy
     const known = knownKeysAt(schema, path).filter((key) => !present.has(key));
     for (const key of issue.keys) {
       const nearest = nearestName(key, known);
-      if (nearest !== undefined) misspelt.add(formatPath([...path, nearest]));
+      if (nearest !== undefined) misspelt.add(formatPath([...path, nearest], MANIFEST_ROOT));
       lines.push(
-        `${where([...path, key], { atKey: true })} ${formatPath([...path, key])}: unknown field${didYouMean(nearest)}`,
+        `${where([...path, key], { atKey: true })} ${formatPath([...path, key], MANIFEST_ROOT)}: unknown field${didYouMean(nearest)}`,
       );
     }
   }
@@ -105,8 +99,8 @@ export function zodProblems(issues: readonly z.core.$ZodIssue[], schema: z.ZodTy
     if (issue.code === 'unrecognized_keys') continue;
     const path = issue.path as PathSegment[];
     const missing = issue.code === 'invalid_type' && issue.input === undefined;
-    if (missing && misspelt.has(formatPath(path))) continue;
-    lines.push(`${where(path)} ${formatPath(path)}: ${describeIssue(issue)}`);
+    if (missing && misspelt.has(formatPath(path, MANIFEST_ROOT))) continue;
+    lines.push(`${where(path)} ${formatPath(path, MANIFEST_ROOT)}: ${describeIssue(issue)}`);
   }
   return lines;
 }

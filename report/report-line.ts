@@ -1,5 +1,6 @@
 // One line of `report.jsonl` per manifest item: the run's public output contract (issue #3,
 // section 5), with exactly the fields other tools read, made from the item's newest outcome.
+import { FailureType } from '../common/failure-types.js';
 import type { ItemStatus } from '../common/types.js';
 import type { OutcomeLine } from '../runstate/index.js';
 
@@ -7,7 +8,7 @@ export const REPORT_FILE = 'report.jsonl';
 export const SUMMARY_FILE = 'summary.json';
 
 export const NOT_RUN = {
-  type: 'NotRun',
+  type: FailureType.NotRun,
   code: 'not_run',
   message: 'the run ended before this item was finished: it was not submitted, or its task was not collected',
 } as const;

@@ -5,5 +5,12 @@ export { LocalRunStateStore, type LocalRunStateOptions } from './local.js';
 export type { ItemRange, RunStateStore } from './store.js';
 export { writeFileAtomic } from './files.js';
 export type { ImageRecord, OutcomeLine } from './outcomes.js';
-export { estimatedCredits, STATE_DIR_NAME, stateDirOf, type LoadedPlan, type PlanMeta } from './plan.js';
+export {
+  estimatedCredits,
+  planIndexOutOfRange,
+  STATE_DIR_NAME,
+  stateDirOf,
+  type LoadedPlan,
+  type PlanMeta,
+} from './plan.js';
 export { readSubmitJournals, type JournalLine } from './submit-journal.js';

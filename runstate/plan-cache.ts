@@ -1,9 +1,8 @@
 // Plans read once per process: a plan is immutable for its hash, so every reader in the process
 // shares one parsed copy, whatever store the plan is read from.
-import { ApplicationFailure } from '@temporalio/common';
 import type { PlanRef } from '../common/types.js';
 import type { PlannedItem } from '../manifest/normalize.js';
-import type { LoadedPlan } from './plan.js';
+import { planIndexOutOfRange, type LoadedPlan } from './plan.js';
 
 /** Concurrent first reads share one promise; the least recently used plan goes first. */
 export class PlanCache {
@@ -38,11 +37,7 @@ export class PlanCache {
     const plan = await this.get(ref);
     const item = plan.items[index];
     if (item === undefined) {
-      throw ApplicationFailure.create({
-        type: 'PlanIndexOutOfRange',
-        message: `item index ${index} is not in the plan (0..${plan.items.length - 1})`,
-        nonRetryable: true,
-      });
+      throw planIndexOutOfRange(index, plan.items.length);
     }
     return { plan, item };
   }

@@ -7,6 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
+import { FailureType } from '../common/failure-types.js';
 import type { PlanRef } from '../common/types.js';
 import type { LoadedManifest } from '../manifest/load.js';
 import type { PlannedItem, RunSettings } from '../manifest/normalize.js';
@@ -96,9 +97,18 @@ export async function writePlanOnce(manifest: LoadedManifest): Promise<{ ref: Pl
   return { ref, meta };
 }
 
+/** The failure for an item index beyond the plan's `count` items: a bug, not worth a retry. */
+export function planIndexOutOfRange(index: number, count: number): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: FailureType.PlanIndexOutOfRange,
+    message: `item index ${index} is not in the plan (0..${count - 1})`,
+    nonRetryable: true,
+  });
+}
+
 function planMissing(ref: PlanRef, why: string): ApplicationFailure {
   return ApplicationFailure.create({
-    type: 'PlanMissing',
+    type: FailureType.PlanMissing,
     message: `the run's plan in ${ref.stateDir} cannot be read (${why}); start the run again with --new-run`,
     nonRetryable: true,
   });

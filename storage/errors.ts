@@ -2,11 +2,9 @@
 // (the Temporal failure type), a `code` and whether a retry may help. A missing bucket or
 // refused credentials will not heal by retrying; a 5xx, a throttle or a dropped connection may.
 // Messages are one line, start with the `s3://` location and never carry credentials.
+import { PixelmillError } from '../common/errors.js';
 
-export abstract class StorageError extends Error {
-  abstract readonly code: string;
-  abstract readonly retryable: boolean;
-}
+export abstract class StorageError extends PixelmillError {}
 
 export class StorageBucketMissingError extends StorageError {
   override name = 'StorageBucketMissingError';

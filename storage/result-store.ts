@@ -1,6 +1,7 @@
 // Where re-hosted result images go. A run talks to storage only through this interface, so that
 // an object store (S3) can be added beside the local directory without touching the activities.
 import type { Readable } from 'node:stream';
+import { PixelmillError } from '../common/errors.js';
 
 /** What a stored image is checked against: its recorded size and sha256 (hex). */
 export interface StoredImage {
@@ -48,7 +49,8 @@ export interface ResultStore {
 }
 
 /** A path that would leave the store's root (absolute, `..`, empty segments). */
-export class UnsafeStoragePathError extends Error {
+export class UnsafeStoragePathError extends PixelmillError {
   override name = 'UnsafeStoragePathError';
   readonly code = 'storage_path_unsafe';
+  readonly retryable = false;
 }

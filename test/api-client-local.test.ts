@@ -17,7 +17,7 @@ import {
   ResultDownloadError,
   ResultExpiredError,
   TimeoutError,
-  toErrorSummary,
+  toFailureDetails,
   type ImageApiClient,
 } from '../api/index.js';
 import { UserError } from '../common/errors.js';
@@ -199,7 +199,7 @@ describe('the API key stays secret', () => {
       });
     const error = await rejection(client.getTask('t1'));
     expect(error).toBeInstanceOf(AuthenticationError);
-    expectNoSecrets([error, toErrorSummary(error)], [KEY]);
+    expectNoSecrets([error, toFailureDetails(error)], [KEY]);
     expect((error as Error).message).toContain('[redacted]');
   });
 

@@ -13,7 +13,7 @@ import {
   RateLimitError,
   ResultDownloadError,
   ServerError,
-  toErrorSummary,
+  toFailureDetails,
   type ImageApiClient,
   type Task,
 } from '../api/index.js';
@@ -157,7 +157,7 @@ describe('against the emulator', () => {
     const error = await rejection(wrong.getTask('task_00000000000000000000000000'));
     expect(error).toBeInstanceOf(AuthenticationError);
     expect(error).toMatchObject({ retryable: false, httpStatus: 401, apiCode: 'invalid_api_key' });
-    expectNoSecrets([error, toErrorSummary(error), wrong, wrong.stats()], [wrongKey]);
+    expectNoSecrets([error, toFailureDetails(error), wrong, wrong.stats()], [wrongKey]);
   });
 });
 

@@ -14,7 +14,7 @@ import {
   ResultExpiredError,
   ServerError,
   TimeoutError,
-  toErrorSummary,
+  toFailureDetails,
 } from '../api/index.js';
 
 const NOW = Date.UTC(2025, 0, 1, 12, 0, 0);
@@ -156,7 +156,7 @@ describe('excerpt', () => {
   });
 });
 
-describe('toErrorSummary', () => {
+describe('toFailureDetails', () => {
   it('summarises an API error as plain data', () => {
     const error = errorFromStatus(
       ctx,
@@ -164,7 +164,7 @@ describe('toErrorSummary', () => {
       { 'retry-after': '3' },
       envelope('rate_limit_exceeded', 'slow down'),
     );
-    const summary = toErrorSummary(error);
+    const summary = toFailureDetails(error);
     expect(summary).toEqual({
       type: 'RateLimitError',
       code: 'api_rate_limited',
@@ -176,7 +176,7 @@ describe('toErrorSummary', () => {
   });
 
   it('keeps the subclass name of download errors', () => {
-    const summary = toErrorSummary(
+    const summary = toFailureDetails(
       new ResultExpiredError('gone', { endpoint: 'GET {result_url}', httpStatus: 410 }),
     );
     expect(summary).toMatchObject({
@@ -188,12 +188,12 @@ describe('toErrorSummary', () => {
   });
 
   it('summarises foreign errors and non-errors', () => {
-    expect(toErrorSummary(Object.assign(new Error('disk full'), { code: 'ENOSPC' }))).toEqual({
+    expect(toFailureDetails(Object.assign(new Error('disk full'), { code: 'ENOSPC' }))).toEqual({
       type: 'Error',
       code: 'ENOSPC',
       message: 'disk full',
       retryable: true,
     });
-    expect(toErrorSummary('weird')).toMatchObject({ code: 'unexpected_error', message: 'weird' });
+    expect(toFailureDetails('weird')).toMatchObject({ code: 'unexpected_error', message: 'weird' });
   });
 });

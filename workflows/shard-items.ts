@@ -13,6 +13,7 @@ import type {
   StoreResultsOutput,
   TaskFinishedSignal,
 } from '../common/types.js';
+import { FailureType } from '../common/failure-types.js';
 import {
   countItems,
   FINAL_PHASE,
@@ -38,7 +39,7 @@ export interface TaskResult {
 export const MAX_EARLY_WEBHOOKS = 1_000;
 
 const FAILED_WITHOUT_ERROR: ErrorSummary = {
-  type: 'GenerationFailed',
+  type: FailureType.GenerationFailed,
   code: 'failed',
   message: 'the task failed without an error',
 };
@@ -182,13 +183,13 @@ export class ShardItems {
         this.finish(index, 'cancelled', reason.deadline);
       } else if (reason.cancelled) {
         this.finish(index, 'cancelled', {
-          type: 'Cancelled',
+          type: FailureType.Cancelled,
           code: 'cancelled',
           message: 'the run was cancelled before this item was submitted',
         });
       } else {
         this.finish(index, 'skipped', {
-          type: 'BudgetExhausted',
+          type: FailureType.BudgetExhausted,
           code: 'budget_exhausted',
           message: `submitting it would exceed the run's budget_credits`,
         });

@@ -9,6 +9,7 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
+import { FailureType } from '../common/failure-types.js';
 import {
   cancelSignal,
   inFlightShareSignal,
@@ -121,8 +122,8 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
     } catch (error) {
       const failure = failureSummary(error);
       // Past the deadline it was never sent: it ends as `deadline` with the others not submitted.
-      if (failure.type === 'DeadlinePassed') return items.requeueUntried(index);
-      if (failure.type !== 'ApiNotConfigured') s.apiCalls.submit++; // the API answered, with a refusal
+      if (failure.type === FailureType.DeadlinePassed) return items.requeueUntried(index);
+      if (failure.type !== FailureType.ApiNotConfigured) s.apiCalls.submit++; // the API answered, with a refusal
       const reason = accountRefusal(failure);
       if (reason === undefined) return items.finish(index, 'failed', failure);
       // The account, not the item: nothing else would be accepted either. Pause the whole run

@@ -1,6 +1,7 @@
 // Pure rules of a shard: per-item phases, counting, the batch-lookup pacing, failure retries.
 // Kept free of Temporal calls so that they read (and test) as plain functions.
 import type { ActivityFailure, ApplicationFailure } from '@temporalio/common';
+import { FailureType } from '../common/failure-types.js';
 import type { ErrorSummary, ItemCounts, ItemStatus, ShardCarriedState } from '../common/types.js';
 import { formatDuration } from '../manifest/durations.js';
 import { plural } from '../common/words.js';
@@ -172,13 +173,17 @@ export function pollBounds(limits: { pollMinMs: number; pollMaxMs: number; webho
 export function lostTaskError(status: string): ErrorSummary | undefined {
   if (status === 'expired') {
     return {
-      type: 'TaskExpired',
+      type: FailureType.TaskExpired,
       code: 'task_expired',
       message: 'the task expired before its results were fetched',
     };
   }
   if (status === 'not_found' || status === 'invalid_id') {
-    return { type: 'TaskLost', code: status, message: `the API no longer knows this task (${status})` };
+    return {
+      type: FailureType.TaskLost,
+      code: status,
+      message: `the API no longer knows this task (${status})`,
+    };
   }
   return undefined;
 }
@@ -186,7 +191,7 @@ export function lostTaskError(status: string): ErrorSummary | undefined {
 /** Why an item was not finished when the run's deadline passed (the report's error). */
 export function deadlineError(deadlineAt: number): ErrorSummary {
   return {
-    type: 'DeadlinePassed',
+    type: FailureType.DeadlinePassed,
     code: 'deadline',
     message: `the run's deadline (limits.deadline, ${new Date(deadlineAt).toISOString()}) passed before this item was finished`,
   };
@@ -195,7 +200,7 @@ export function deadlineError(deadlineAt: number): ErrorSummary {
 /** Why a task still unfinished after `limits.task_timeout` was given up (the report's error). */
 export function taskTimedOut(taskId: string | null, timeoutMs: number): ErrorSummary {
   return {
-    type: 'TaskTimedOut',
+    type: FailureType.TaskTimedOut,
     code: 'task_timeout',
     message: `the API had not finished task ${taskId ?? '(unknown)'} after ${formatDuration(timeoutMs)} (limits.task_timeout); it was given up`,
   };
@@ -252,7 +257,7 @@ export function failureSummary(error: unknown): ErrorSummary {
   const cause = (error as ActivityFailure).cause as ApplicationFailure | undefined;
   const details = cause?.details?.[0] as Partial<ErrorSummary> | undefined;
   return {
-    type: cause?.type ?? details?.type ?? 'ActivityFailed',
+    type: cause?.type ?? details?.type ?? FailureType.ActivityFailed,
     code: details?.code ?? cause?.type ?? 'activity_failed',
     message: details?.message ?? cause?.message ?? (error instanceof Error ? error.message : String(error)),
   };
@@ -265,14 +270,14 @@ export function failureSummary(error: unknown): ErrorSummary {
  */
 export function accountRefusal(failure: ErrorSummary): string | undefined {
   switch (failure.type) {
-    case 'InsufficientCreditsError':
+    case FailureType.InsufficientCreditsError:
       return `the API answered 402 (insufficient credits): ${failure.message}; top up, then \`pixelmill resume\``;
-    case 'AuthenticationError':
+    case FailureType.AuthenticationError:
       return (
         `the API refused the key (401): ${failure.message}; if it was disabled or expired, enable it ` +
         'and `pixelmill resume`; with a new key, start over with `--new-run` (nothing was charged for refused submits)'
       );
-    case 'PermissionDeniedError':
+    case FailureType.PermissionDeniedError:
       return `the API refused this account access (403): ${failure.message}; fix its permissions, then \`pixelmill resume\``;
     default:
       return undefined;

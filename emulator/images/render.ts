@@ -2,6 +2,7 @@
 // the prompt, whose band pattern and footer marks come from the image index, and which shows the
 // prompt text. Rendering is deterministic (same spec, same bytes), because downloads are checked
 // by sha256 across retries.
+import { PixelmillError } from '../../common/errors.js';
 import type { Resolution } from '../wire.js';
 import { ByteBoundedLru } from './cache.js';
 import { RgbCanvas } from './canvas.js';
@@ -19,9 +20,10 @@ export interface ImageSpec {
   resolution: Resolution;
 }
 
-export class ImageSizeError extends Error {
+export class ImageSizeError extends PixelmillError {
   override name = 'ImageSizeError';
   readonly code = 'image_size_invalid';
+  readonly retryable = false;
 }
 
 const LONG_SIDE: Record<Resolution, number> = { '1K': 1024, '2K': 2048, '4K': 4096 };
