@@ -16,11 +16,8 @@ export const TASK_STATUSES = ['pending', 'processing', 'completed', 'failed'] as
 export type KnownTaskStatus = (typeof TASK_STATUSES)[number];
 export const TERMINAL_STATUSES: readonly string[] = ['completed', 'failed'];
 
-/** Outcomes a batch lookup may give besides task states. They are not task states. */
-export const BATCH_LOOKUP_OUTCOMES = ['invalid_id', 'expired', 'not_found'] as const;
-
 export const MAX_IMAGE_URLS = 15;
-export const MAX_BATCH_IDS = 500;
+export { MAX_BATCH_IDS } from '../common/batch-lookup.js';
 export const DEFAULT_MODEL = 'gpt-image-2';
 
 export function isTerminalStatus(status: string): boolean {

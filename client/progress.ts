@@ -6,7 +6,7 @@ import type { ApiCallCounts, ItemCounts, RunProgress } from '../common/types.js'
 import type { RunRates } from '../governor/types.js';
 import { ratesInForce } from '../temporal/governor-rates.js';
 import { retryingNow, type Retrying } from './retrying.js';
-import { addTotals, normalizeCounts } from '../workflows/tracking.js';
+import { addTotals, normalizeCounts } from '../common/item-counts.js';
 
 export interface LiveProgress {
   run: RunProgress;

@@ -7,7 +7,7 @@ import { UserError } from '../common/errors.js';
 import { RUN_WORKFLOW_PREFIX, runWorkflowId, taskQueuesOf } from '../common/names.js';
 import { MANIFEST_ATTRIBUTE, PIXELMILL_SEARCH_ATTRIBUTES } from '../common/search-attributes.js';
 import type { RunInput, RunResult } from '../common/types.js';
-import { normalizeCounts } from '../workflows/tracking.js';
+import { normalizeCounts } from '../common/item-counts.js';
 import { loadManifest, type LoadedManifest } from '../manifest/load.js';
 import { ensureSearchAttributes } from '../temporal/server-admin.js';
 

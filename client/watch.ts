@@ -9,7 +9,7 @@ import {
 import { UserError } from '../common/errors.js';
 import type { NotCompletedGroup, RunResult } from '../common/types.js';
 import { plural } from '../common/words.js';
-import { describeOutcome, finishedItems } from '../workflows/tracking.js';
+import { describeOutcome, finishedItems } from '../common/item-counts.js';
 import { createProgressDisplay, type DisplayStream } from './display/display.js';
 import { liveProgress, type LiveProgress } from './progress.js';
 import { describeInFlight, onCtrlC } from './interrupt.js';

@@ -1,6 +1,7 @@
-// Counts of a run's items by where they are: the zero every tally starts from, shared by the
-// workflows that count, the report that totals and the CLI that shows them.
+// Counts of a run's items by where they are, shared by the workflows that count, the report that
+// totals and the CLI that shows them: the zero every tally starts from, sums and descriptions.
 import type { ItemCounts } from './types.js';
+import { plural } from './words.js';
 
 export function zeroCounts(): ItemCounts {
   return {
@@ -14,4 +15,36 @@ export function zeroCounts(): ItemCounts {
     expired: 0,
     skipped: 0,
   };
+}
+
+/**
+ * Counts as any version recorded them. Before one vocabulary served the display, the report and
+ * the summary, the final state was `stored` and `completed` meant what is now `storing`; such
+ * counts live on in the histories of older runs and shards.
+ */
+export function normalizeCounts(counts: ItemCounts | LegacyItemCounts): ItemCounts {
+  if (!('stored' in counts)) return counts;
+  const { stored, completed, ...rest } = counts;
+  return { ...zeroCounts(), ...rest, storing: completed, completed: stored };
+}
+
+type LegacyItemCounts = Omit<ItemCounts, 'storing'> & { stored: number };
+
+/** `38 of 41 items completed, 3 failed; 160 credits`: completed, then the other final states that are not 0. */
+export function describeOutcome(counts: ItemCounts, itemCount: number, credits: number): string {
+  const rest = (['failed', 'expired', 'cancelled', 'skipped'] as const)
+    .filter((key) => counts[key] > 0)
+    .map((key) => `, ${counts[key]} ${key}`)
+    .join('');
+  return `${counts.completed} of ${plural(itemCount, 'item')} completed${rest}; ${plural(credits, 'credit')}`;
+}
+
+/** Adds `from` into `into`, key by key; a key that `from` lacks (an older version's) counts as 0. */
+export function addTotals<T extends object>(into: T, from: T): void {
+  for (const key of Object.keys(into) as (keyof T)[]) (into[key] as number) += (from[key] as number) ?? 0;
+}
+
+/** Items in a final state. */
+export function finishedItems(counts: ItemCounts): number {
+  return counts.completed + counts.failed + counts.cancelled + counts.expired + counts.skipped;
 }

@@ -1,6 +1,7 @@
 // Names shared by workflows, activities, the worker and the CLI: task queues, workflow ids,
 // signals and queries. Defined once here so that no string is spelled twice.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import { MAX_BATCH_IDS } from './batch-lookup.js';
 import type { GovernorGrant, GovernorReport, GovernorView } from '../governor/types.js';
 import type { PauseRequest, RunProgress, ShardHandoff, ShardProgress, TaskFinishedSignal } from './types.js';
 
@@ -58,7 +59,7 @@ export function governorWorkflowId(apiAccount: string | undefined): string {
 }
 
 /** Items per shard: the batch lookup's maximum, so one call tracks a whole shard. */
-export const SHARD_SIZE = 500;
+export const SHARD_SIZE = MAX_BATCH_IDS;
 
 export const RUN_WORKFLOW_PREFIX = 'pixelmill/';
 

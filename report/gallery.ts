@@ -1,4 +1,4 @@
-// The run's gallery, `<output>/index.html` (issue #4, section 3): a contact sheet of every item
+// The run's gallery, `<output>/index.html`: a contact sheet of every item
 // (thumbnails, id, prompt, status, size and resolution, credits, error), with status filters and
 // a search, written next to report.jsonl from the same data. It is generated as a stream of small
 // chunks and refers to images by relative path only (lazily loaded), so neither writing nor

@@ -1,5 +1,5 @@
-// One line of `report.jsonl` per manifest item: the run's public output contract (issue #3,
-// section 5), with exactly the fields other tools read, made from the item's newest outcome.
+// One line of `report.jsonl` per manifest item: the run's public output contract (README.md,
+// "Output contract"), with exactly the fields other tools read, made from the item's newest outcome.
 import { FailureType } from '../common/failure-types.js';
 import type { ItemStatus } from '../common/types.js';
 import type { OutcomeLine } from '../runstate/index.js';

@@ -7,7 +7,7 @@ import picocolors from 'picocolors';
 import { RateTracker } from '../client/display/rates.js';
 import type { LiveProgress } from '../client/progress.js';
 import type { ItemCounts, RunState } from '../common/types.js';
-import { describeOutcome, zeroCounts } from '../workflows/tracking.js';
+import { describeOutcome, zeroCounts } from '../common/item-counts.js';
 
 // Control sequences are built from ESC so that no raw escape byte sits in this file.
 const ESC = String.fromCharCode(27);

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { PreparedRun, ShardResult } from '../common/types.js';
 import { concurrentShards, shardInput, UNCAPPED_SUBMIT_RATE } from '../workflows/run-shards.js';
 import { RunTotals } from '../workflows/run-totals.js';
-import { zeroCounts } from '../workflows/tracking.js';
+import { zeroCounts } from '../common/item-counts.js';
 
 const result = (completed: number, creditsSpent: number, more: Partial<ShardResult> = {}): ShardResult => ({
   shard: 0,

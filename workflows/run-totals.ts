@@ -2,7 +2,7 @@
 // shards' last progress, and the budget not yet handed out. Pure bookkeeping for run.ts,
 // unit-tested without a server (test/run-totals.test.ts).
 import type { ApiCallCounts, ItemCounts, ShardProgress, ShardResult } from '../common/types.js';
-import { addTotals, normalizeCounts, zeroCounts } from './tracking.js';
+import { addTotals, normalizeCounts, zeroCounts } from '../common/item-counts.js';
 
 export interface FinishedTotals {
   counts: ItemCounts;

@@ -37,7 +37,7 @@ import { InFlightShares } from './in-flight-shares.js';
 import { concurrentShards, shardInput, shardPresentation } from './run-shards.js';
 import { RunTotals } from './run-totals.js';
 import { shardWorkflow } from './shard.js';
-import { describeOutcome } from './tracking.js';
+import { describeOutcome } from '../common/item-counts.js';
 import { plural } from '../common/words.js';
 
 /**

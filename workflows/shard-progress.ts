@@ -12,7 +12,7 @@ import { countAttributes, MANIFEST_ATTRIBUTE } from '../common/search-attributes
 import type { ShardInput, ShardProgress } from '../common/types.js';
 import { plural } from '../common/words.js';
 import type { ShardItems } from './shard-items.js';
-import { finishedItems } from './tracking.js';
+import { finishedItems } from '../common/item-counts.js';
 
 /** Finished items between search-attribute upserts: about ten per shard, not one per item. */
 const PUBLISH_STEP = 50;

@@ -1,10 +1,10 @@
 // Pure rules of a shard: per-item phases, counting, the batch-lookup pacing, failure retries.
 // Kept free of Temporal calls so that they read (and test) as plain functions.
+import { isBatchLookupOutcome } from '../common/batch-lookup.js';
 import type { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../common/failure-types.js';
 import type { ErrorSummary, ItemCounts, ItemStatus, ShardCarriedState } from '../common/types.js';
 import { formatDuration } from '../manifest/durations.js';
-import { plural } from '../common/words.js';
 import { zeroCounts } from '../common/item-counts.js';
 
 /**
@@ -71,40 +71,6 @@ const COUNT_KEYS: (keyof ItemCounts)[] = [
   'skipped',
 ];
 
-export { zeroCounts };
-
-/**
- * Counts as any version recorded them. Before one vocabulary served the display, the report and
- * the summary, the final state was `stored` and `completed` meant what is now `storing`; such
- * counts live on in the histories of older runs and shards.
- */
-export function normalizeCounts(counts: ItemCounts | LegacyItemCounts): ItemCounts {
-  if (!('stored' in counts)) return counts;
-  const { stored, completed, ...rest } = counts;
-  return { ...zeroCounts(), ...rest, storing: completed, completed: stored };
-}
-
-type LegacyItemCounts = Omit<ItemCounts, 'storing'> & { stored: number };
-
-/** `38 of 41 items completed, 3 failed; 160 credits`: completed, then the other final states that are not 0. */
-export function describeOutcome(counts: ItemCounts, itemCount: number, credits: number): string {
-  const rest = (['failed', 'expired', 'cancelled', 'skipped'] as const)
-    .filter((key) => counts[key] > 0)
-    .map((key) => `, ${counts[key]} ${key}`)
-    .join('');
-  return `${counts.completed} of ${plural(itemCount, 'item')} completed${rest}; ${plural(credits, 'credit')}`;
-}
-
-/** Adds `from` into `into`, key by key; a key that `from` lacks (an older version's) counts as 0. */
-export function addTotals<T extends object>(into: T, from: T): void {
-  for (const key of Object.keys(into) as (keyof T)[]) (into[key] as number) += (from[key] as number) ?? 0;
-}
-
-/** Items in a final state. */
-export function finishedItems(counts: ItemCounts): number {
-  return counts.completed + counts.failed + counts.cancelled + counts.expired + counts.skipped;
-}
-
 /** Counts by phase; `processing` are the submitted items among `processing` (a lookup's word). */
 export function countItems(
   phases: readonly number[],
@@ -120,7 +86,7 @@ export function countItems(
 
 /**
  * Finished tasks one batch lookup should find while a shard is busy: a lookup per 100 images is
- * 0.01 API calls per image, half of what the rate limit budget allows lookups (issue #6: 2.02).
+ * 0.01 API calls per image, half of the 0.02 per image that keeps a run within 2.02 calls per image.
  */
 export const LOOKUP_YIELD = 100;
 
@@ -171,6 +137,7 @@ export function pollBounds(limits: { pollMinMs: number; pollMaxMs: number; webho
 
 /** Batch-lookup outcomes that mean the task will never be collected. */
 export function lostTaskError(status: string): ErrorSummary | undefined {
+  if (!isBatchLookupOutcome(status)) return undefined;
   if (status === 'expired') {
     return {
       type: FailureType.TaskExpired,
@@ -178,14 +145,11 @@ export function lostTaskError(status: string): ErrorSummary | undefined {
       message: 'the task expired before its results were fetched',
     };
   }
-  if (status === 'not_found' || status === 'invalid_id') {
-    return {
-      type: FailureType.TaskLost,
-      code: status,
-      message: `the API no longer knows this task (${status})`,
-    };
-  }
-  return undefined;
+  return {
+    type: FailureType.TaskLost,
+    code: status,
+    message: `the API no longer knows this task (${status})`,
+  };
 }
 
 /** Why an item was not finished when the run's deadline passed (the report's error). */

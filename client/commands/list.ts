@@ -13,7 +13,7 @@ import {
 } from '../../common/search-attributes.js';
 import { runResultOf } from '../runs.js';
 import { colorEnabled } from '../display/display.js';
-import { finishedItems } from '../../workflows/tracking.js';
+import { finishedItems } from '../../common/item-counts.js';
 import { liveProgress } from '../progress.js';
 import { openSession } from '../session.js';
 import { examples, localTime } from './with-run.js';

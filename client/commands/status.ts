@@ -10,7 +10,7 @@ import { REPORT_FILE, SUMMARY_FILE } from '../../report/report-line.js';
 import type { PlanMeta } from '../../runstate/index.js';
 import type { ApiCallCounts, ItemCounts, PlanRef, RunState } from '../../common/types.js';
 import { colorEnabled } from '../display/display.js';
-import { finishedItems } from '../../workflows/tracking.js';
+import { finishedItems, zeroCounts } from '../../common/item-counts.js';
 import { liveProgress } from '../progress.js';
 import { listRetries } from '../retries.js';
 import type { LoadedManifest } from '../../manifest/load.js';
@@ -21,7 +21,6 @@ import { pendingRequests, type PendingRequest } from '../run-control.js';
 import { workflowUrl } from '../session.js';
 import { rootMessage } from '../watch.js';
 import { examples, localTime, RUN_ARGUMENT, withRun } from './with-run.js';
-import { zeroCounts } from '../../workflows/tracking.js';
 import type { RunRates } from '../../governor/types.js';
 
 export interface RunStatus {

@@ -7,7 +7,7 @@
 import { createLogUpdate } from 'log-update';
 import picocolors from 'picocolors';
 import type { LiveProgress } from '../progress.js';
-import { finishedItems } from '../../workflows/tracking.js';
+import { finishedItems } from '../../common/item-counts.js';
 import { renderFrame, renderLine, type Colors, type ProgressView } from './frame.js';
 import { RateTracker, type RateWindows } from './rates.js';
 

@@ -8,7 +8,7 @@ import type { ItemCounts, RunState } from '../../common/types.js';
 import type { LiveProgress } from '../progress.js';
 import { describeRetrying } from '../retrying.js';
 import type { Rates } from './rates.js';
-import { finishedItems } from '../../workflows/tracking.js';
+import { finishedItems } from '../../common/item-counts.js';
 
 export type Colors = ReturnType<typeof picocolors.createColors>;
 

@@ -11,7 +11,7 @@ import type {
   WriteReportInput,
 } from '../../common/types.js';
 import { ApplicationFailure } from '@temporalio/common';
-import { zeroCounts } from '../../workflows/tracking.js';
+import { zeroCounts } from '../../common/item-counts.js';
 
 type Activities = ReturnType<typeof createActivities>;
 
