@@ -2,6 +2,7 @@
 // and what survives continue-as-new (the carried state rebuilt into a new ShardItems).
 import { describe, expect, it } from 'vitest';
 import type { ShardLimits } from '../common/types.js';
+import { creditsReserved, creditsSpent, nextWouldExceed } from '../workflows/shard-credits.js';
 import { ShardItems } from '../workflows/shard-items.js';
 import { countItems, freshShardState, Phase } from '../workflows/tracking.js';
 
@@ -82,7 +83,7 @@ describe("a shard's items", () => {
       attempts: 1,
       creditsCost: 3,
     });
-    expect(items.creditsSpent()).toBe(3);
+    expect(creditsSpent(items.state)).toBe(3);
     // A duplicate webhook changes nothing.
     items.taskFinished({ taskId: 'fast', status: 'completed', urls: ['u1'] });
     expect(items.hasToCollect()).toBe(false);
@@ -136,15 +137,15 @@ describe("a shard's items", () => {
     const items = shardOf(3);
     items.state.estimates = [4, 4, 4];
     submitNext(items);
-    expect(items.nextWouldExceed(8)).toBe(false);
-    expect(items.nextWouldExceed(7)).toBe(true);
-    expect(items.creditsReserved()).toBe(4);
+    expect(nextWouldExceed(items.state, 8)).toBe(false);
+    expect(nextWouldExceed(items.state, 7)).toBe(true);
+    expect(creditsReserved(items.state)).toBe(4);
     items.lookedUp([0], ['completed']);
     items.settle(0, { status: 'completed', urls: ['u'], creditsCost: 1 });
-    expect(items.creditsReserved()).toBe(0);
-    expect(items.nextWouldExceed(5)).toBe(true); // committed at its estimate until it is stored
+    expect(creditsReserved(items.state)).toBe(0);
+    expect(nextWouldExceed(items.state, 5)).toBe(true); // committed at its estimate until it is stored
     items.stored([{ index: OFFSET, status: 'completed', images: 1 }]);
-    expect(items.nextWouldExceed(5)).toBe(false); // 1 charged + 4 estimated
+    expect(nextWouldExceed(items.state, 5)).toBe(false); // 1 charged + 4 estimated
   });
 
   it('end what was never submitted as the reason for stopping says', () => {

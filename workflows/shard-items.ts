@@ -18,7 +18,6 @@ import {
   countItems,
   FINAL_PHASE,
   firstOverdueAt,
-  isFinal,
   lostTaskError,
   overdueItems,
   Phase,
@@ -94,32 +93,6 @@ export class ShardItems {
 
   counts(): ItemCounts {
     return countItems(this.state.phase, this.#processing);
-  }
-
-  /**
-   * What the API charged: a task's credits_cost, counted from the moment its finished task is
-   * read, whether or not its images are stored yet (failed tasks are refunded, so they count 0).
-   */
-  creditsSpent(): number {
-    return this.state.credits.reduce((sum, credits) => sum + (credits ?? 0), 0);
-  }
-
-  /** Estimated credits of the tasks at the API whose charge is not read yet; undefined without a budget. */
-  creditsReserved(): number | undefined {
-    return this.state.estimates?.reduce(
-      (sum, estimate, i) => sum + (this.#chargeUnread(i) ? estimate : 0),
-      0,
-    );
-  }
-
-  /** Whether submitting the next queued item would commit more than `allowance` credits. */
-  nextWouldExceed(allowance: number): boolean {
-    const { phase, credits, estimates } = this.state;
-    const committed = phase.reduce((sum, p, i) => {
-      if (isFinal(p)) return sum + (credits[i] ?? 0);
-      return p === Phase.queued ? sum : sum + (estimates?.[i] ?? 0);
-    }, 0);
-    return committed + (estimates?.[phase.indexOf(Phase.queued)] ?? 0) > allowance;
   }
 
   /** When the first task at the API passes limits.task_timeout; Infinity when none can. */
@@ -372,14 +345,5 @@ export class ShardItems {
     this.state.givenUp = (this.state.givenUp ?? 0) + 1;
     if (this.#resubmits(index, error)) this.#requeue(index);
     else this.finish(index, 'failed', error);
-  }
-
-  #chargeUnread(i: number): boolean {
-    const phase = this.state.phase[i];
-    return (
-      phase === Phase.submitting ||
-      phase === Phase.submitted ||
-      (phase === Phase.storing && !this.state.credits[i])
-    );
   }
 }

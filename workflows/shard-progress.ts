@@ -11,6 +11,7 @@ import { shardProgressSignal } from '../common/names.js';
 import { countAttributes, MANIFEST_ATTRIBUTE } from '../common/search-attributes.js';
 import type { ShardInput, ShardProgress } from '../common/types.js';
 import { plural } from '../common/words.js';
+import { creditsReserved, creditsSpent } from './shard-credits.js';
 import type { ShardItems } from './shard-items.js';
 import { finishedItems } from '../common/item-counts.js';
 
@@ -32,11 +33,11 @@ export class ShardProgressPublisher {
 
   progress(): ShardProgress {
     const { state: s } = this.items;
-    const reserved = this.items.creditsReserved();
+    const reserved = creditsReserved(this.items.state);
     return {
       shard: this.input.shard.index,
       counts: this.items.counts(),
-      creditsSpent: this.items.creditsSpent(),
+      creditsSpent: creditsSpent(this.items.state),
       ...(reserved !== undefined ? { creditsReserved: reserved } : {}),
       apiCalls: { ...s.apiCalls },
       images: s.images,
@@ -69,6 +70,6 @@ export class ShardProgressPublisher {
     const published = this.#publishedFinished;
     if (!this.#indexed || done === published || (!force && done - published < PUBLISH_STEP)) return;
     this.#publishedFinished = done;
-    upsertSearchAttributes(countAttributes(counts, this.items.creditsSpent()));
+    upsertSearchAttributes(countAttributes(counts, creditsSpent(this.items.state)));
   }
 }

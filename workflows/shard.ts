@@ -24,6 +24,7 @@ import type { ShardInput, ShardResult } from '../common/types.js';
 import { plural } from '../common/words.js';
 import { activitiesOn } from './activities.js';
 import { collectBatch } from './shard-collect.js';
+import { nextWouldExceed } from './shard-credits.js';
 import { ShardItems } from './shard-items.js';
 import { ShardProgressPublisher } from './shard-progress.js';
 import {
@@ -154,7 +155,7 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
         return;
       }
       if (nothingToSubmit()) return;
-      if (limits.allowance !== undefined && items.nextWouldExceed(limits.allowance)) {
+      if (limits.allowance !== undefined && nextWouldExceed(s, limits.allowance)) {
         s.budgetStopped = true;
         stopReason = 'budget exhausted';
         return;
