@@ -1,6 +1,6 @@
 // What a shard tells about itself: its progress (query and the run's signal), the UI's current
-// details, and the search attributes. Told often enough to be live, seldom enough to keep the
-// history small.
+// details, the search attributes, and its result. Told often enough to be live, seldom enough to
+// keep the history small.
 import {
   getExternalWorkflowHandle,
   setCurrentDetails,
@@ -9,7 +9,7 @@ import {
 } from '@temporalio/workflow';
 import { shardProgressSignal } from '../common/names.js';
 import { countAttributes, MANIFEST_ATTRIBUTE } from '../common/search-attributes.js';
-import type { ShardInput, ShardProgress } from '../common/types.js';
+import type { ShardInput, ShardProgress, ShardResult } from '../common/types.js';
 import { plural } from '../common/words.js';
 import { creditsReserved, creditsSpent } from './shard-credits.js';
 import type { ShardItems } from './shard-items.js';
@@ -44,6 +44,23 @@ export class ShardProgressPublisher {
       tasksGivenUp: s.givenUp ?? 0,
       paused: s.paused,
       cancelled: s.cancelled,
+    };
+  }
+
+  /** What the shard returns to the run once it is done. */
+  result(end: { stopReason: string | undefined; endedByDeadline: number }): ShardResult {
+    const { counts, creditsSpent, apiCalls, images, tasksGivenUp } = this.progress();
+    const { busyPollMs } = this.items.state;
+    return {
+      shard: this.input.shard.index,
+      counts,
+      creditsSpent,
+      apiCalls,
+      images,
+      ...(end.stopReason ? { stopReason: end.stopReason } : {}),
+      ...(busyPollMs !== undefined ? { pollMs: busyPollMs } : {}),
+      ...(end.endedByDeadline > 0 ? { endedByDeadline: end.endedByDeadline } : {}),
+      ...(tasksGivenUp ? { tasksGivenUp } : {}),
     };
   }
 

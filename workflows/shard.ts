@@ -74,8 +74,7 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
 
   const shardProgress = new ShardProgressPublisher(input, items);
   const publish = (force: boolean) => shardProgress.publish(force);
-  const progress = () => shardProgress.progress();
-  setHandler(shardProgressQuery, progress);
+  setHandler(shardProgressQuery, () => shardProgress.progress());
   setHandler(pauseSignal, () => void (s.paused = true));
   setHandler(resumeSignal, () => void (s.paused = false));
   setHandler(cancelSignal, () => void (s.cancelled = true));
@@ -264,16 +263,5 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
     cancelled: s.cancelled,
   });
   await recordFinished();
-  const { counts, creditsSpent, apiCalls, images, tasksGivenUp } = progress();
-  return {
-    shard: shard.index,
-    counts,
-    creditsSpent,
-    apiCalls,
-    images,
-    ...(stopReason ? { stopReason } : {}),
-    ...(s.busyPollMs !== undefined ? { pollMs: s.busyPollMs } : {}),
-    ...(endedByDeadline > 0 ? { endedByDeadline } : {}),
-    ...(tasksGivenUp ? { tasksGivenUp } : {}),
-  };
+  return shardProgress.result({ stopReason, endedByDeadline });
 }
