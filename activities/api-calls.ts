@@ -21,7 +21,13 @@ import { toActivityFailure } from './failures.js';
 import type { RateGate, RunRate } from './rate-gate.js';
 import type { ApiGroup } from '../governor/types.js';
 import type { RunStateStore } from '../runstate/index.js';
-import { currentSubmitCall, earlierTask, recordTakeover, recordTask } from './submit-journal.js';
+import {
+  currentSubmitCall,
+  earlierTask,
+  idempotencyKeyOf,
+  recordTakeover,
+  recordTask,
+} from './submit-journal.js';
 
 /** Status reported for an id the batch answer left out: not a task state, so "not finished yet". */
 export const MISSING_FROM_BATCH = 'missing';
@@ -99,7 +105,7 @@ export function apiCallActivities({ runState, clients, gate, evidence }: ApiCall
     }
     let result;
     try {
-      result = await client.submit(request);
+      result = await client.submit(request, call ? { idempotencyKey: idempotencyKeyOf(call) } : {});
       answered();
     } catch (error) {
       answered(error);

@@ -1,11 +1,13 @@
-// Submit is not idempotent: the API has no idempotency key, so a retried submit creates (and
-// bills) a second task. The dangerous moment is a worker dying after the API answered but before
-// Temporal recorded the activity's result; at the run's pace that can be a dozen submits per kill.
-// So each accepted submit is appended to a journal beside the plan (runstate/submit-journal.ts),
-// keyed by the activity execution (workflow, run, activity id: the same for every retry of one
-// call), and a retry that finds its call there takes that task without calling the API. What
-// remains is a worker dying during the HTTP round trip itself, which no client of this API can
-// tell apart.
+// A retried submit must not create (and bill) a second task. Two guards, for two moments:
+// - The journal: each accepted submit is appended beside the plan (runstate/submit-journal.ts),
+//   keyed by the activity execution (workflow, run, activity id: the same for every retry of one
+//   call), and a retry that finds its call there takes that task without calling the API. It
+//   covers a worker dying after the API answered but before Temporal recorded the result (a dozen
+//   submits per kill at the run's pace), against any provider.
+// - The Idempotency-Key header, derived from the same call: a retry whose first attempt died
+//   while its request was on the wire (no answer, so nothing journaled) sends the same key and
+//   body, and a provider that honours keys answers with the first task and charges once.
+import { createHash } from 'node:crypto';
 import { log } from '@temporalio/activity';
 import { errorMessage } from '../common/errors.js';
 import type { PlanRef } from '../common/types.js';
@@ -18,6 +20,16 @@ export interface SubmitCall {
   runId: string;
   activityId: string;
   attempt: number;
+}
+
+/**
+ * The Idempotency-Key of `call`: the same for every attempt of it, different for every other call
+ * (a resubmit of a failed task is another activity, so another key). A hash, so the header says
+ * nothing about the run.
+ */
+export function idempotencyKeyOf(call: Pick<SubmitCall, 'workflowId' | 'runId' | 'activityId'>): string {
+  const hash = createHash('sha256').update(`${call.workflowId}\0${call.runId}\0${call.activityId}`);
+  return `pixelmill-${hash.digest('hex')}`;
 }
 
 /** The running submit call; none outside a workflow's activity (a script, a unit test). */

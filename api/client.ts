@@ -93,8 +93,15 @@ export class ImageApiClient {
     this.#downloads = this.#dispatcher.compose(interceptors.redirect({ maxRedirections: 3 }));
   }
 
-  /** Submits one generation request; resolves with the new task ids as soon as they are known. */
-  async submit(request: GenerationRequest, opts: { signal?: AbortSignal } = {}): Promise<SubmitResult> {
+  /**
+   * Submits one generation request; resolves with the new task ids as soon as they are known.
+   * `idempotencyKey` goes out as the Idempotency-Key header: a provider that honours it answers a
+   * repeat of the same key and body with the task the first one created, and charges once.
+   */
+  async submit(
+    request: GenerationRequest,
+    opts: { signal?: AbortSignal; idempotencyKey?: string } = {},
+  ): Promise<SubmitResult> {
     const ctx = this.#context(ENDPOINTS.submit, '/v1/images/generations');
     const checked = GenerationRequestSchema.safeParse(request);
     if (!checked.success) {
@@ -106,6 +113,7 @@ export class ImageApiClient {
       body: request,
       schema: SubmitAckSchema,
       signal: opts.signal,
+      ...(opts.idempotencyKey !== undefined ? { headers: { 'idempotency-key': opts.idempotencyKey } } : {}),
     });
     if (raw.data.length === 0) {
       this.#countFailure(ctx.endpoint);
@@ -230,6 +238,7 @@ export class ImageApiClient {
       body?: unknown;
       query?: Record<string, string>;
       signal?: AbortSignal;
+      headers?: Record<string, string>;
     },
   ) {
     // Relative to the base so that a base path (https://host/gateway/) is kept.
@@ -241,6 +250,7 @@ export class ImageApiClient {
         ...call,
         url,
         headers: {
+          ...call.headers,
           authorization: `Bearer ${this.#apiKey}`,
           accept: 'application/json',
           'user-agent': this.#userAgent,

@@ -78,6 +78,8 @@ export const EmulatorConfigSchema = z.strictObject({
     credits_per_image: perResolution(z.number().int().min(0)),
   }),
   result_ttl_seconds: z.number().positive(),
+  /** Submits with an Idempotency-Key header: replayed within ttl_seconds (docs/emulator.md). */
+  idempotency: z.strictObject({ enabled: z.boolean(), ttl_seconds: z.number().positive() }),
   faults: z.strictObject({
     server_error_rate: rate,
     truncate_download_rate: rate,
@@ -88,6 +90,11 @@ export const EmulatorConfigSchema = z.strictObject({
     poisoned_prompt_words: z.array(z.string().min(1, 'must not be empty')),
     /** Share of tasks that are never finished: processing forever, no webhook, no charge. */
     stuck_task_rate: rate,
+    /**
+     * Share of submits that create their task and then close the connection before answering:
+     * the client cannot tell whether the task exists (what an Idempotency-Key is for).
+     */
+    lost_submit_response_rate: rate,
   }),
 });
 
@@ -128,6 +135,7 @@ export const DEFAULT_EMULATOR_CONFIG: EmulatorConfig = deepFreeze({
     credits_per_image: { '1K': 1, '2K': 2, '4K': 4 },
   },
   result_ttl_seconds: 86_400,
+  idempotency: { enabled: true, ttl_seconds: 86_400 },
   faults: {
     server_error_rate: 0,
     truncate_download_rate: 0,
@@ -136,6 +144,7 @@ export const DEFAULT_EMULATOR_CONFIG: EmulatorConfig = deepFreeze({
     malformed_response_rate: 0,
     poisoned_prompt_words: [],
     stuck_task_rate: 0,
+    lost_submit_response_rate: 0,
   },
 } satisfies EmulatorConfig);
 

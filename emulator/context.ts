@@ -52,6 +52,8 @@ export interface ApiCall {
   readonly pathParam: string;
   /** The parsed JSON body, for routes that read one. */
   readonly body: ParsedBody;
+  /** The Idempotency-Key header, as sent. */
+  readonly idempotencyKey?: string | undefined;
 }
 
 export function createContext(config: EmulatorConfig, clock: Clock): EmulatorContext {

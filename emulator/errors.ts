@@ -45,6 +45,9 @@ export const API_ERRORS = {
   invalid_api_key: auth,
   api_key_disabled: auth,
   api_key_expired: auth,
+  // The Idempotency-Key header (docs/emulator.md, "Idempotency keys").
+  invalid_idempotency_key: badRequest(),
+  idempotency_key_reused: { status: 409, type: 'idempotency_error' },
   insufficient_credits: { status: 402, type: 'billing_error' },
   task_forbidden: { status: 403, type: 'permission_error' },
   task_not_found: notFound,

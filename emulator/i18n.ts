@@ -141,6 +141,18 @@ export const MESSAGES: Readonly<Record<MessageId, Readonly<Record<Language, stri
     ko: 'API 키가 만료되었습니다.',
     ja: 'API キーの有効期限が切れています。',
   },
+  invalid_idempotency_key: {
+    en: 'The Idempotency-Key header must be 1 to {max} printable ASCII characters.',
+    zh: 'Idempotency-Key 请求头必须是 1 到 {max} 个可打印 ASCII 字符。',
+    ko: 'Idempotency-Key 헤더는 1~{max}개의 인쇄 가능한 ASCII 문자여야 합니다.',
+    ja: 'Idempotency-Key ヘッダーは 1～{max} 文字の印字可能な ASCII 文字でなければなりません。',
+  },
+  idempotency_key_reused: {
+    en: 'This Idempotency-Key was already used with a different request body.',
+    zh: '此 Idempotency-Key 已用于不同的请求体。',
+    ko: '이 Idempotency-Key는 이미 다른 요청 본문에 사용되었습니다.',
+    ja: 'この Idempotency-Key は別のリクエスト本文ですでに使用されています。',
+  },
   insufficient_credits: {
     en: 'Insufficient credits: this request needs {cost} and the balance is {balance}.',
     zh: '积分不足：此请求需要 {cost} 积分，当前余额为 {balance}。',

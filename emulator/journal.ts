@@ -23,8 +23,10 @@ type JournalLine = [
   estimatedSeconds: number,
   failure: TaskRecord['failure'] | null,
   reserved: number,
-  /** Absent in journals written before stuck tasks existed. */
-  stuck?: 1,
+  /** Absent in journals written before stuck tasks existed; 0 or 1 when an idempotency key follows. */
+  stuck?: 0 | 1,
+  idempotencyKey?: string,
+  idempotencyFingerprint?: string,
 ];
 
 export class TaskJournal {
@@ -50,7 +52,9 @@ export class TaskJournal {
       record.failure ?? null,
       record.reserved,
     ];
-    if (record.stuck) line.push(1);
+    if (record.idempotency)
+      line.push(record.stuck ? 1 : 0, record.idempotency.key, record.idempotency.fingerprint);
+    else if (record.stuck) line.push(1);
     appendFileSync(this.file, `${JSON.stringify(line)}\n`);
   }
 
@@ -69,9 +73,20 @@ export class TaskJournal {
         continue; // empty or torn
       }
       const account = accounts.get(line[1]);
-      if (!Array.isArray(line) || (line.length !== 15 && line.length !== 16) || !account) continue;
+      if (!Array.isArray(line) || ![15, 16, 18].includes(line.length) || !account) continue;
       const [id, , prompt, n, size, resolution, language, webhook, ...rest] = line;
-      const [submittedAt, startsAt, endsAt, expiresAt, estimatedSeconds, failure, reserved, stuck] = rest;
+      const [
+        submittedAt,
+        startsAt,
+        endsAt,
+        expiresAt,
+        estimatedSeconds,
+        failure,
+        reserved,
+        stuck,
+        key,
+        fingerprint,
+      ] = rest;
       records.push(
         new TaskRecord(
           id,
@@ -90,6 +105,7 @@ export class TaskJournal {
           failure ?? undefined,
           reserved,
           stuck === 1,
+          key !== undefined && fingerprint !== undefined ? { key, fingerprint } : undefined,
         ),
       );
     }

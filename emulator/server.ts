@@ -224,8 +224,21 @@ export function createEmulatorServer(ctx: EmulatorContext, log: (line: string) =
     }
 
     const languageGiven = route === SUBMIT ? bodyLanguage !== undefined : query.has('language');
-    const call = { key: auth.key, language: exchange.language, languageGiven, pathParam, body };
+    const idempotencyKey = req.headers['idempotency-key'];
+    const call = {
+      key: auth.key,
+      language: exchange.language,
+      languageGiven,
+      pathParam,
+      body,
+      idempotencyKey: Array.isArray(idempotencyKey) ? idempotencyKey.join(', ') : idempotencyKey,
+    };
     const result = route.handle(ctx, call);
+    if (route === SUBMIT && drawLostSubmitResponse()) {
+      ctx.stats.recordFault('lost_submit_response');
+      res.destroy();
+      return;
+    }
     const malformed = route === SUBMIT ? undefined : drawMalformed();
     if (malformed) {
       ctx.stats.recordFault(malformed);
@@ -233,6 +246,11 @@ export function createEmulatorServer(ctx: EmulatorContext, log: (line: string) =
     } else {
       sendJson(res, result.status, result.body);
     }
+  }
+
+  function drawLostSubmitResponse(): boolean {
+    const rate = ctx.config.faults.lost_submit_response_rate;
+    return rate > 0 && ctx.faultRandom() < rate;
   }
 
   /** Whether (and how) to garble a query's answer: faults.malformed_response_rate, see malformed.ts. */

@@ -30,6 +30,7 @@ export type InjectedFault =
   | 'stuck_task'
   | 'truncated_download'
   | 'webhook_duplicate'
+  | 'lost_submit_response'
   | MalformedKind;
 
 const INITIAL_LOG_CAPACITY = 4096;
@@ -48,10 +49,13 @@ export class RequestStats {
     stuck_task: 0,
     truncated_download: 0,
     webhook_duplicate: 0,
+    lost_submit_response: 0,
     truncated_json: 0,
     extra_fields: 0,
     unknown_status: 0,
   };
+  /** Submits answered with the task an earlier one of the same Idempotency-Key created. */
+  idempotentReplays = 0;
   private readonly labels: RouteLabel[] = [];
   private readonly labelIndex = new Map<string, number>();
   private readonly counts: Map<number, number>[] = [];

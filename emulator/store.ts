@@ -46,6 +46,8 @@ export class TaskRecord {
      * never charged (the spec: such tasks are refunded after a timeout).
      */
     readonly stuck = false,
+    /** The submit's Idempotency-Key and a fingerprint of its request, when it sent one. */
+    readonly idempotency?: IdempotencyRecord,
   ) {}
 
   phaseAt(now: number): TaskPhase {
@@ -61,6 +63,12 @@ export class TaskRecord {
   }
 }
 
+export interface IdempotencyRecord {
+  key: string;
+  /** sha256 of the validated request: a replay must ask for the same thing. */
+  fingerprint: string;
+}
+
 export interface NewTask {
   account: AccountState;
   prompt: string;
@@ -69,10 +77,13 @@ export interface NewTask {
   resolution: Resolution;
   language: Language | undefined;
   webhook: string | undefined;
+  idempotency?: IdempotencyRecord;
 }
 
 export class TaskStore {
   private readonly tasks = new Map<string, TaskRecord>();
+  /** Tasks by account and Idempotency-Key. */
+  private readonly byIdempotencyKey = new Map<string, TaskRecord>();
   private readonly refunds = new RefundHeap();
   private readonly blockedWords: readonly string[];
   private readonly scaleMs: number;
@@ -157,6 +168,7 @@ export class TaskStore {
       failure,
       reserved,
       stuck,
+      input.idempotency,
     );
     this.journal?.append(record);
     this.add(record);
@@ -166,9 +178,25 @@ export class TaskStore {
   /** Takes a task back from the journal after a restart, with its credits. */
   add(record: TaskRecord): void {
     this.tasks.set(record.id, record);
+    if (record.idempotency) this.byIdempotencyKey.set(keyOf(record.account, record.idempotency.key), record);
     record.account.credits -= record.reserved;
     this.reservedTotal += record.reserved;
     if (record.failure) this.refunds.push(record);
+  }
+
+  /**
+   * The task an earlier submit of `account` created with Idempotency-Key `key`, while the key is
+   * remembered (`idempotency.ttl_seconds` after that submit).
+   */
+  findByIdempotencyKey(
+    account: AccountState,
+    key: string,
+    now: number = this.clock.now(),
+  ): TaskRecord | undefined {
+    const record = this.byIdempotencyKey.get(keyOf(account, key));
+    if (!record || now >= record.submittedAt + this.config.idempotency.ttl_seconds * this.scaleMs)
+      return undefined;
+    return record;
   }
 
   /** Refunds every failing task whose terminal moment has passed. */
@@ -198,6 +226,8 @@ export class TaskStore {
     return counts;
   }
 }
+
+const keyOf = (account: AccountState, key: string): string => `${account.id}\0${key}`;
 
 /** Binary min-heap of failing tasks by terminal moment (they do not end in submit order). */
 class RefundHeap {

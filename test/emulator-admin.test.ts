@@ -46,6 +46,7 @@ describe('emulator endpoints', () => {
       webhooks: { delivered: 0, retryable_failure: 0, rejected: 0, gave_up: 0 },
       credits_charged: 3 + 2,
       tasks_total: 3,
+      idempotent_replays: 0,
     });
     expect(emulator.stats()).toMatchObject({ tasks_total: 3, credits_charged: 5 });
     expect((await call(emulator.url, '/_emulator/stats')).json.requests['GET /_emulator/stats']).toEqual({

@@ -77,4 +77,41 @@ describe('the submit journal', () => {
     );
     expect(takeovers.map((line) => line.task).sort()).toEqual([...firstAttempts].sort());
   });
+
+  it('a submit whose answer was lost on the wire is sent again with its Idempotency-Key: one task', async () => {
+    // Half the submits create their task and lose the answer: nothing reaches the journal, so
+    // only the key (the same on every attempt of a call) keeps the retry from a second task.
+    const emulator = await startTestEmulator({
+      accounts: [{ id: 'acct_keys', keys: [{ key: KEY }] }],
+      time_scale: 0.01,
+      seed: 7,
+      faults: { lost_submit_response_rate: 0.5 },
+    });
+    const fixture = writeManifest([
+      'name: keys',
+      `api: { base_url: "${emulator.url}" }`,
+      'output: ./out',
+      'items:',
+      ...Array.from({ length: ITEMS }, (_, i) => `  - { id: k${i}, prompt: "keyed product ${i}" }`),
+    ]);
+    const keyed = createActivityRuntime({ apiKey: KEY, apiWorkers: 1 });
+    try {
+      const result = await withStubWorkers(env, keyed.activities, () =>
+        env.client.workflow.execute('runWorkflow', {
+          taskQueue: taskQueuesOf(undefined).workflow,
+          workflowId: 'pixelmill/idempotency-key-test',
+          args: [{ manifestFile: fixture.file, manifestHash: fixture.hash, emulated: true }],
+        }),
+      );
+      expect((result as RunResult).counts.completed).toBe(ITEMS);
+      const lost = emulator.injectedFaults().lost_submit_response;
+      expect(lost).toBeGreaterThan(0);
+      // Every lost answer was followed by a retry with the same key and body: a replay, not a task.
+      expect(emulator.stats().idempotent_replays).toBe(lost);
+      expect(await groundTruth(emulator)).toHaveLength(ITEMS);
+    } finally {
+      await keyed.close();
+      await emulator.close();
+    }
+  });
 });

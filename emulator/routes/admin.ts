@@ -30,6 +30,8 @@ export interface EmulatorStats {
   /** Credits taken at submit minus refunds of failed tasks. */
   credits_charged: number;
   tasks_total: number;
+  /** Submits answered with the task an earlier submit of the same Idempotency-Key created. */
+  idempotent_replays: number;
 }
 
 export interface GroundTruthTask {
@@ -56,6 +58,7 @@ export function collectStats(ctx: EmulatorContext): EmulatorStats {
     webhooks: { ...ctx.stats.webhooks },
     credits_charged: ctx.store.creditsCharged(),
     tasks_total: ctx.store.size,
+    idempotent_replays: ctx.stats.idempotentReplays,
   };
 }
 

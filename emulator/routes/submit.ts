@@ -5,6 +5,7 @@
 // code and `param`. Unknown fields are ignored and `null` counts as absent, as OpenAI-style
 // gateways do. `language` is read before authentication (server.ts) so that every error of the
 // request, 401 and 429 included, is in the caller's language.
+import { createHash } from 'node:crypto';
 import { jsonObjectBody, type ParsedBody } from '../body.js';
 import type { ApiCall, ApiReply, EmulatorContext } from '../context.js';
 import { EmulatorApiError } from '../errors.js';
@@ -98,22 +99,77 @@ export function validateSubmit(body: ParsedBody, ctx: EmulatorContext): ValidSub
   };
 }
 
+/** The longest Idempotency-Key taken (Stripe's limit). */
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
+
+/** The header's key, checked; undefined when the request sent none or keys are switched off. */
+function idempotencyKeyOf(ctx: EmulatorContext, call: ApiCall): string | undefined {
+  const key = call.idempotencyKey;
+  if (key === undefined || !ctx.config.idempotency.enabled) return undefined;
+  if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH || !PRINTABLE_ASCII.test(key))
+    throw new EmulatorApiError('invalid_idempotency_key', { max: MAX_IDEMPOTENCY_KEY_LENGTH });
+  return key;
+}
+
+/** What a replay must ask for again: the request as validated, so formatting does not matter. */
+function fingerprintOf(request: ValidSubmit, imageUrls: unknown): string {
+  return createHash('sha256')
+    .update(
+      JSON.stringify([
+        request.prompt,
+        request.size,
+        request.resolution,
+        request.n,
+        request.webhook ?? null,
+        request.language ?? null,
+        imageUrls ?? null,
+      ]),
+    )
+    .digest('hex');
+}
+
+const acknowledge = (taskId: string): ApiReply => {
+  const data: SubmitAckItem[] = [{ status: SUBMITTED, task_id: taskId }];
+  return { status: 200, body: { code: 200, data } };
+};
+
 export function handleSubmit(ctx: EmulatorContext, call: ApiCall): ApiReply {
+  const key = idempotencyKeyOf(ctx, call);
   const request = validateSubmit(call.body, ctx);
+  const account = call.key.account;
+  // A key seen before answers with its task, charging nothing; with another request, a 409.
+  // Only a submit that created a task is remembered: one that failed created nothing to replay.
+  const idempotency =
+    key === undefined ? undefined : { key, fingerprint: fingerprintOf(request, imageUrlsOf(call)) };
+  if (idempotency) {
+    const earlier = ctx.store.findByIdempotencyKey(account, idempotency.key);
+    if (earlier && earlier.idempotency?.fingerprint !== idempotency.fingerprint)
+      throw new EmulatorApiError('idempotency_key_reused');
+    if (earlier) {
+      ctx.stats.idempotentReplays++;
+      return acknowledge(earlier.id);
+    }
+  }
   const prompt = request.prompt.toLowerCase();
   if (ctx.config.faults.poisoned_prompt_words.some((word) => prompt.includes(word.toLowerCase()))) {
     ctx.stats.recordFault('poisoned_submit');
     throw new EmulatorApiError('build_request_failed');
   }
   const { store } = ctx;
-  const account = call.key.account;
   const cost = store.priceOf(request.n, request.resolution);
   store.settle();
   if (account.credits < cost)
     throw new EmulatorApiError('insufficient_credits', { cost, balance: account.credits });
-  const record = store.create({ account, ...request });
+  const record = store.create({ account, ...request, ...(idempotency ? { idempotency } : {}) });
   if (record.stuck) ctx.stats.recordFault('stuck_task');
   ctx.notifier.schedule(record);
-  const data: SubmitAckItem[] = [{ status: SUBMITTED, task_id: record.id }];
-  return { status: 200, body: { code: 200, data } };
+  return acknowledge(record.id);
+}
+
+function imageUrlsOf(call: ApiCall): unknown {
+  const body = call.body;
+  return body.kind === 'json' && typeof body.value === 'object' && body.value !== null
+    ? (body.value as Record<string, unknown>).image_urls
+    : undefined;
 }
