@@ -83,8 +83,8 @@ export function apiCallActivities({ runState, clients, gate, evidence }: ApiCall
       return { taskId: earlier.task, calls: callsMade() - 1 };
     }
 
-    const { plan, item } = await runState.readPlanItem(input.plan, input.index);
-    const client = clients.forPlan(plan.meta);
+    const { meta, item } = await runState.readPlanItem(input.plan, input.index);
+    const client = clients.forPlan(meta);
     const request: GenerationRequest = {
       prompt: item.prompt,
       model: item.model,
@@ -95,7 +95,7 @@ export function apiCallActivities({ runState, clients, gate, evidence }: ApiCall
     if (item.image_urls?.length) request.image_urls = item.image_urls;
     if (item.language !== undefined) request.language = item.language;
     if (input.webhook !== undefined) request.webhook = input.webhook;
-    const answered = await gate.acquire('submit', plan.meta);
+    const answered = await gate.acquire('submit', meta);
     // Submits queue for the rate limit: one whose turn comes after the deadline is not sent.
     if (input.notAfter !== undefined && Date.now() >= input.notAfter) {
       throw ApplicationFailure.nonRetryable(
@@ -110,7 +110,7 @@ export function apiCallActivities({ runState, clients, gate, evidence }: ApiCall
     } catch (error) {
       answered(error);
       throw await submitFailure(error, evidence, (taskId) =>
-        paced(gate, 'query', plan.meta, () => client.batchLookup([taskId])),
+        paced(gate, 'query', meta, () => client.batchLookup([taskId])),
       );
     }
     evidence.succeeded('submit');
@@ -123,7 +123,7 @@ export function apiCallActivities({ runState, clients, gate, evidence }: ApiCall
 
   async function lookupTasks(input: LookupTasksInput): Promise<LookupTasksOutput> {
     if (input.taskIds.length === 0) return { statuses: [], calls: 0 };
-    const { meta } = await runState.readPlan(input.plan);
+    const meta = await runState.readPlanMeta(input.plan);
     const client = clients.forPlan(meta);
     let answer;
     try {
@@ -139,7 +139,7 @@ export function apiCallActivities({ runState, clients, gate, evidence }: ApiCall
   }
 
   async function fetchTask(input: FetchTaskInput): Promise<FetchTaskOutput> {
-    const { meta } = await runState.readPlan(input.plan);
+    const meta = await runState.readPlanMeta(input.plan);
     const client = clients.forPlan(meta);
     let task;
     try {

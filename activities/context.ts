@@ -50,3 +50,14 @@ export async function whileAlive<T>(work: () => Promise<T>, beat?: () => void): 
 export function keptAlive<I, O>(fn: (input: I) => Promise<O>): (input: I) => Promise<O> {
   return (input) => whileAlive(() => fn(input));
 }
+
+/**
+ * Where an activity's outcome lines go among its shard's (RunStateStore.appendOutcomes): by when
+ * Temporal scheduled it, which orders a shard's activities as its workflow issued them whatever
+ * the workers' clocks, the same on every attempt (a retry's append replaces its earlier one).
+ */
+export function appendSequence(context: Context | undefined): string | undefined {
+  if (!context) return undefined;
+  const { scheduledTimestampMs, activityId, workflowExecution } = context.info;
+  return `${String(scheduledTimestampMs).padStart(15, '0')}-${workflowExecution?.runId ?? ''}-${activityId.padStart(8, '0')}`;
+}

@@ -1,7 +1,7 @@
 // What the activities get from the worker that builds them (STYLE habit 3): the API's address and
 // key when the worker overrides the manifest, the environment the key is read from, a clock, and
 // storage. Secrets come only from here, never from activity inputs (which land in history).
-import { LocalRunStateStore, type RunStateStore } from '../runstate/index.js';
+import { RunStateRouter, type RunStateStore } from '../runstate/index.js';
 import { ResultStores } from '../storage/open-store.js';
 import type { ResultStore } from '../storage/result-store.js';
 import type { S3Location } from '../storage/s3-location.js';
@@ -26,7 +26,10 @@ export interface ActivityDeps {
    * the standard AWS chain, read from `env`).
    */
   resultStore?: (outputDir: string, objectStore?: S3Location) => ResultStore;
-  /** Where a run's plan, outcomes and submit journal are kept; default: local disk (LocalRunStateStore). */
+  /**
+   * Where a run's plan, outcomes and submit journal are kept; default: each run's own store, local
+   * files or objects under its S3 output (RunStateRouter, S3 credentials read from `env`).
+   */
   runState?: RunStateStore;
 }
 
@@ -45,14 +48,18 @@ export interface ResolvedDeps {
 export function resolveDeps(deps: ActivityDeps): ResolvedDeps {
   const env = deps.env ?? process.env;
   const stores = new ResultStores(env);
+  const runState = deps.runState ?? new RunStateRouter({ s3: { env } });
   const resolved: ResolvedDeps = {
     env,
     now: deps.now ?? Date.now,
     resultStore:
       deps.resultStore ??
       ((outputDir, objectStore) => stores.open(objectStore ? { outputDir, objectStore } : { outputDir })),
-    runState: deps.runState ?? new LocalRunStateStore(),
-    closeStores: () => stores.close(),
+    runState,
+    closeStores: () => {
+      stores.close();
+      if (runState instanceof RunStateRouter) runState.close();
+    },
   };
   if (deps.apiBaseUrl !== undefined) resolved.apiBaseUrl = deps.apiBaseUrl;
   if (deps.apiWorkers !== undefined) resolved.apiWorkers = deps.apiWorkers;

@@ -12,6 +12,7 @@ import { RateGate } from './rate-gate.js';
 import { recordOutcomesActivity } from './record-outcomes.js';
 import { writeReportActivity } from './report.js';
 import { keptAlive } from './context.js';
+import { toActivityFailure } from './failures.js';
 import { storeResultsActivity } from './store-results.js';
 
 export type { ActivityDeps } from './deps.js';
@@ -25,6 +26,21 @@ export interface ActivityRuntime {
   close(): Promise<void>;
 }
 
+/**
+ * What its run's store threw (a refused credential, a missing bucket) turned into the failure
+ * Temporal acts on (failures.ts): run state lives in an object store for S3 outputs, so any
+ * activity may meet one.
+ */
+function failuresMapped<I, O>(fn: (input: I) => Promise<O>): (input: I) => Promise<O> {
+  return (input) =>
+    fn(input).catch((error: unknown) => {
+      throw toActivityFailure(error);
+    });
+}
+
+/** Kept alive by heartbeats while it runs (context.ts), its failures mapped. */
+const activity = <I, O>(fn: (input: I) => Promise<O>) => failuresMapped(keptAlive(fn));
+
 function buildActivities(resolved: ResolvedDeps, clients: ApiClients, gate: RateGate) {
   const { runState } = resolved;
   const { submitItem, lookupTasks, fetchTask } = apiCallActivities({
@@ -34,19 +50,20 @@ function buildActivities(resolved: ResolvedDeps, clients: ApiClients, gate: Rate
     evidence: new ApiEvidence(resolved.now),
   });
   return {
-    prepareRun: keptAlive(prepareRunActivity(resolved)),
-    planShard: keptAlive(planShardActivity(runState)),
-    submitItem: keptAlive(submitItem),
-    lookupTasks: keptAlive(lookupTasks),
-    fetchTask: keptAlive(fetchTask),
-    storeResults: storeResultsActivity({ clients, resolved }),
-    recordOutcomes: keptAlive(recordOutcomesActivity(runState)),
-    writeReport: keptAlive(
+    prepareRun: activity(prepareRunActivity(resolved)),
+    planShard: activity(planShardActivity(runState)),
+    submitItem: activity(submitItem),
+    lookupTasks: activity(lookupTasks),
+    fetchTask: activity(fetchTask),
+    // It beats with its progress itself.
+    storeResults: failuresMapped(storeResultsActivity({ clients, resolved })),
+    recordOutcomes: activity(recordOutcomesActivity(runState)),
+    writeReport: activity(
       writeReportActivity({ runState, now: resolved.now, resultStore: resolved.resultStore }),
     ),
-    configureRateLimit: keptAlive(configureRateLimit),
+    configureRateLimit: activity(configureRateLimit),
     applyGroupRates,
-    joinRateGovernor: keptAlive(joinRateGovernor),
+    joinRateGovernor: activity(joinRateGovernor),
   };
 }
 

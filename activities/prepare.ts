@@ -1,91 +1,66 @@
-// prepareRun: freezes the manifest into the run's plan files and answers the settings the run
-// workflow keeps in its state; planShard: a shard's expected credits, read from the plan. The manifest is re-read and must still have the hash the run was
-// started with: a run never mixes two versions of a catalog.
+// prepareRun: reads the plan the starter froze in the run's store and answers the settings the
+// run workflow keeps in its state; planShard: a shard's expected credits, read from the plan.
+// Workers never read the manifest: the plan is all they need, wherever they run.
 import { ApplicationFailure } from '@temporalio/activity';
-import { isUserError } from '../common/errors.js';
 import { FailureType } from '../common/failure-types.js';
-import { SHARD_SIZE } from '../common/names.js';
 import type { PlanShardInput, PlanShardOutput, PreparedRun, PrepareRunInput } from '../common/types.js';
-import { loadManifest, type LoadedManifest } from '../manifest/load.js';
 import { DEFAULTS } from '../manifest/normalize.js';
+import { s3UrlOf } from '../storage/s3-location.js';
 import type { ResolvedDeps } from './deps.js';
-import { toActivityFailure } from './failures.js';
-import { estimatedCredits, type PlanMeta, type RunStateStore } from '../runstate/index.js';
-
-/** Problems of an invalid manifest shown in the failure message; the rest go to details. */
-const PROBLEMS_IN_MESSAGE = 3;
-
-function load(manifestFile: string): LoadedManifest {
-  try {
-    return loadManifest(manifestFile);
-  } catch (error) {
-    if (!isUserError(error)) throw error;
-    const shown = error.problems.slice(0, PROBLEMS_IN_MESSAGE).join('; ');
-    const more = error.problems.length > PROBLEMS_IN_MESSAGE ? '; ...' : '';
-    throw ApplicationFailure.create({
-      type: FailureType.ManifestInvalid,
-      message: shown === '' ? error.message : `${error.message}: ${shown}${more}`,
-      nonRetryable: true,
-      details: [{ code: error.code, problems: error.problems }],
-    });
-  }
-}
+import { estimatedCredits, shardCredits, type PlanMeta, type RunStateStore } from '../runstate/index.js';
 
 /**
- * Freezes the manifest into a plan, and checks an S3 output's bucket and credentials, so that a
- * run fails at once rather than at its first image.
+ * Reads the run's plan, and checks an S3 output's bucket and credentials from this worker, so that
+ * a run fails at once rather than at its first image.
  */
 export function prepareRunActivity(deps: Pick<ResolvedDeps, 'resultStore' | 'runState'>) {
   const { resultStore, runState } = deps;
   return async function prepareRun(input: PrepareRunInput): Promise<PreparedRun> {
-    const prepared = await preparePlan(runState, input);
-    if (prepared.meta.objectStore) {
-      await resultStore(prepared.meta.outputDir, prepared.meta.objectStore)
-        .check?.()
-        .catch((error: unknown) => {
-          throw toActivityFailure(error);
-        });
-    }
+    const prepared = await preparedRun(runState, input);
+    if (prepared.meta.objectStore)
+      await resultStore(prepared.meta.outputDir, prepared.meta.objectStore).check?.();
     return prepared.run;
   };
 }
 
-async function preparePlan(
+async function preparedRun(
   runState: RunStateStore,
   input: PrepareRunInput,
 ): Promise<{ run: PreparedRun; meta: PlanMeta }> {
-  const manifest = load(input.manifestFile);
-  if (manifest.hash !== input.manifestHash) {
+  const meta = await runState.readPlanMeta(input.plan);
+  if (meta.hash !== input.plan.planHash) {
     throw ApplicationFailure.create({
       type: FailureType.ManifestChanged,
-      message: 'the manifest changed since this run started; run it with --new-run to start over',
+      message:
+        "the run's plan belongs to another version of the manifest; run it with --new-run to start over",
       nonRetryable: true,
     });
   }
-  const { ref, meta } = await runState.writePlan(manifest);
-  const shardCredits: number[] = [];
-  manifest.items.forEach((item, index) => {
-    const shard = Math.floor(index / SHARD_SIZE);
-    shardCredits[shard] = (shardCredits[shard] ?? 0) + estimatedCredits(item, meta.creditsPerImage);
-  });
   const prepared: PreparedRun = {
-    plan: ref,
+    plan: input.plan,
     name: meta.name,
     itemCount: meta.itemCount,
     imageCount: meta.imageCount,
-    outputDir: meta.outputDir,
+    // An S3 run's local folder is the starter's: history names the bucket instead.
+    outputDir: meta.objectStore ? s3UrlOf(meta.objectStore) : meta.outputDir,
     requestsPerSecond: meta.requestsPerSecond,
     maxInFlight: meta.maxInFlight,
     creditsPerImage: meta.creditsPerImage,
     retry: meta.retry,
     // Plans written before task timeouts existed have none: the default then.
     taskTimeoutMs: meta.taskTimeoutMs ?? DEFAULTS.taskTimeoutMs,
-    shardCredits,
+    shardCredits: meta.shardCredits ?? (await shardCreditsOf(runState, input)),
   };
   if (meta.budgetCredits !== undefined) prepared.budgetCredits = meta.budgetCredits;
   if (meta.rateCaps !== undefined) prepared.rateCaps = meta.rateCaps;
   if (meta.deadline !== undefined) prepared.deadline = meta.deadline;
   return { run: prepared, meta };
+}
+
+/** Plans written before their meta held shard credits: summed from the items. */
+async function shardCreditsOf(runState: RunStateStore, input: PrepareRunInput): Promise<number[]> {
+  const { meta, items } = await runState.readPlan(input.plan);
+  return shardCredits(items, meta.creditsPerImage);
 }
 
 /** planShard: the expected credits of each item of a shard, for its budget checks. */

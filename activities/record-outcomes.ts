@@ -1,6 +1,8 @@
 // The recordOutcomes activity: an adapter from a shard's final outcomes to the run state's
 // outcome lines (runstate/outcomes.ts).
+import { SHARD_SIZE } from '../common/names.js';
 import type { RecordOutcomesInput } from '../common/types.js';
+import { activityContext, appendSequence } from './context.js';
 import { planIndexOutOfRange, type OutcomeLine, type RunStateStore } from '../runstate/index.js';
 
 /**
@@ -9,16 +11,15 @@ import { planIndexOutOfRange, type OutcomeLine, type RunStateStore } from '../ru
  */
 export function recordOutcomesActivity(runState: RunStateStore) {
   return async function recordOutcomes(input: RecordOutcomesInput): Promise<void> {
-    const { items } = await runState.readPlan(input.plan);
+    const offset = input.shard * SHARD_SIZE;
+    const { items } = await runState.readPlanItems(input.plan, { offset, count: SHARD_SIZE });
     const earlier = new Map<number, OutcomeLine>();
     for (const line of await runState.readOutcomes(input.plan, input.shard)) {
       earlier.set(line.index, line);
     }
     const lines = input.outcomes.map((outcome): OutcomeLine => {
-      const item = items[outcome.index];
-      if (item === undefined) {
-        throw planIndexOutOfRange(outcome.index, items.length);
-      }
+      const item = items[outcome.index - offset];
+      if (item === undefined) throw planIndexOutOfRange(outcome.index, offset + items.length);
       const previous = earlier.get(outcome.index);
       return {
         index: outcome.index,
@@ -31,6 +32,6 @@ export function recordOutcomesActivity(runState: RunStateStore) {
         error: outcome.error,
       };
     });
-    await runState.appendOutcomes(input.plan, input.shard, lines);
+    await runState.appendOutcomes(input.plan, input.shard, lines, appendSequence(activityContext()));
   };
 }

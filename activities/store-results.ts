@@ -1,15 +1,17 @@
 // storeResults (TRANSFER_TASK_QUEUE): re-hosts the images of finished tasks. Each image is
 // streamed from the result host into storage, hashed on the way, and recorded in the shard's
-// outcome file with its path, sha256, size and source URL.
+// outcomes with its path, sha256, size and source URL: one append for the batch, when it ends
+// (in an object store, one object rather than one per item).
 //
 // Retries are Temporal's: a transient download failure (truncation, 5xx, network) fails the
 // activity and the next attempt resumes. Two things keep that cheap and exact:
-// - the heartbeat after each item carries the items already finished, so a retry skips them;
+// - the heartbeat after each item carries the outcome lines finished so far, so a retry skips
+//   those items and appends their lines with its own;
 // - an image whose source URL is already recorded for this shard, and whose file still has the
 //   recorded size and sha256, is not downloaded again.
 import { setMaxListeners } from 'node:events';
 import type { Context } from '@temporalio/activity';
-import { activityContext, whileAlive } from './context.js';
+import { activityContext, appendSequence, whileAlive } from './context.js';
 import { isImageApiError, ResultExpiredError, type ImageApiClient } from '../api/index.js';
 import { errorSummary } from '../common/errors.js';
 import { FailureType } from '../common/failure-types.js';
@@ -26,7 +28,7 @@ import { UnsafeStoragePathError, type ResultStore } from '../storage/result-stor
 import type { ApiClients } from './api-clients.js';
 import type { ResolvedDeps } from './deps.js';
 import { toActivityFailure } from './failures.js';
-import type { ImageRecord, LoadedPlan, RunStateStore } from '../runstate/index.js';
+import type { ImageRecord, OutcomeLine, PlanMeta, RunStateStore } from '../runstate/index.js';
 import { extensionFor, renderResultPath } from '../manifest/result-paths.js';
 
 export const RESULT_EXPIRED: ErrorSummary = {
@@ -44,10 +46,12 @@ export const NO_RESULT_URLS: ErrorSummary = {
 /** What storeResults heartbeats: the items finished so far in this activity (all attempts). */
 export interface StoreHeartbeat {
   done: StoredItem[];
+  /** Their outcome lines, appended when the batch ends. */
+  lines?: OutcomeLine[];
 }
 
 interface StoreContext {
-  plan: LoadedPlan;
+  meta: PlanMeta;
   client: ImageApiClient;
   store: ResultStore;
   /** Images already stored for this shard, by source URL. */
@@ -63,10 +67,19 @@ interface ItemOutcome {
   error: ErrorSummary | null;
 }
 
-function previousProgress(context: Context | undefined): Map<number, StoredItem> {
+interface Progress {
+  done: Map<number, StoredItem>;
+  lines: Map<number, OutcomeLine>;
+}
+
+function previousProgress(context: Context | undefined): Progress {
   const details = context?.info.heartbeatDetails as Partial<StoreHeartbeat> | undefined;
   const done = Array.isArray(details?.done) ? details.done : [];
-  return new Map(done.map((item) => [item.index, item]));
+  const lines = Array.isArray(details?.lines) ? details.lines : [];
+  return {
+    done: new Map(done.map((item) => [item.index, item])),
+    lines: new Map(lines.map((line) => [line.index, line])),
+  };
 }
 
 async function storedImages(
@@ -93,14 +106,14 @@ async function storeItem(ctx: StoreContext, request: StoreRequest, item: Planned
     try {
       const download = await ctx.client.downloadResult(url, ctx.signal ? { signal: ctx.signal } : {});
       const ext = extensionFor(download.contentType);
-      const path = renderResultPath(ctx.plan.meta.pathTemplate, {
-        name: ctx.plan.meta.name,
+      const path = renderResultPath(ctx.meta.pathTemplate, {
+        name: ctx.meta.name,
         item,
         index,
         ext,
       });
       const stored = await ctx.store.put(path, download.body, {
-        'pixelmill-manifest': ctx.plan.meta.name,
+        'pixelmill-manifest': ctx.meta.name,
         'pixelmill-item-id': item.id,
         'pixelmill-image-index': String(index),
       });
@@ -136,22 +149,34 @@ export function storeResultsActivity(deps: { clients: ApiClients; resolved: Reso
     const context = activityContext();
     // Every download of the batch listens on the one cancellation signal: not a leak.
     if (context) setMaxListeners(0, context.cancellationSignal);
-    const plan = await runState.readPlan(input.plan);
+    const meta = await runState.readPlanMeta(input.plan);
+    const retrying = (context?.info.attempt ?? 1) > 1;
     const ctx: StoreContext & { runState: RunStateStore } = {
-      plan,
-      client: deps.clients.forPlan(plan.meta),
-      store: deps.resolved.resultStore(plan.meta.outputDir, plan.meta.objectStore),
+      meta,
+      client: deps.clients.forPlan(meta),
+      store: deps.resolved.resultStore(meta.outputDir, meta.objectStore),
       known: await storedImages(runState, input),
-      retrying: (context?.info.attempt ?? 1) > 1,
+      retrying,
       signal: context?.cancellationSignal,
       runState,
     };
-    const done = previousProgress(context);
-    const beat = (): void => context?.heartbeat({ done: [...done.values()] } satisfies StoreHeartbeat);
+    const progress = previousProgress(context);
+    const beat = (): void =>
+      context?.heartbeat({
+        done: [...progress.done.values()],
+        lines: [...progress.lines.values()],
+      } satisfies StoreHeartbeat);
     // Liveness while a download runs too, so the heartbeat timeout can be short. A stalled
     // download is the client's body timeout's business, not the heartbeat's.
     try {
-      return await whileAlive(() => storeAll(input, ctx, done, beat), beat);
+      const output = await whileAlive(() => storeAll(input, ctx, progress, beat), beat);
+      await runState.appendOutcomes(
+        input.plan,
+        input.shard,
+        [...progress.lines.values()],
+        appendSequence(context),
+      );
+      return output;
     } catch (error) {
       throw toActivityFailure(error);
     }
@@ -161,25 +186,24 @@ export function storeResultsActivity(deps: { clients: ApiClients; resolved: Reso
 async function storeAll(
   input: StoreResultsInput,
   ctx: StoreContext & { runState: RunStateStore },
-  done: Map<number, StoredItem>,
+  progress: Progress,
   beat: () => void,
 ): Promise<StoreResultsOutput> {
+  const { done, lines } = progress;
   for (const request of input.items) {
     if (done.has(request.index)) continue;
     const { item } = await ctx.runState.readPlanItem(input.plan, request.index);
     const outcome = await storeItem(ctx, request, item);
-    await ctx.runState.appendOutcomes(input.plan, input.shard, [
-      {
-        index: request.index,
-        id: item.id,
-        status: outcome.status,
-        task_id: request.taskId,
-        attempts: request.attempts,
-        credits_cost: request.creditsCost,
-        images: outcome.images,
-        error: outcome.error,
-      },
-    ]);
+    lines.set(request.index, {
+      index: request.index,
+      id: item.id,
+      status: outcome.status,
+      task_id: request.taskId,
+      attempts: request.attempts,
+      credits_cost: request.creditsCost,
+      images: outcome.images,
+      error: outcome.error,
+    });
     const stored: StoredItem = {
       index: request.index,
       status: outcome.status,

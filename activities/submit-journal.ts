@@ -77,7 +77,7 @@ export async function earlierTask(
   if (call.attempt === 1) return undefined;
   let lines: Partial<JournalLine>[];
   try {
-    lines = await runState.readJournal(plan, call.workflowId);
+    lines = await runState.readJournal(plan, call.workflowId, { run: call.runId, activity: call.activityId });
   } catch (error) {
     log.warn(`cannot read the submit journal, so this retry submits again: ${errorMessage(error)}`);
     return undefined;

@@ -7,7 +7,7 @@ import { createActivityRuntime } from '../activities/index.js';
 import { UserError } from '../common/errors.js';
 import type { ApiCallCounts, WriteReportOutput } from '../common/types.js';
 import { foldRetryOutcomes, listRetries, saveRetryRecord, type RetryRecord } from './retries.js';
-import { readPlan, runState, type RunLocation } from './run-files.js';
+import { readPlan, retryRecordsDir, runState, type RunLocation } from './run-files.js';
 import { describeRun, runResultOf } from './runs.js';
 
 export interface RewrittenReport extends WriteReportOutput {
@@ -25,7 +25,7 @@ export async function foldEndedRetries(
   const loaded = await readPlan(location.plan);
   const latest = await runState.latestOutcomes(location.plan, loaded.items);
   const folded: RetryRecord[] = [];
-  for (const record of listRetries(location.plan.stateDir, location.runId, location.execution)) {
+  for (const record of listRetries(retryRecordsDir(location), location.runId, location.execution)) {
     if (record.folded) {
       folded.push(record);
       continue;
@@ -35,14 +35,14 @@ export async function foldEndedRetries(
     if (description.status.name === 'RUNNING') return { folded, running: record };
     await foldRetryOutcomes(
       { plan: location.plan, loaded, latest },
-      { stateDir: location.plan.stateDir, planHash: record.manifestHash },
+      { ...location.plan, planHash: record.manifestHash },
     );
     const result =
       description.status.name === 'COMPLETED'
         ? await runResultOf(client, record.runId, description.runId)
         : undefined;
     const done: RetryRecord = { ...record, folded: true, ...(result ? { apiCalls: result.apiCalls } : {}) };
-    await saveRetryRecord(location.plan.stateDir, done);
+    await saveRetryRecord(retryRecordsDir(location), done);
     folded.push(done);
   }
   return { folded };

@@ -2,10 +2,12 @@
 // outcomes. `report`, `retry-failed` and `status` read a finished run from here, without a
 // worker: the workflow's memo names the manifest and its hash, the result (or the manifest) the
 // output directory.
-import { dirname } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import type { Client, WorkflowExecutionStatusName } from '@temporalio/client';
-import { LocalRunStateStore, stateDirOf, type LoadedPlan, type RunStateStore } from '../runstate/index.js';
-import { isS3Url } from '../storage/s3-location.js';
+import { RunStateRouter, stateDirOf, type LoadedPlan } from '../runstate/index.js';
+import { isStorageError } from '../storage/errors.js';
+import { isS3Url, s3UrlOf } from '../storage/s3-location.js';
 import { errorMessage, isUserError, UserError } from '../common/errors.js';
 import type { PlanRef, RunResult } from '../common/types.js';
 import { loadManifest, type LoadedManifest } from '../manifest/load.js';
@@ -31,6 +33,8 @@ export interface RunLocation {
 interface RunMemo {
   manifestHash?: string;
   manifestFile?: string;
+  /** Where the starter froze the plan; absent in runs started before plans moved to the store. */
+  plan?: PlanRef;
   emulated?: boolean;
 }
 
@@ -48,11 +52,12 @@ export async function locateRun(
   const status = description.status.name;
   const result = status === 'COMPLETED' ? await runResultOf(client, runId, description.runId) : undefined;
   let parsed = manifest?.settings.manifestFile === memo.manifestFile ? manifest : undefined;
-  const outputDir = result?.stateDir
-    ? dirname(result.stateDir)
-    : result && !isS3Url(result.reportFile)
-      ? dirname(result.reportFile)
-      : (parsed ??= manifestOfRun(runId, memo.manifestFile)).settings.outputDir;
+  const outputDir =
+    result?.stateDir && !isS3Url(result.stateDir)
+      ? dirname(result.stateDir)
+      : result && !isS3Url(result.reportFile)
+        ? dirname(result.reportFile)
+        : (parsed ??= manifestOfRun(runId, memo.manifestFile)).settings.outputDir;
   return {
     runId,
     execution: description.runId,
@@ -61,7 +66,7 @@ export async function locateRun(
     ...(description.closeTime ? { closeTime: description.closeTime } : {}),
     manifestFile: memo.manifestFile,
     emulated: Boolean(memo.emulated),
-    plan: { stateDir: stateDirOf(outputDir), planHash: memo.manifestHash },
+    plan: memo.plan ?? { stateDir: stateDirOf(outputDir), planHash: memo.manifestHash },
     outputDir,
     ...(result ? { result } : {}),
     ...(parsed ? { manifest: parsed } : {}),
@@ -78,8 +83,25 @@ function manifestOfRun(runId: string, manifestFile: string): LoadedManifest {
   }
 }
 
-/** The run state the CLI reads and folds retries into. Plans are immutable: one command reads each once. */
-export const runState: RunStateStore = new LocalRunStateStore({ planCacheSize: 1 });
+/**
+ * The run state the CLI freezes plans into, reads and folds retries into: each run's own store.
+ * Plans are immutable: one command reads each once.
+ */
+export const runState = new RunStateRouter({ planCacheSize: 1 });
+
+/**
+ * Freezes `manifest` into its run's store (the output folder, or objects under an S3 output):
+ * what workers read, wherever they run. A store that refuses is one line for the user.
+ */
+export async function freezePlan(manifest: LoadedManifest): Promise<PlanRef> {
+  try {
+    return (await runState.writePlan(manifest)).ref;
+  } catch (error) {
+    if (isStorageError(error))
+      throw new UserError(error.code, `cannot write the run's plan: ${error.message}`);
+    throw error;
+  }
+}
 
 /** The run's frozen plan; a missing or foreign plan is the user's problem, in one line. */
 export async function readPlan(plan: PlanRef): Promise<LoadedPlan> {
@@ -87,5 +109,28 @@ export async function readPlan(plan: PlanRef): Promise<LoadedPlan> {
     return await runState.readPlan(plan);
   } catch (error) {
     throw new UserError('plan_missing', errorMessage(error));
+  }
+}
+
+/** Where `retry-failed` keeps its records of a run: the CLI's own state folder of its output. */
+export function retryRecordsDir(location: RunLocation): string {
+  return stateDirOf(location.outputDir);
+}
+
+/** Where a run's report file `name` is: beside its images, in its folder or its S3 output. */
+export function runFileLocation(location: RunLocation, name: string): string {
+  const store = location.plan.objectStore;
+  return store ? `${s3UrlOf(store)}/${name}` : join(location.outputDir, name);
+}
+
+/** The text of a run's report file `name` (summary.json, ...), or undefined when there is none. */
+export async function readRunFile(location: RunLocation, name: string): Promise<string | undefined> {
+  const store = location.plan.objectStore;
+  if (store) return runState.s3.objectsOf(store, { under: '' }).read(name);
+  try {
+    return await readFile(join(location.outputDir, name), 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
   }
 }

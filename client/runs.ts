@@ -6,7 +6,8 @@ import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@tempor
 import { UserError } from '../common/errors.js';
 import { RUN_WORKFLOW_PREFIX, runWorkflowId, taskQueuesOf } from '../common/names.js';
 import { MANIFEST_ATTRIBUTE, PIXELMILL_SEARCH_ATTRIBUTES } from '../common/search-attributes.js';
-import type { RunInput, RunResult } from '../common/types.js';
+import type { PlanRef, RunInput, RunResult } from '../common/types.js';
+import { s3UrlOf } from '../storage/s3-location.js';
 import { normalizeCounts } from '../common/item-counts.js';
 import { loadManifest, type LoadedManifest } from '../manifest/load.js';
 import { ensureSearchAttributes } from '../temporal/server-admin.js';
@@ -85,7 +86,11 @@ async function indexable(client: Client): Promise<string | undefined> {
  * or the emulator instead of a real service) must not attach to it, since its workers would not
  * serve the run and the run would not be served as the user expects.
  */
-function refuseOtherApi(runId: string, memo: Record<string, unknown> | undefined, input: RunInput): void {
+function refuseOtherApi(
+  runId: string,
+  memo: Record<string, unknown> | undefined,
+  input: RunStart['input'],
+): void {
   const account = memo?.apiAccount;
   if (typeof account !== 'string' || account === input.apiAccount) return;
   const needed =
@@ -98,12 +103,22 @@ function refuseOtherApi(runId: string, memo: Record<string, unknown> | undefined
   );
 }
 
+/** What starting a run takes: its input but the plan, which is frozen only when it starts. */
+export interface RunStart {
+  /** The manifest file, for the run's memo and summary: the starter's, never read by workers. */
+  manifestFile: string;
+  input: Omit<RunInput, 'plan'>;
+  /** Freezes the manifest into the run's store (runstate/), once a run is to be started. */
+  freezePlan: () => Promise<PlanRef>;
+}
+
 export async function startOrAttach(
   client: Client,
   runId: string,
-  input: RunInput,
+  start: RunStart,
   newRun: boolean,
 ): Promise<StartOutcome> {
+  const { input, manifestFile } = start;
   const existing = await describeRun(client, runId);
   const manifestChanged = existing !== undefined && existing.memo?.manifestHash !== input.manifestHash;
   if (existing?.status.name === 'RUNNING') refuseOtherApi(runId, existing.memo, input);
@@ -122,26 +137,28 @@ export async function startOrAttach(
   const manifestName = runId.startsWith(RUN_WORKFLOW_PREFIX)
     ? runId.slice(RUN_WORKFLOW_PREFIX.length)
     : runId;
+  const plan = await start.freezePlan();
   const handle = await client.workflow.start<(input: RunInput) => Promise<RunResult>>('runWorkflow', {
     workflowId: runId,
     taskQueue: taskQueuesOf(input.apiAccount).workflow,
-    args: [input],
+    args: [{ ...input, plan }],
     // Two CLIs starting the same manifest at once end up on one run.
     workflowIdConflictPolicy: 'USE_EXISTING',
     memo: {
       manifestHash: input.manifestHash,
-      manifestFile: input.manifestFile,
+      manifestFile,
+      plan,
       emulated: input.emulated,
       ...(input.apiAccount !== undefined
         ? { apiAccount: input.apiAccount, apiBaseUrl: input.apiBaseUrl }
         : {}),
     },
-    staticSummary: `pixelmill run of ${input.manifestFile}`,
+    staticSummary: `pixelmill run of ${manifestFile}`,
     staticDetails: [
-      `**Manifest** \`${input.manifestFile}\` (sha256 \`${input.manifestHash.slice(0, 12)}\`)`,
+      `**Manifest** \`${manifestFile}\` (sha256 \`${input.manifestHash.slice(0, 12)}\`)`,
       `**API** ${input.emulated ? 'the built-in emulator (an emulated run)' : (input.apiBaseUrl ?? 'the configured image API')}` +
         (input.apiAccount ? ` (account \`${input.apiAccount}\`)` : ''),
-      "**Output** `report.jsonl` and `summary.json` in the manifest's output folder",
+      `**Output** \`report.jsonl\` and \`summary.json\` in ${plan.objectStore ? s3UrlOf(plan.objectStore) : "the manifest's output folder"}`,
     ].join('\n\n'),
     // The run passes it on to its shards; it is their cue that the attributes exist.
     ...(unindexed ? {} : { typedSearchAttributes: [{ key: MANIFEST_ATTRIBUTE, value: manifestName }] }),

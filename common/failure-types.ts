@@ -41,7 +41,6 @@ export const ActivityFailureType = typeNames(
   'DeadlinePassed',
   'InvalidRateLimit',
   'ManifestChanged',
-  'ManifestInvalid',
   'PacerBacklog',
   'PlanIndexOutOfRange',
   'PlanMissing',

@@ -1,7 +1,8 @@
 // Inputs and outputs of pixelmill's workflows and activities. Workflows carry references (the
-// manifest's path and hash, the state directory, item indices), never prompts or images: bulk data
-// stays in files that activities read and write.
+// plan's store and hash, item indices), never prompts or images: bulk data stays in the run's
+// store (a directory or an S3 prefix), which activities read and write.
 import type { RateCaps } from '../governor/types.js';
+import type { S3Location } from '../storage/s3-location.js';
 
 /** Final status of an item in report.jsonl. */
 export type ItemStatus = 'completed' | 'failed' | 'cancelled' | 'expired' | 'skipped';
@@ -16,15 +17,23 @@ export interface ErrorSummary {
 
 /** Where a run keeps its files; every activity gets this instead of data. */
 export interface PlanRef {
-  /** `<output>/.pixelmill`: the frozen plan, per-shard outcomes. */
+  /**
+   * Where the run's state (frozen plan, outcomes, submit journal) lives: `<output>/.pixelmill` on
+   * local disk, or `s3://bucket/prefix/.pixelmill` for an S3 output (then `objectStore` is set).
+   */
   stateDir: string;
   /** sha256 of the manifest (and items file) the plan was made from. */
   planHash: string;
+  /** An S3 output: where its state is (under its prefix) and how to reach it; never credentials. */
+  objectStore?: S3Location;
 }
 
 export interface RunInput {
-  /** Absolute path of the manifest file. */
-  manifestFile: string;
+  /**
+   * The plan the starter froze in the run's store: workers read it there and never the manifest,
+   * so they need no file of the starter's machine.
+   */
+  plan: PlanRef;
   /**
    * The API account the run's calls belong to (common/api-account.ts): every activity of the run
    * goes to that account's task queues. Runs started before accounts existed have none.
@@ -32,7 +41,7 @@ export interface RunInput {
   apiAccount?: string;
   /** The account's base URL, without credentials: for messages, never for calls. */
   apiBaseUrl?: string;
-  /** The hash the starter validated; the run refuses a manifest that has changed since. */
+  /** The manifest's hash (the plan's): what the run was started with. */
   manifestHash: string;
   /** True when the run talks to the built-in emulator rather than a real service. */
   emulated: boolean;
@@ -48,6 +57,7 @@ export interface PreparedRun {
   name: string;
   itemCount: number;
   imageCount: number;
+  /** The output folder, or the `s3://` URL of an S3 output. */
   outputDir: string;
   requestsPerSecond: number;
   /** Present when the rate is discovered (`auto`): the manifest's numbers as caps. */
@@ -156,6 +166,8 @@ export interface ShardLimits {
   pollMaxMs: number;
   /** The first lookup's wait: what earlier shards of the run learned (default pollMinMs). */
   firstPollMs?: number;
+  /** Generation times earlier shards of the run saw (ms): when this one's first lookups are due. */
+  generationMs?: number[];
   webhookBaseUrl?: string;
   /** History length at which the shard continues as new (default SHARD_HISTORY_LIMIT). */
   historyLimit?: number;
@@ -211,12 +223,18 @@ export interface ShardCarriedState {
   deadlinePassed?: boolean;
   /** Tasks given up after limits.task_timeout so far. */
   givenUp?: number;
+  /** When the last batch lookup answered (workflow time, ms), and how many finished tasks it found. */
+  lastLookup?: { atMs: number; finished: number };
+  /** Generation times the shard's lookups saw (ms, the newest): see workflows/lookup-timing.ts. */
+  generationMs?: number[];
 }
 
 export interface ShardHandoff {
   workflowId: string;
   /** Items still at the API: all the shard can ever have again. */
   holding: number;
+  /** Generation times the shard saw: where the run's next shards start. */
+  generationMs?: number[];
 }
 
 export interface ShardResult {
@@ -271,8 +289,7 @@ export interface TaskFinishedSignal {
 // ----- activities -----
 
 export interface PrepareRunInput {
-  manifestFile: string;
-  manifestHash: string;
+  plan: PlanRef;
 }
 
 export interface SubmitItemInput {

@@ -15,6 +15,8 @@ import {
 
 /** Admitted calls are fed to the law at most this often. */
 export const FEED_EVERY_MS = 1000;
+/** A shorter stretch says too little about the rate a refusal came at. */
+const MIN_REFUSED_SPAN_MS = 250;
 /** A worker that has not reported for this long no longer counts as one of the account's. */
 export const REPORTER_FRESH_MS = 60_000;
 /** A worker whose last calls of a group are older than this no longer shares its rate. */
@@ -56,13 +58,17 @@ export class GovernorBook {
 
   /** Answers reach the law at once (a 429 slows everyone now); use is judged once a second. */
   #take(group: ApiGroup, outcomes: GroupOutcomes, nowMs: number): void {
-    this.#state.pending[group].attempted += outcomes.attempted;
+    const pending = this.#state.pending[group];
+    pending.attempted += outcomes.attempted;
+    // A refusal is judged with what was sent since the last feed too: a burst after a quiet
+    // stretch is what the provider refused, not the quiet stretch's rate.
+    const refusing = outcomes.refused > 0 && nowMs - pending.sinceMs >= MIN_REFUSED_SPAN_MS;
     const answers = {
       nowMs,
       admitted: outcomes.admitted,
       refused: outcomes.refused,
-      attempted: 0,
-      spanMs: 0,
+      attempted: refusing ? pending.attempted : 0,
+      spanMs: refusing ? nowMs - pending.sinceMs : 0,
       ...(outcomes.retryAfterMs !== undefined ? { retryAfterMs: outcomes.retryAfterMs } : {}),
     };
     this.#setLaw(group, observe(this.#state.laws[group], answers), nowMs);
@@ -81,7 +87,7 @@ export class GovernorBook {
       spanMs,
     });
     this.#state.pending[group] = { attempted: 0, sinceMs: nowMs };
-    this.#setLaw(group, law, nowMs);
+    this.#setLaw(group, keepUpWithSubmits(group, law, this.#used.submit), nowMs);
   }
 
   #setLaw(group: ApiGroup, law: LawState, nowMs: number): void {
@@ -119,6 +125,16 @@ export class GovernorBook {
   state(): GovernorState {
     return copy(this.#state);
   }
+}
+
+/**
+ * Every image is a submit, then a GET: until the queries' own limit is found, their rate keeps up
+ * with what the submits use, so the GETs of finished tasks do not queue behind a slow start
+ * that only begins when the first tasks finish.
+ */
+function keepUpWithSubmits(group: ApiGroup, law: LawState, submitsPerSecond: number): LawState {
+  if (group !== 'query' || law.phase !== 'slow-start' || law.ratePerSecond >= submitsPerSecond) return law;
+  return { ...law, ratePerSecond: submitsPerSecond, previousRate: law.ratePerSecond };
 }
 
 /** A deep copy of plain data (workflow code has no structuredClone). */

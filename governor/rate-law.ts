@@ -4,8 +4,9 @@
 //
 // The law, in the terms of TCP's congestion control:
 // - Slow start: from a modest rate, grow by half every second in which the rate was used and
-//   nothing was refused, until the first 429; then from under the rate before the last growth,
-//   probing without a ceiling (the provider's burst may have hidden its limit for a while).
+//   nothing was refused, until the first 429; then from under the rate before the last growth
+//   (the provider's burst may have hidden its limit for a while), with the rate refused as the
+//   ceiling: the limit is under it, and a next refusal on the way back finds how far under.
 // - A 429 with a short Retry-After (a bucket refilling) marks the rate it came at as the ceiling
 //   and multiplies the rate by BACK_OFF. One with a long Retry-After (a quota per minute) is a
 //   measurement: the provider admitted so many calls since its window last reset, over the time
@@ -124,7 +125,7 @@ export interface Outcomes {
   refused: number;
   /** The longest Retry-After among those 429s, when they said. */
   retryAfterMs?: number;
-  /** Calls made over the stretch, for whether the rate was used. */
+  /** Calls made over the stretch: whether the rate was used, or for a refusal the rate it came at. */
   attempted: number;
   /** The length of the stretch. */
   spanMs: number;
@@ -214,8 +215,11 @@ function refusedAt(state: LawState, outcomes: Outcomes): LawState {
   const quotaRate = (admitted / windowMs) * 1000;
   // What was refused is the rate sent, when that was well under the rate granted. In slow start
   // the provider's burst may have hidden its limit for a while, so the limit is anywhere under
-  // the rate sent: from below the rate before the last growth, probe for it without a ceiling.
-  const used = state.usedPerSecond ?? Infinity;
+  // the rate sent: the fall goes below the rate before the last growth. The way back up is the
+  // same as after any refusal (probing from there by 2% steps left a group half used for seconds).
+  // What the calls of the stretch so far were sent at counts too (a burst after a quiet second).
+  const sending = outcomes.spanMs > 0 ? (outcomes.attempted * 1000) / outcomes.spanMs : 0;
+  const used = Math.max(state.usedPerSecond ?? Infinity, sending);
   const sent = used < RAN_AHEAD * state.ratePerSecond ? used : state.ratePerSecond;
   const slowStart = state.phase === 'slow-start';
   const limited = capped(
@@ -226,7 +230,7 @@ function refusedAt(state: LawState, outcomes: Outcomes): LawState {
   );
   return {
     ...state,
-    ceilingPerSecond: windowed || slowStart ? null : sent,
+    ceilingPerSecond: windowed ? null : sent,
     probeSteps: 0,
     ratePerSecond: limited.ratePerSecond,
     phase: 'probing',

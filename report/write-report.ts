@@ -52,6 +52,8 @@ class NotCompletedGroups {
 export interface ReportSources {
   /** The run's name and its local output directory. */
   meta: Pick<PlanMeta, 'name' | 'outputDir'>;
+  /** Where the files are written; default `meta.outputDir` (an S3 run's go to a scratch folder). */
+  dir?: string;
   items: readonly PlannedItem[];
   /** The newest outcome of each item, by plan index. */
   outcomes: readonly (OutcomeLine | undefined)[];
@@ -71,7 +73,7 @@ export interface WrittenReport {
   galleryFile: string;
 }
 
-/** Writes report.jsonl, summary.json and index.html into the run's output directory. */
+/** Writes report.jsonl, summary.json and index.html into the run's output directory (or `dir`). */
 export async function writeReportFiles(sources: ReportSources): Promise<WrittenReport> {
   const { meta, items, outcomes, run } = sources;
   const byStatus: Record<ItemStatus, number> = {
@@ -97,9 +99,10 @@ export async function writeReportFiles(sources: ReportSources): Promise<WrittenR
       yield `${JSON.stringify(line)}\n`;
     }
   }
-  const reportFile = join(meta.outputDir, REPORT_FILE);
-  const summaryFile = join(meta.outputDir, SUMMARY_FILE);
-  const galleryFile = join(meta.outputDir, GALLERY_FILE);
+  const dir = sources.dir ?? meta.outputDir;
+  const reportFile = join(dir, REPORT_FILE);
+  const summaryFile = join(dir, SUMMARY_FILE);
+  const galleryFile = join(dir, GALLERY_FILE);
   await writeFileAtomic(reportFile, lines());
 
   const rates = await sources.rates();

@@ -1,13 +1,16 @@
-// Public entry of the run state: the RunStateStore interface, today's local-disk implementation,
-// and the formats its callers read (plan meta, outcome and journal lines). Code outside runstate/
-// imports from here; only tests look at the local files' layout directly.
+// Public entry of the run state: the RunStateStore interface, its local-disk and S3 implementations
+// and the router that picks one per run, and the formats its callers read (plan meta, outcome and
+// journal lines). Code outside runstate/ imports from here; only tests look at the layouts directly.
 export { LocalRunStateStore, type LocalRunStateOptions } from './local.js';
-export type { ItemRange, RunStateStore } from './store.js';
+export { RunStateRouter } from './router.js';
+export { S3RunStateStore } from './s3.js';
+export type { ItemRange, JournalCall, RunStateStore } from './store.js';
 export { writeFileAtomic } from './files.js';
 export type { ImageRecord, OutcomeLine } from './outcomes.js';
 export {
   estimatedCredits,
   planIndexOutOfRange,
+  shardCredits,
   STATE_DIR_NAME,
   stateDirOf,
   type LoadedPlan,

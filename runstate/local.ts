@@ -25,7 +25,7 @@ export class LocalRunStateStore implements RunStateStore {
   readonly #plans: PlanCache;
 
   constructor(options: LocalRunStateOptions = {}) {
-    this.#plans = new PlanCache(readPlanFiles, options.planCacheSize);
+    this.#plans = new PlanCache(readPlanFiles, readPlanMeta, options.planCacheSize);
   }
 
   writePlan(manifest: LoadedManifest): Promise<{ ref: PlanRef; meta: PlanMeta }> {
@@ -33,7 +33,7 @@ export class LocalRunStateStore implements RunStateStore {
   }
 
   readPlanMeta(ref: PlanRef): Promise<PlanMeta> {
-    return readPlanMeta(ref);
+    return this.#plans.meta(ref);
   }
 
   readPlan(ref: PlanRef) {
@@ -45,8 +45,9 @@ export class LocalRunStateStore implements RunStateStore {
     return { meta, items: items.slice(range.offset, range.offset + range.count) };
   }
 
-  readPlanItem(ref: PlanRef, index: number) {
-    return this.#plans.item(ref, index);
+  async readPlanItem(ref: PlanRef, index: number) {
+    const { plan, item } = await this.#plans.item(ref, index);
+    return { meta: plan.meta, item };
   }
 
   appendOutcomes(ref: PlanRef, shard: number, lines: readonly OutcomeLine[]): Promise<void> {

@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../common/failure-types.js';
+import { SHARD_SIZE } from '../common/names.js';
 import type { PlanRef } from '../common/types.js';
 import type { LoadedManifest } from '../manifest/load.js';
 import type { PlannedItem, RunSettings } from '../manifest/normalize.js';
@@ -36,11 +37,26 @@ export interface PlanMeta extends RunSettings {
   itemCount: number;
   imageCount: number;
   creditsPerImage: Record<string, number>;
+  /** Expected credits of each shard's items (SHARD_SIZE each); absent in older plans. */
+  shardCredits?: number[];
 }
 
 export interface LoadedPlan {
   meta: PlanMeta;
   items: PlannedItem[];
+}
+
+/** Expected credits of each shard's items. */
+export function shardCredits(
+  items: readonly PlannedItem[],
+  creditsPerImage: Readonly<Record<string, number>>,
+): number[] {
+  const credits: number[] = [];
+  items.forEach((item, index) => {
+    const shard = Math.floor(index / SHARD_SIZE);
+    credits[shard] = (credits[shard] ?? 0) + estimatedCredits(item, creditsPerImage);
+  });
+  return credits;
 }
 
 export function stateDirOf(outputDir: string): string {
@@ -68,6 +84,7 @@ export function planMeta(settings: RunSettings, items: readonly PlannedItem[], h
     itemCount: items.length,
     imageCount: items.reduce((sum, item) => sum + item.n, 0),
     creditsPerImage: { ...DEFAULT_CREDITS_PER_IMAGE },
+    shardCredits: shardCredits(items, DEFAULT_CREDITS_PER_IMAGE),
   };
   if (settings.apiBaseUrl !== undefined) meta.apiBaseUrl = settings.apiBaseUrl;
   if (settings.budgetCredits !== undefined) meta.budgetCredits = settings.budgetCredits;
@@ -106,10 +123,24 @@ export function planIndexOutOfRange(index: number, count: number): ApplicationFa
   });
 }
 
-function planMissing(ref: PlanRef, why: string): ApplicationFailure {
+export function planMissing(ref: PlanRef, why: string): ApplicationFailure {
   return ApplicationFailure.create({
     type: FailureType.PlanMissing,
     message: `the run's plan in ${ref.stateDir} cannot be read (${why}); start the run again with --new-run`,
+    nonRetryable: true,
+  });
+}
+
+/**
+ * A local output's state directory that this machine does not have: the run was started on
+ * another machine, whose folder this worker cannot see.
+ */
+function stateDirNotHere(ref: PlanRef): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: FailureType.PlanMissing,
+    message:
+      `this worker cannot see the run's plan at ${ref.stateDir}: a local output must be a folder every worker ` +
+      'reaches at that same path (a shared volume), or give the manifest an s3:// output, which workers share through the store',
     nonRetryable: true,
   });
 }
@@ -120,7 +151,9 @@ export async function readPlanMeta(ref: PlanRef): Promise<PlanMeta> {
   try {
     text = await readFile(planFiles(ref).meta, 'utf8');
   } catch (error) {
-    throw planMissing(ref, (error as NodeJS.ErrnoException).code ?? 'unreadable');
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' && !(await pathExists(ref.stateDir))) throw stateDirNotHere(ref);
+    throw planMissing(ref, code ?? 'unreadable');
   }
   try {
     return JSON.parse(text) as PlanMeta;

@@ -31,10 +31,19 @@ export interface RunStateStore {
   readPlan(ref: PlanRef): Promise<LoadedPlan>;
   /** The plan's settings and the items of `range`. */
   readPlanItems(ref: PlanRef, range: ItemRange): Promise<{ meta: PlanMeta; items: PlannedItem[] }>;
-  /** The plan and its item at `index`. */
-  readPlanItem(ref: PlanRef, index: number): Promise<{ plan: LoadedPlan; item: PlannedItem }>;
-  /** Appends outcome lines of a shard (0-based); for an item, the last line appended wins. */
-  appendOutcomes(ref: PlanRef, shard: number, lines: readonly OutcomeLine[]): Promise<void>;
+  /** The plan's settings and its item at `index`. */
+  readPlanItem(ref: PlanRef, index: number): Promise<{ meta: PlanMeta; item: PlannedItem }>;
+  /**
+   * Appends outcome lines of a shard (0-based); for an item, the last line appended wins.
+   * `sequence` orders appends where a store cannot append (sorted as strings; the same sequence
+   * again replaces that append, so a retried writer adds nothing); default: the time.
+   */
+  appendOutcomes(
+    ref: PlanRef,
+    shard: number,
+    lines: readonly OutcomeLine[],
+    sequence?: string,
+  ): Promise<void>;
   /** The valid outcome lines of one shard, or of every shard in shard order, as appended. */
   readOutcomes(ref: PlanRef, shard?: number): Promise<OutcomeLine[]>;
   /**
@@ -47,6 +56,15 @@ export interface RunStateStore {
    * line must be durable (against the process dying) by the time this returns.
    */
   journalSubmit(ref: PlanRef, workflowId: string, line: JournalLine): Promise<void>;
-  /** The journal of shard workflow `workflowId`, in the order written; none before its first submit. */
-  readJournal(ref: PlanRef, workflowId: string): Promise<Partial<JournalLine>[]>;
+  /**
+   * The journal of shard workflow `workflowId`, in the order written; none before its first
+   * submit. With `call`, a store may return that call's lines only.
+   */
+  readJournal(ref: PlanRef, workflowId: string, call?: JournalCall): Promise<Partial<JournalLine>[]>;
+}
+
+/** One submit call in the journal: the shard workflow's run and the activity. */
+export interface JournalCall {
+  run: string;
+  activity: string;
 }

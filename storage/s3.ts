@@ -24,7 +24,6 @@ import {
   ListObjectsV2Command,
   S3Client,
   type HeadObjectCommandOutput,
-  type S3ClientConfig,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { contentTypeFor } from './content-types.js';
@@ -36,6 +35,7 @@ import {
   type StoredAttributes,
   type StoredImage,
 } from './result-store.js';
+import { s3ConnectionOf, type S3ConnectionOptions } from './s3-connection.js';
 import { keyProblem, s3UrlOf, type S3Location } from './s3-location.js';
 
 /**
@@ -53,15 +53,9 @@ const EXPLAINED_REFUSALS = new Set([
   'ExpiredToken',
   'AccessDenied',
 ]);
-/** Regions are irrelevant to most S3-compatible servers, but the SDK needs one to sign. */
-const FALLBACK_REGION = 'us-east-1';
 
-export interface S3ResultStoreOptions {
+export interface S3ResultStoreOptions extends S3ConnectionOptions {
   location: S3Location;
-  /** Where AWS_* variables are read from (region, endpoint, keys, profile); default `process.env`. */
-  env?: NodeJS.ProcessEnv;
-  /** Explicit credentials (tests); default: the standard AWS chain. */
-  credentials?: S3ClientConfig['credentials'];
   /** Where downloads are spooled before upload; default the OS temp directory. */
   spoolDir?: string;
   partSize?: number;
@@ -72,42 +66,6 @@ export interface S3ResultStoreOptions {
 export interface S3StoreCounts {
   uploaded: number;
   skipped: number;
-}
-
-interface ResolvedConnection {
-  config: S3ClientConfig;
-  where: string;
-}
-
-function connectionOf(options: S3ResultStoreOptions): ResolvedConnection {
-  const env = options.env ?? process.env;
-  const { location } = options;
-  const endpoint = location.endpoint ?? env.AWS_ENDPOINT_URL_S3 ?? env.AWS_ENDPOINT_URL;
-  const region =
-    location.region ?? env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? (endpoint ? FALLBACK_REGION : undefined);
-  const config: S3ClientConfig = {
-    maxAttempts: 1,
-    // S3-compatible servers often reject the SDK's default trailing CRC checksums; the sha256
-    // that matters is computed here and sent explicitly.
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-  };
-  if (endpoint !== undefined) config.endpoint = endpoint;
-  if (region !== undefined) config.region = region;
-  if (location.forcePathStyle !== undefined) config.forcePathStyle = location.forcePathStyle;
-  if (options.credentials !== undefined) {
-    config.credentials = options.credentials;
-  } else if (env !== process.env && env.AWS_ACCESS_KEY_ID && env.AWS_SECRET_ACCESS_KEY) {
-    // The first step of the standard chain, applied to an injected environment.
-    config.credentials = {
-      accessKeyId: env.AWS_ACCESS_KEY_ID,
-      secretAccessKey: env.AWS_SECRET_ACCESS_KEY,
-      ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}),
-    };
-  } else if (env !== process.env && env.AWS_PROFILE) {
-    config.profile = env.AWS_PROFILE;
-  }
-  return { config, where: endpoint ?? `AWS S3 (${region ?? 'region from the AWS profile'})` };
 }
 
 /** The object's sha256 (hex), from our metadata or S3's whole-object ChecksumSHA256. */
@@ -150,7 +108,7 @@ export class S3ResultStore implements ResultStore {
   readonly #queueSize: number;
 
   constructor(options: S3ResultStoreOptions) {
-    const { config, where } = connectionOf(options);
+    const { config, where } = s3ConnectionOf(options);
     this.#target = options.location;
     this.location = s3UrlOf(options.location);
     this.#client = new S3Client(config);

@@ -9,6 +9,7 @@ import { submitJournalFile } from '../runstate/submit-journal.js';
 import { groundTruth } from '../bench/catalog-audit.js';
 import { ManualClock, startTestEmulator } from './support/emulator.js';
 import { applicationFailure, inActivity, writeManifest } from './activities-fixture.js';
+import { frozenPlan } from './support/plan.js';
 
 const KEY = 'sk-live-activities-key';
 const POOR_KEY = 'sk-live-activities-poor';
@@ -30,7 +31,7 @@ function chairs(apiLines: string[] = []) {
 async function prepared(deps: ActivityDeps, apiLines: string[] = []) {
   const fixture = chairs(apiLines);
   const activities = createActivities(deps);
-  const { plan } = await activities.prepareRun({ manifestFile: fixture.file, manifestHash: fixture.hash });
+  const { plan } = await activities.prepareRun({ plan: await frozenPlan(fixture.file) });
   return { activities, plan };
 }
 

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createActivities } from '../activities/index.js';
 import { applicationFailure, writeManifest } from './activities-fixture.js';
+import { frozenPlan } from './support/plan.js';
 
 const SECRET = 'sk-live-never-in-a-plan';
 
@@ -24,10 +25,10 @@ function catalog(extra: string[] = []) {
 }
 
 describe('prepareRun', () => {
-  it('writes the plan once and answers the run settings', async () => {
+  it('reads the plan the starter froze once, and answers the run settings', async () => {
     const fixture = catalog();
     const activities = createActivities({ env: { CHAIRS_KEY: SECRET } });
-    const prepared = await activities.prepareRun({ manifestFile: fixture.file, manifestHash: fixture.hash });
+    const prepared = await activities.prepareRun({ plan: await frozenPlan(fixture.file) });
 
     const stateDir = join(fixture.outputDir, '.pixelmill');
     expect(prepared).toMatchObject({
@@ -54,42 +55,40 @@ describe('prepareRun', () => {
     expect(JSON.parse(meta)).toMatchObject({ name: 'chairs', hash: fixture.hash, apiKeyEnv: 'CHAIRS_KEY' });
     expect(meta).not.toContain(SECRET);
 
-    // A second preparation (a retried activity, a restarted run) reuses the files untouched.
+    // Freezing it again (a second `run` of the manifest) reuses the files untouched, and the
+    // first preparation's settings stay authoritative.
     const before = statSync(`${stem}.jsonl`).mtimeMs;
     writeFileSync(`${stem}.json`, meta.replace('"maxInFlight": 40', '"maxInFlight": 41'));
-    const again = await createActivities().prepareRun({
-      manifestFile: fixture.file,
-      manifestHash: fixture.hash,
-    });
+    const again = await createActivities().prepareRun({ plan: await frozenPlan(fixture.file) });
     expect(again.maxInFlight).toBe(41);
     expect(statSync(`${stem}.jsonl`).mtimeMs).toBe(before);
   });
 
-  it('refuses a manifest whose hash changed since the run started, without retries', async () => {
+  it('refuses a plan that belongs to another manifest hash, without retries', async () => {
     const fixture = catalog();
-    writeFileSync(
-      fixture.file,
-      `${readFileSync(fixture.file, 'utf8')}  - { id: elm, prompt: an elm chair }\n`,
-    );
-    const failure = await applicationFailure(
-      createActivities().prepareRun({ manifestFile: fixture.file, manifestHash: fixture.hash }),
-    );
+    const plan = await frozenPlan(fixture.file);
+    const metaFile = join(plan.stateDir, `plan-${fixture.hash.slice(0, 16)}.json`);
+    writeFileSync(metaFile, readFileSync(metaFile, 'utf8').replace(fixture.hash, 'f'.repeat(64)));
+    const failure = await applicationFailure(createActivities().prepareRun({ plan }));
     expect(failure.type).toBe('ManifestChanged');
     expect(failure.nonRetryable).toBe(true);
     expect(failure.message).toBe(
-      'the manifest changed since this run started; run it with --new-run to start over',
+      "the run's plan belongs to another version of the manifest; run it with --new-run to start over",
     );
   });
 
-  it('reports a manifest that became invalid as a non-retryable failure naming the problem', async () => {
+  it('fails at once, naming the folder and both fixes, on a worker that cannot see a local output', async () => {
     const fixture = catalog();
-    writeFileSync(fixture.file, 'name: chairs\nitems: []\n');
+    const elsewhere = join(fixture.outputDir, 'on-another-machine', '.pixelmill');
     const failure = await applicationFailure(
-      createActivities().prepareRun({ manifestFile: fixture.file, manifestHash: fixture.hash }),
+      createActivities().prepareRun({ plan: { stateDir: elsewhere, planHash: fixture.hash } }),
     );
-    expect(failure.type).toBe('ManifestInvalid');
+    expect(failure.type).toBe('PlanMissing');
     expect(failure.nonRetryable).toBe(true);
-    expect(failure.message).toMatch(/m\.yaml:\d+:\d+ .*items/);
+    expect(failure.message).toBe(
+      `this worker cannot see the run's plan at ${elsewhere}: a local output must be a folder every worker ` +
+        'reaches at that same path (a shared volume), or give the manifest an s3:// output, which workers share through the store',
+    );
   });
 });
 
@@ -97,7 +96,7 @@ describe('planShard', () => {
   it('answers the expected credits of each item of the slice', async () => {
     const fixture = catalog();
     const activities = createActivities();
-    const { plan } = await activities.prepareRun({ manifestFile: fixture.file, manifestHash: fixture.hash });
+    const { plan } = await activities.prepareRun({ plan: await frozenPlan(fixture.file) });
     expect(await activities.planShard({ plan, offset: 1, count: 2 })).toEqual({ credits: [12, 1] });
   });
 

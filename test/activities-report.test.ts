@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createActivities } from '../activities/index.js';
 import { applicationFailure, writeManifest } from './activities-fixture.js';
+import { frozenPlan } from './support/plan.js';
 
 const REPORT_FIELDS = ['id', 'status', 'task_id', 'attempts', 'credits_cost', 'images', 'error'];
 
@@ -18,7 +19,7 @@ async function fiveItems() {
   ]);
   let now = Date.UTC(2026, 4, 1, 12, 0, 0);
   const activities = createActivities({ now: () => now });
-  const { plan } = await activities.prepareRun({ manifestFile: fixture.file, manifestHash: fixture.hash });
+  const { plan } = await activities.prepareRun({ plan: await frozenPlan(fixture.file) });
   const outcomes = join(plan.stateDir, `outcomes-${fixture.hash.slice(0, 16)}`);
   return { fixture, activities, plan, outcomes, tick: (ms: number) => (now += ms) };
 }

@@ -15,6 +15,8 @@ import {
   servedImage,
   writeManifest,
 } from './activities-fixture.js';
+import { frozenPlan } from './support/plan.js';
+import type { StoreHeartbeat } from '../activities/store-results.js';
 
 const KEY = 'sk-live-store-key';
 const accounts = [{ id: 'acct_store', keys: [{ key: KEY }] }];
@@ -35,7 +37,7 @@ async function completedRun(
     '  - { id: pine, prompt: a pine chair }',
   ]);
   const activities = createActivities({ apiBaseUrl: emulator.url, apiKey: KEY });
-  const { plan } = await activities.prepareRun({ manifestFile: fixture.file, manifestHash: fixture.hash });
+  const { plan } = await activities.prepareRun({ plan: await frozenPlan(fixture.file) });
   const requests = await completedTasks(activities, plan, clock, [0, 1]);
   const input: StoreResultsInput = { plan, shard: 0, items: requests };
   return { clock, emulator, fixture, activities, plan, input };
@@ -59,15 +61,16 @@ describe('storeResults', () => {
         { index: 1, status: 'completed', images: 1 },
       ],
     });
-    expect(run.heartbeats).toEqual([
-      { done: [{ index: 0, status: 'completed', images: 2 }] },
-      {
-        done: [
-          { index: 0, status: 'completed', images: 2 },
-          { index: 1, status: 'completed', images: 1 },
-        ],
-      },
+    const beats = run.heartbeats as StoreHeartbeat[];
+    expect(beats.map((beat) => beat.done)).toEqual([
+      [{ index: 0, status: 'completed', images: 2 }],
+      [
+        { index: 0, status: 'completed', images: 2 },
+        { index: 1, status: 'completed', images: 1 },
+      ],
     ]);
+    // Each beat carries the outcome lines so far: a retry appends them with its own.
+    expect(beats.map((beat) => beat.lines?.map((line) => line.id))).toEqual([['oak'], ['oak', 'pine']]);
 
     const lines = outcomeLines(input.plan.stateDir, fixture.hash);
     expect(lines).toHaveLength(2);
@@ -129,9 +132,12 @@ describe('storeResults', () => {
     expect(readFileSync(pine).equals(good)).toBe(true);
   });
 
-  it('on a retry, skips the items its previous attempt heartbeated as done', async () => {
+  it('on a retry, skips the items its previous attempt heartbeated as done, and records them with its own', async () => {
     const { emulator, fixture, activities, input } = await completedRun();
-    const previous = { done: [{ index: 0, status: 'completed', images: 2 }] };
+    const first = inActivity(activities.storeResults, { ...input, items: [input.items[0]!] });
+    await first.result;
+    const previous = (first.heartbeats as StoreHeartbeat[]).at(-1)!;
+    const downloadsBefore = apiCallCounts(emulator.stats()).downloads;
     const run = inActivity(activities.storeResults, input, { heartbeatDetails: previous, attempt: 2 });
     expect(await run.result).toEqual({
       items: [
@@ -139,8 +145,13 @@ describe('storeResults', () => {
         { index: 1, status: 'completed', images: 1 },
       ],
     });
-    expect(apiCallCounts(emulator.stats()).downloads).toBe(1);
-    expect(outcomeLines(input.plan.stateDir, fixture.hash).map((line) => line.id)).toEqual(['pine']);
+    expect(apiCallCounts(emulator.stats()).downloads).toBe(downloadsBefore + 1);
+    // The first attempt's own append, then the retry's: oak again (from the heartbeat) and pine.
+    expect(outcomeLines(input.plan.stateDir, fixture.hash).map((line) => line.id)).toEqual([
+      'oak',
+      'oak',
+      'pine',
+    ]);
   });
 
   it('marks an item whose result URL expired; an image stored earlier stays completed', async () => {

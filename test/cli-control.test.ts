@@ -12,6 +12,7 @@ import { readReport } from '../bench/catalog-audit.js';
 import { startOrAttach } from '../client/runs.js';
 import { loadManifest } from '../manifest/load.js';
 import { cliSandbox, collectOutput, sha256File, type CliSandbox } from './support/cli.js';
+import { runStart } from './support/plan.js';
 
 let sandbox: CliSandbox;
 let connection: Connection;
@@ -76,7 +77,7 @@ describe('a request no worker is there to take', () => {
     await startOrAttach(
       client,
       runId,
-      { manifestFile: file, manifestHash: loadManifest(file).hash, apiAccount: ACCOUNT, ...api },
+      runStart(file, { manifestHash: loadManifest(file).hash, apiAccount: ACCOUNT, ...api }),
       false,
     );
   }

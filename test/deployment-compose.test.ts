@@ -64,7 +64,19 @@ function compose(args: string[], vars: Record<string, string> = {}) {
   writeFileSync(envFile, '');
   const result = spawnSync(
     composeBinary,
-    ['--project-directory', ROOT, '-f', COMPOSE_FILE, '--env-file', envFile, '--profile', 'cli', ...args],
+    [
+      '--project-directory',
+      ROOT,
+      '-f',
+      COMPOSE_FILE,
+      '--env-file',
+      envFile,
+      '--profile',
+      'cli',
+      '--profile',
+      's3',
+      ...args,
+    ],
     { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: scratch, ...vars } },
   );
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
@@ -311,5 +323,16 @@ describe('docker-compose.yml', () => {
     expect(worker.volumes?.map((volume) => volume.target)).toEqual(
       expect.arrayContaining(['/app/manifests', '/app/out']),
     );
+  });
+
+  it('has workers for s3:// runs that share no volume: the worker’s environment and command, nothing mounted', () => {
+    const stack = model();
+    const worker = service(stack, 'worker');
+    const s3Worker = service(stack, 's3-worker');
+    expect(s3Worker.volumes ?? []).toEqual([]);
+    expect(s3Worker.environment).toEqual(worker.environment);
+    expect(s3Worker.command).toEqual(worker.command);
+    expect(s3Worker.profiles).toEqual(['s3']);
+    expect(env(s3Worker, 'AWS_ENDPOINT_URL_S3')).toBe('http://s3:9000');
   });
 });

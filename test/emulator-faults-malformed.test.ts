@@ -10,6 +10,7 @@ import { isTerminalStatus } from '../api/schemas.js';
 import { UNKNOWN_STATUS, type MalformedKind } from '../emulator/malformed.js';
 import { writeManifest } from './activities-fixture.js';
 import { call, ManualClock, startTestEmulator, submitTask } from './support/emulator.js';
+import { frozenPlan } from './support/plan.js';
 
 const KEY = 'sk-live-malformed';
 const accounts = [{ id: 'acct_m', keys: [{ key: KEY }] }];
@@ -185,7 +186,7 @@ describe('faults.malformed_response_rate', () => {
       '  - { id: t, prompt: a malformed teapot, n: 2 }',
     ]);
     const activities = createActivities({ apiBaseUrl: emulator.url, apiKey: KEY });
-    const { plan } = await activities.prepareRun({ manifestFile: fixture.file, manifestHash: fixture.hash });
+    const { plan } = await activities.prepareRun({ plan: await frozenPlan(fixture.file) });
     const outcomes = new Set<string>();
     for (let i = 0; i < QUERIES; i++) {
       const fetched = await activities.fetchTask({ plan, taskId }).then(

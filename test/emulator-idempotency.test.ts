@@ -27,7 +27,10 @@ describe('emulator Idempotency-Key', () => {
     try {
       const first = await submit(emulator.url, 'k-1');
       // The same request, its JSON written differently: the same request all the same.
-      const again = await submit(emulator.url, 'k-1', { resolution: '2K', prompt: 'a chair in a sunlit room' });
+      const again = await submit(emulator.url, 'k-1', {
+        resolution: '2K',
+        prompt: 'a chair in a sunlit room',
+      });
       expect(first.status).toBe(200);
       expect(again.status).toBe(200);
       expect(taskIdOf(again)).toBe(taskIdOf(first));

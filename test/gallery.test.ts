@@ -18,6 +18,7 @@ import type { PlannedItem } from '../manifest/normalize.js';
 import { writeManifest } from './activities-fixture.js';
 import { launchChromium } from './support/browser.js';
 import { removeTempDirs, tempDir } from './support/temp-dir.js';
+import { frozenPlan } from './support/plan.js';
 
 interface PageImage {
   src: string;
@@ -451,7 +452,7 @@ describe('gallery (index.html)', () => {
       '  - { id: c, prompt: lamp c }',
     ]);
     const activities = createActivities({ now: () => Date.UTC(2026, 4, 1, 12) });
-    const { plan } = await activities.prepareRun({ manifestFile: fixture.file, manifestHash: fixture.hash });
+    const { plan } = await activities.prepareRun({ plan: await frozenPlan(fixture.file) });
     await activities.recordOutcomes({
       plan,
       shard: 0,

@@ -28,8 +28,24 @@ describe('the governor book', () => {
     book.report(used('a', INITIAL_PER_SECOND / 2), 1000);
     book.report(used('b', INITIAL_PER_SECOND / 2), 1100);
     expect(book.grants(1100).submit.ratePerSecond).toBeGreaterThan(INITIAL_PER_SECOND);
-    expect(book.grants(1100).query.ratePerSecond).toBe(INITIAL_PER_SECOND);
     expect(book.view('acct', 1100).workers).toBe(2);
+  });
+
+  it("keeps the queries' rate up with the submits' use until the queries meet their own limit", () => {
+    const book = new GovernorBook(initialGovernorState(0));
+    // Submits at 40/s while no task has finished: no query yet, but every submit will need its GET.
+    for (let ms = 1000; ms <= 3000; ms += 1000) book.report(used('a', 40), ms);
+    expect(book.grants(3000).query.ratePerSecond).toBe(40);
+    // The queries' first 429 ends their slow start: from then on their own law alone sets the rate.
+    const refused: GovernorReport = {
+      worker: 'a',
+      groups: { query: { attempted: 40, admitted: 39, refused: 1, retryAfterMs: 1000 } },
+    };
+    book.report(refused, 3500);
+    const after = book.grants(3500).query.ratePerSecond;
+    expect(after).toBeLessThan(40);
+    for (let ms = 4000; ms <= 5000; ms += 1000) book.report(used('a', 60), ms);
+    expect(book.grants(5000).query.ratePerSecond).toBeLessThan(60);
   });
 
   it('slows every worker at the first 429, without waiting for the second', () => {

@@ -128,6 +128,54 @@ describe('the rate law against a per-second bucket', () => {
     expect(total(settled, 'refused') / calls).toBeLessThan(0.01);
   });
 
+  it('returns close to the rate slow start was refused at within seconds', () => {
+    // Slow start refused at 60/s, the use it last reported: the limit is under 60, anywhere. The
+    // law falls well under it, then climbs back half the way a second, not by a probe's 2%.
+    let law: LawState = { ...initialLaw(0), ratePerSecond: 60, previousRate: 40, usedPerSecond: 60 };
+    law = observe(law, {
+      nowMs: 10_000,
+      admitted: 40,
+      refused: 1,
+      retryAfterMs: 1000,
+      attempted: 0,
+      spanMs: 0,
+    });
+    expect(law.ratePerSecond).toBeLessThan(40);
+    for (let s = 11; s <= 15; s++) {
+      law = observe(law, {
+        nowMs: s * 1000,
+        admitted: 0,
+        refused: 0,
+        attempted: law.ratePerSecond,
+        spanMs: 1000,
+      });
+    }
+    expect(law.ratePerSecond).toBeGreaterThan(50);
+    expect(law.ratePerSecond).toBeLessThan(60);
+  });
+
+  it('judges a refusal by the burst it came in, not by the quiet second before it', () => {
+    // Probing at 90/s while the run had little to send (1 call in the last second); then a backlog
+    // goes out at the full rate and is refused half a second in. The limit is under 90, not under 1.
+    const quiet: LawState = {
+      ...initialLaw(0),
+      phase: 'probing',
+      ratePerSecond: 90,
+      previousRate: 90,
+      usedPerSecond: 1,
+    };
+    const law = observe(quiet, {
+      nowMs: 10_500,
+      admitted: 44,
+      refused: 1,
+      retryAfterMs: 1000,
+      attempted: 45,
+      spanMs: 500,
+    });
+    expect(law.ratePerSecond).toBeGreaterThan(70);
+    expect(law.ceilingPerSecond).toBe(90);
+  });
+
   it('follows a limit that drops and comes back', () => {
     let limit = 50;
     const provider = bucket(() => limit, 10);

@@ -57,7 +57,7 @@ describe('starting a shard', () => {
     retry: { maxAttempts: 1, on: [] },
   } as unknown as PreparedRun;
   const start = {
-    input: { manifestFile: 'm', manifestHash: 'h', emulated: false } as never,
+    input: { plan: { stateDir: '/s', planHash: 'h' }, manifestHash: 'h', emulated: false } as never,
     plan,
     runId: 'run-1',
     runExecutionId: 'exec-1',

@@ -21,6 +21,8 @@ import {
 import { expectNoSecrets } from './support/assertions.js';
 import { ManualClock, startTestEmulator } from './support/emulator.js';
 import { startS3Server, type S3TestServer } from './support/s3-server.js';
+import { frozenPlan } from './support/plan.js';
+import { RunStateRouter } from '../runstate/index.js';
 
 const KEY = 'sk-live-s3-key';
 const accounts = [{ id: 'acct_s3', keys: [{ key: KEY }] }];
@@ -36,11 +38,9 @@ beforeAll(async () => {
   await server.createBucket(BUCKET);
 });
 
-/** A prepared run writing to `s3://<bucket>/runs/chairs` whose two tasks have completed. */
-async function completedS3Run(bucket = BUCKET, env: NodeJS.ProcessEnv = server.env) {
-  const clock = new ManualClock();
-  const emulator = await startTestEmulator({ accounts }, { clock });
-  const fixture = writeManifest([
+/** The run of a manifest writing to `s3://<bucket>/runs/chairs`, its plan frozen by the CLI. */
+function s3Manifest(bucket: string) {
+  return writeManifest([
     'name: chairs',
     'output:',
     `  dir: s3://${bucket}/runs/chairs`,
@@ -51,18 +51,29 @@ async function completedS3Run(bucket = BUCKET, env: NodeJS.ProcessEnv = server.e
     '  - { id: oak, prompt: an oak chair, n: 2 }',
     '  - { id: pine, prompt: a pine chair }',
   ]);
+}
+
+/**
+ * A prepared run writing to `s3://<bucket>/runs/chairs` whose two tasks have completed; `env` is
+ * the workers' environment (the CLI that froze the plan has the server's credentials).
+ */
+async function completedS3Run(bucket = BUCKET, env: NodeJS.ProcessEnv = server.env) {
+  const clock = new ManualClock();
+  const emulator = await startTestEmulator({ accounts }, { clock });
+  const fixture = s3Manifest(bucket);
+  const frozen = await frozenPlan(fixture.file, new RunStateRouter({ s3: { env: server.env } }));
   // Credentials reach the store only through the worker's environment (the standard AWS chain).
   const activities = createActivities({ apiBaseUrl: emulator.url, apiKey: KEY, env });
-  const { plan } = await activities.prepareRun({ manifestFile: fixture.file, manifestHash: fixture.hash });
+  const { plan } = await activities.prepareRun({ plan: frozen });
   const requests = await completedTasks(activities, plan, clock, [0, 1]);
   return { emulator, fixture, activities, plan, input: { plan, shard: 0, items: requests } };
 }
 
 describe('a run with an S3 output', () => {
-  it('keeps its state locally, stores images in the bucket with their sha256, and publishes the report', async () => {
+  it('keeps its state in the bucket, stores images there with their sha256, and publishes the report', async () => {
     const { emulator, fixture, activities, plan, input } = await completedS3Run();
-    const localDir = join(fixture.dir, '.pixelmill', 's3', BUCKET, 'runs', 'chairs');
-    expect(plan.stateDir).toBe(join(localDir, '.pixelmill'));
+    expect(plan.stateDir).toBe(`s3://${BUCKET}/runs/chairs/.pixelmill`);
+    const localDir = join(fixture.dir, '.pixelmill');
 
     expect(await inActivity(activities.storeResults, input).result).toEqual({
       items: [
@@ -87,7 +98,7 @@ describe('a run with an S3 output', () => {
         'pixelmill-image-index': String(index),
       });
     }
-    expect(existsSync(join(localDir, 'chairs'))).toBe(false); // no image on local disk
+    expect(existsSync(localDir)).toBe(false); // nothing on local disk: no image, no state
 
     // A new activity (no heartbeat): every image is already in the bucket, nothing is downloaded.
     const before = apiCallCounts(emulator.stats()).downloads;
@@ -118,14 +129,14 @@ describe('a run with an S3 output', () => {
     }
   });
 
-  it('fails the run at prepareRun, non-retryable, when the bucket does not exist', async () => {
-    const failure = await applicationFailure(completedS3Run('missing-bucket'));
-    expect(failure.type).toBe('StorageBucketMissingError');
-    expect(failure.nonRetryable).toBe(true);
-    expect(failure.message).toBe(
-      `s3://missing-bucket/runs/chairs: bucket "missing-bucket" does not exist at ${server.endpoint}`,
-    );
-    expect(failure.details?.[0]).toMatchObject({ code: 'storage_bucket_missing' });
+  it('cannot freeze the plan, in one line naming the bucket, when the bucket does not exist', async () => {
+    const fixture = s3Manifest('missing-bucket');
+    const refused = frozenPlan(fixture.file, new RunStateRouter({ s3: { env: server.env } }));
+    await expect(refused).rejects.toMatchObject({
+      name: 'StorageBucketMissingError',
+      retryable: false,
+      message: `s3://missing-bucket/runs/chairs: bucket "missing-bucket" does not exist at ${server.endpoint}`,
+    });
   });
 
   it('fails prepareRun and storeResults, non-retryable, when the credentials are refused', async () => {

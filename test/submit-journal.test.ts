@@ -14,6 +14,7 @@ import type { RunResult, SubmitItemInput } from '../common/types.js';
 import { writeManifest } from './activities-fixture.js';
 import { startTestEmulator } from './support/emulator.js';
 import { startDevServerEnv, withStubWorkers } from './support/temporal.js';
+import { frozenPlan } from './support/plan.js';
 
 const KEY = 'sk-live-journal';
 const ITEMS = 6;
@@ -59,11 +60,12 @@ describe('the submit journal', () => {
       },
     };
 
+    const plan = await frozenPlan(fixture.file);
     const result = await withStubWorkers(env, activities, () =>
       env.client.workflow.execute('runWorkflow', {
         taskQueue: taskQueuesOf(undefined).workflow,
         workflowId: 'pixelmill/journal-test',
-        args: [{ manifestFile: fixture.file, manifestHash: fixture.hash, emulated: true }],
+        args: [{ plan, manifestHash: fixture.hash, emulated: true }],
       }),
     );
 
@@ -96,11 +98,12 @@ describe('the submit journal', () => {
     ]);
     const keyed = createActivityRuntime({ apiKey: KEY, apiWorkers: 1 });
     try {
+      const plan = await frozenPlan(fixture.file);
       const result = await withStubWorkers(env, keyed.activities, () =>
         env.client.workflow.execute('runWorkflow', {
           taskQueue: taskQueuesOf(undefined).workflow,
           workflowId: 'pixelmill/idempotency-key-test',
-          args: [{ manifestFile: fixture.file, manifestHash: fixture.hash, emulated: true }],
+          args: [{ plan, manifestHash: fixture.hash, emulated: true }],
         }),
       );
       expect((result as RunResult).counts.completed).toBe(ITEMS);

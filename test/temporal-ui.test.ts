@@ -33,6 +33,7 @@ import { waitUntil } from './support/wait.js';
 import { freePort } from './support/cli.js';
 import { launchChromium } from './support/browser.js';
 import { startTestEmulator } from './support/emulator.js';
+import { runStart } from './support/plan.js';
 
 const README_SCREENSHOT = fileURLToPath(new URL('../docs/temporal-ui.png', import.meta.url));
 const MANIFEST_NAME = 'ui-catalog';
@@ -89,14 +90,13 @@ beforeAll(async () => {
     client,
     catalog.runId,
     // A tiny history limit: the shard continues-as-new several times, and must keep its attributes.
-    {
-      manifestFile: catalog.file,
+    runStart(catalog.file, {
       manifestHash: catalog.hash,
       apiAccount: account,
       apiBaseUrl: emulator.url,
       emulated: false,
       tuning: { shardHistoryLimit: 40 },
-    },
+    }),
     false,
   );
   expect(how).toBe('started');
@@ -175,7 +175,7 @@ describe('the run in the Temporal Web UI', () => {
 
     // The page: the run's readable id, and a timeline of activities and shards with their summaries.
     await shows(catalog.runId);
-    await shows('check the manifest and write the plan');
+    await shows("read the run's plan and check its output");
     await shows(`shard 1 of 1: items[0..${ITEMS - 1}] of ${MANIFEST_NAME}`);
     mkdirSync(dirname(screenshot), { recursive: true });
     await page.screenshot({ path: screenshot });
@@ -220,13 +220,12 @@ describe('the run in the Temporal Web UI', () => {
     const { handle } = await startOrAttach(
       client,
       live.runId,
-      {
-        manifestFile: live.file,
+      runStart(live.file, {
         manifestHash: live.hash,
         apiAccount: account,
         apiBaseUrl: emulator.url,
         emulated: false,
-      },
+      }),
       false,
     );
     cleanups.push(() => handle.terminate('test over').catch(() => undefined));
@@ -282,7 +281,7 @@ describe('a namespace where pixelmill cannot register its search attributes', ()
     const outcome = await startOrAttach(
       connected.client,
       unindexed.runId,
-      { manifestFile: unindexed.file, manifestHash: unindexed.hash, apiAccount: account, emulated: false },
+      runStart(unindexed.file, { manifestHash: unindexed.hash, apiAccount: account, emulated: false }),
       false,
     );
     expect(outcome.how).toBe('started');

@@ -42,7 +42,7 @@ describe('shard with webhooks', () => {
     };
 
     const input: RunInput = {
-      manifestFile: '/nonexistent.yaml',
+      plan: { stateDir: '/nonexistent/.pixelmill', planHash: 'h' },
       manifestHash: 'h',
       emulated: true,
       webhookBaseUrl: 'http://hooks.test/hooks',

@@ -46,7 +46,7 @@ function startRun(scenario: FakeScenario, tuning?: { shardHistoryLimit: number }
       workflowId,
       args: [
         {
-          manifestFile: '/nonexistent.yaml',
+          plan: { stateDir: '/nonexistent/.pixelmill', planHash: 'h' },
           manifestHash: 'h',
           emulated: true,
           ...(tuning ? { tuning } : {}),

@@ -55,6 +55,7 @@ export interface ShardStart {
   allowance: number | undefined;
   deadlineAt: number | undefined;
   learnedPollMs: number | undefined;
+  learnedGenerationMs?: number[];
   paused: boolean;
   cancelled: boolean;
 }
@@ -82,6 +83,7 @@ export function shardInput(start: ShardStart): ShardInput {
       pollMinMs: plan.pollMinMs ?? POLL_MIN_MS,
       pollMaxMs: plan.pollMaxMs ?? POLL_MAX_MS,
       ...(start.learnedPollMs !== undefined ? { firstPollMs: start.learnedPollMs } : {}),
+      ...(start.learnedGenerationMs !== undefined ? { generationMs: start.learnedGenerationMs } : {}),
       ...(input.webhookBaseUrl ? { webhookBaseUrl: input.webhookBaseUrl } : {}),
       ...(input.tuning?.shardHistoryLimit ? { historyLimit: input.tuning.shardHistoryLimit } : {}),
     },

@@ -27,6 +27,8 @@ export class RunTotals {
    * the minimum: its first lookups would otherwise come before any task could have finished.
    */
   learnedPollMs: number | undefined;
+  /** The generation times the last shard to hand off saw: where new shards' lookups start. */
+  learnedGenerationMs: number[] | undefined;
   /** The last progress each running shard told (shardProgressSignal), by shard index. */
   readonly #told = new Map<number, ShardProgress>();
   /** Budget not yet handed to a shard; a finished shard gives back what it did not spend. */

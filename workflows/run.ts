@@ -101,8 +101,8 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
     };
   });
 
-  const plan = await prepareRun.executeWithOptions({ summary: 'check the manifest and write the plan' }, [
-    { manifestFile: input.manifestFile, manifestHash: input.manifestHash },
+  const plan = await prepareRun.executeWithOptions({ summary: "read the run's plan and check its output" }, [
+    { plan: input.plan },
   ]);
   known.prepared = plan;
   totals = new RunTotals(plan.budgetCredits);
@@ -178,8 +178,9 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
     for (const [workflowId, share] of shares.raise(shardsNotStarted === 0, reachable))
       sendShare(running.get(workflowId), share);
   };
-  setHandler(shardSubmittedSignal, ({ workflowId, holding }) => {
+  setHandler(shardSubmittedSignal, ({ workflowId, holding, generationMs }) => {
     shares.handOff(workflowId, holding);
+    if (generationMs) totals.learnedGenerationMs = generationMs;
     raiseShares();
   });
   const canStartShard = (): boolean => shares.submitting < parallel && shares.free() > 0;
@@ -201,6 +202,7 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
       allowance,
       deadlineAt,
       learnedPollMs: totals.learnedPollMs,
+      learnedGenerationMs: totals.learnedGenerationMs,
       paused,
       cancelled,
     });

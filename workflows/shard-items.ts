@@ -197,6 +197,16 @@ export class ShardItems {
     return { indices, taskIds };
   }
 
+  /** When each task the API has and that is not known finished was submitted (workflow time, ms). */
+  submittedTimes(): number[] {
+    const times: number[] = [];
+    this.state.phase.forEach((phase, index) => {
+      const submittedAt = this.#submittedAt[index];
+      if (phase === Phase.submitted && submittedAt != null) times.push(submittedAt);
+    });
+    return times;
+  }
+
   /**
    * A batch lookup's statuses for `indices`: finished tasks go to the collect lane, lost ones
    * end. Returns how many finished and the statuses pixelmill does not know.
@@ -204,14 +214,17 @@ export class ShardItems {
   lookedUp(
     indices: readonly number[],
     statuses: readonly string[],
-  ): { finished: number; unknown: { taskId: string; status: string }[] } {
+  ): { finished: number; finishedSubmittedAt: number[]; unknown: { taskId: string; status: string }[] } {
     let finished = 0;
+    const finishedSubmittedAt: number[] = [];
     const unknown: { taskId: string; status: string }[] = [];
     statuses.forEach((status, k) => {
       const index = indices[k] ?? -1;
       if (this.state.phase[index] !== Phase.submitted) return; // a webhook got there first
       if (status === 'completed' || status === 'failed') {
         finished++;
+        const submittedAt = this.#submittedAt[index];
+        if (submittedAt != null) finishedSubmittedAt.push(submittedAt);
         this.#readyToCollect(index);
         return;
       }
@@ -225,7 +238,7 @@ export class ShardItems {
         unknown.push({ taskId: this.taskIdOf(index), status });
       }
     });
-    return { finished, unknown };
+    return { finished, finishedSubmittedAt, unknown };
   }
 
   /**

@@ -26,6 +26,7 @@ import { activitiesOn } from './activities.js';
 import { collectBatch } from './shard-collect.js';
 import { nextWouldExceed } from './shard-credits.js';
 import { ShardItems } from './shard-items.js';
+import { dueLookupDelay, learnGenerationTimes } from './lookup-timing.js';
 import { ShardProgressPublisher } from './shard-progress.js';
 import {
   accountRefusal,
@@ -176,7 +177,11 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
     await condition(() => stopped() || (items.count(Phase.queued) === 0 && pendingSubmits === 0));
     if (stopped()) return;
     s.handedOff = true;
-    const handoff = { workflowId: workflowInfo().workflowId, holding: items.atApi() };
+    const handoff = {
+      workflowId: workflowInfo().workflowId,
+      holding: items.atApi(),
+      ...(s.generationMs ? { generationMs: s.generationMs } : {}),
+    };
     // Only a run that is gone refuses it, and then nothing waits for this shard's slots.
     await getExternalWorkflowHandle(input.runId)
       .signal(shardSubmittedSignal, handoff)
@@ -194,11 +199,20 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
       // The lookup's time is carried over continue-as-new, so the next run keeps the pace rather
       // than starting a whole interval over. A task about to be overdue is looked up when it is,
       // never sooner than the shortest interval (overdue tasks must not set off lookups back to back).
+      // Tasks submitted during the wait make the lookup due sooner: it is planned again once a
+      // lookup's worth of them have been (a bounded number of timers, not one per submit).
       const now = Date.now();
-      s.nextLookupAt ??= Math.min(now + s.pollMs, Math.max(items.firstOverdueAt(), now + poll.minMs));
-      const waitMs = s.nextLookupAt - Date.now();
+      const due = Math.min(now + lookupWaitMs(now), Math.max(items.firstOverdueAt(), now + poll.minMs));
+      s.nextLookupAt = Math.min(s.nextLookupAt ?? due, due);
+      const waitMs = s.nextLookupAt - now;
+      const plannedAtSubmits = s.apiCalls.submit;
       const noneLeft = () => draining || items.count(Phase.submitted) === 0;
-      if (waitMs > 0 && (await condition(noneLeft, waitMs)) && draining) return;
+      const moreSubmitted = () =>
+        !limits.webhookBaseUrl && s.apiCalls.submit >= plannedAtSubmits + lookupTargetNow();
+      if (waitMs > 0 && (await condition(() => noneLeft() || moreSubmitted(), waitMs))) {
+        if (draining) return;
+        if (!noneLeft()) continue;
+      }
       s.nextLookupAt = undefined;
       const { indices, taskIds } = items.submittedTasks();
       if (taskIds.length === 0) continue;
@@ -207,14 +221,54 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
         [{ plan, taskIds }],
       );
       s.apiCalls.lookup += calls ?? 1;
-      const { finished, unknown } = items.lookedUp(indices, statuses);
+      const answeredAt = Date.now();
+      const { finished, finishedSubmittedAt, unknown } = items.lookedUp(indices, statuses);
       for (const task of unknown) log.warn('unknown task status; treating it as not finished yet', task);
-      items.overdue(Date.now());
-      const submitting = !s.paused && !s.cancelled && items.count(Phase.queued) > 0;
-      const target = lookupTarget(limits.maxInFlight, submitting ? undefined : items.count(Phase.submitted));
-      s.pollMs = nextPollDelay(s.pollMs, finished, target, poll.minMs, poll.maxMs);
-      if (submitting) s.busyPollMs = s.pollMs;
+      items.overdue(answeredAt);
+      if (!limits.webhookBaseUrl)
+        s.generationMs = learnGenerationTimes(
+          generationTimes(),
+          finishedSubmittedAt,
+          s.lastLookup?.atMs,
+          answeredAt,
+        );
+      s.lastLookup = { atMs: answeredAt, finished };
+      s.pollMs = nextPollDelay(s.pollMs, finished, lookupTargetNow(), poll.minMs, poll.maxMs);
+      if (submitting()) s.busyPollMs = s.pollMs;
     }
+  }
+
+  function submitting(): boolean {
+    return !s.paused && !s.cancelled && items.count(Phase.queued) > 0;
+  }
+
+  function lookupTargetNow(): number {
+    return lookupTarget(limits.maxInFlight, submitting() ? undefined : items.count(Phase.submitted));
+  }
+
+  function generationTimes(): number[] {
+    return s.generationMs ?? limits.generationMs ?? [];
+  }
+
+  /**
+   * The wait before the next lookup: until its tasks are due by their ages (lookup-timing.ts), else
+   * the last lookups' pace. With webhooks, lookups only catch lost deliveries: the pace alone.
+   */
+  function lookupWaitMs(nowMs: number): number {
+    const due = limits.webhookBaseUrl
+      ? undefined
+      : dueLookupDelay({
+          nowMs,
+          submittedAtMs: items.submittedTimes(),
+          lastLookupAtMs: s.lastLookup?.atMs,
+          samples: generationTimes(),
+          target: lookupTargetNow(),
+          minMs: poll.minMs,
+          maxMs: poll.maxMs,
+        });
+    if (due === undefined) return s.pollMs;
+    // A lookup that found nothing backs off as the spec asks, whatever the ages say.
+    return s.lastLookup?.finished === 0 ? Math.max(due, s.pollMs) : due;
   }
 
   // ----- collecting -----

@@ -144,7 +144,9 @@ async function forceCancel(session: Session, runId: string, manifest?: LoadedMan
   say(
     `${runId}: terminating the run and its shards (cancel --force): nothing more is submitted, tracked or stored`,
   );
-  const journal = location ? ` (their task ids are in ${join(location.plan.stateDir, 'submits')})` : '';
+  const journal = location
+    ? ` (their task ids are in ${location.plan.objectStore ? `${location.plan.stateDir}/submits` : join(location.plan.stateDir, 'submits')})`
+    : '';
   say(`tasks already at the API keep running there and may be charged, but are not collected${journal}`);
   say('images already stored stay where they are, and in the report');
   const shards = await terminateRun(session.client, description, 'pixelmill cancel --force');

@@ -23,7 +23,7 @@ import {
   type RetryRecord,
 } from '../retries.js';
 import { foldEndedRetries, rewriteReport } from '../rewrite-report.js';
-import { locateRun, readPlan, runState, type RunLocation } from '../run-files.js';
+import { freezePlan, locateRun, readPlan, runState, type RunLocation } from '../run-files.js';
 import { exitCodeOf, resolveRun, startOrAttach } from '../runs.js';
 import { workflowUrl, type Session } from '../session.js';
 import { watchRun } from '../watch.js';
@@ -162,10 +162,13 @@ async function retryFailed(
       record.runId,
       {
         manifestFile: record.manifestFile,
-        manifestHash: record.manifestHash,
-        apiAccount: workers.api.account,
-        apiBaseUrl: workers.api.baseUrl,
-        emulated: workers.api.emulated,
+        input: {
+          manifestHash: record.manifestHash,
+          apiAccount: workers.api.account,
+          apiBaseUrl: workers.api.baseUrl,
+          emulated: workers.api.emulated,
+        },
+        freezePlan: () => freezePlan(retryManifest),
       },
       false,
     );

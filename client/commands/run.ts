@@ -4,7 +4,7 @@
 import type { Command } from 'commander';
 import { UserError } from '../../common/errors.js';
 import { runWorkflowId } from '../../common/names.js';
-import type { RunInput } from '../../common/types.js';
+import { freezePlan } from '../run-files.js';
 import { loadManifest } from '../../manifest/load.js';
 import { quietTemporalLogs } from '../embedded.js';
 import { checkOutputFolder } from '../output-check.js';
@@ -112,8 +112,7 @@ async function runManifest(file: string, options: RunOptions, debug: boolean): P
     }
 
     const runId = runWorkflowId(settings.name);
-    const input: RunInput = {
-      manifestFile: settings.manifestFile,
+    const input = {
       manifestHash: loaded.hash,
       apiAccount: workers.api.account,
       apiBaseUrl: workers.api.baseUrl,
@@ -123,7 +122,7 @@ async function runManifest(file: string, options: RunOptions, debug: boolean): P
     const { handle, how, manifestChanged, unindexed } = await startOrAttach(
       session.client,
       runId,
-      input,
+      { manifestFile: settings.manifestFile, input, freezePlan: () => freezePlan(loaded) },
       Boolean(options.newRun),
     );
     const link = workflowUrl(session, runId);

@@ -1,8 +1,6 @@
 // `pixelmill status RUN [--json]`: where a run is. A running run answers its progress query; a
 // closed one is read from its report's summary.json (which includes folded retries), else from
 // its workflow result. `--json` prints one object with the same fields whatever the run's state.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { WorkflowFailedError, type Client } from '@temporalio/client';
 import type { Command } from 'commander';
 import picocolors from 'picocolors';
@@ -14,7 +12,14 @@ import { finishedItems, zeroCounts } from '../../common/item-counts.js';
 import { liveProgress } from '../progress.js';
 import { listRetries } from '../retries.js';
 import type { LoadedManifest } from '../../manifest/load.js';
-import { locateRun, runState } from '../run-files.js';
+import {
+  locateRun,
+  readRunFile,
+  retryRecordsDir,
+  runFileLocation,
+  runState,
+  type RunLocation,
+} from '../run-files.js';
 import { describeRun } from '../runs.js';
 import { describeRetrying, type Retrying } from '../retrying.js';
 import { pendingRequests, type PendingRequest } from '../run-control.js';
@@ -70,9 +75,9 @@ interface Summary {
   rates?: RunRates;
 }
 
-function readSummary(outputDir: string, runId: string): Summary | undefined {
+async function readSummary(location: RunLocation, runId: string): Promise<Summary | undefined> {
   try {
-    const summary = JSON.parse(readFileSync(join(outputDir, SUMMARY_FILE), 'utf8')) as Summary;
+    const summary = JSON.parse((await readRunFile(location, SUMMARY_FILE)) ?? '') as Summary;
     return summary.run_id === runId ? summary : undefined;
   } catch {
     return undefined;
@@ -179,12 +184,12 @@ export async function runStatus(
   }
   if (ENDED_BADLY.has(description.status.name)) status.failure = await failureOf(client, runId);
   if (!location) return status;
-  status.retries = listRetries(location.plan.stateDir, runId, location.execution).map((record) => ({
+  status.retries = listRetries(retryRecordsDir(location), runId, location.execution).map((record) => ({
     runId: record.runId,
     items: record.items,
     inReport: record.folded,
   }));
-  const summary = readSummary(location.outputDir, runId);
+  const summary = await readSummary(location, runId);
   if (summary) {
     Object.assign(status, {
       items: summary.items,
@@ -194,7 +199,7 @@ export async function runStatus(
       apiCalls: summary.api_calls,
       rates: summary.rates ?? null,
       source: 'report',
-      report: join(location.outputDir, REPORT_FILE),
+      report: runFileLocation(location, REPORT_FILE),
     });
   } else if (location.result) {
     const { result } = location;

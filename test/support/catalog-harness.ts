@@ -18,6 +18,7 @@ import { createPixelmillWorkers } from '../../worker/workers.js';
 import { CLI } from './cli.js';
 import { startTestEmulator } from './emulator.js';
 import { startDevServerEnv } from './temporal.js';
+import { frozenPlan } from './plan.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterAll(async () => {
@@ -123,7 +124,7 @@ export async function startRun(
   options: { webhookBaseUrl?: string; apiAccount?: string } = {},
 ): Promise<RunHandle> {
   const input: RunInput = {
-    manifestFile: catalog.file,
+    plan: await frozenPlan(catalog.file),
     manifestHash: catalog.hash,
     ...(options.apiAccount ? { apiAccount: options.apiAccount } : {}),
     emulated: false,
@@ -134,7 +135,7 @@ export async function startRun(
     workflowId: catalog.runId,
     taskQueue: taskQueuesOf(input.apiAccount).workflow,
     args: [input],
-    memo: { manifestHash: input.manifestHash, manifestFile: input.manifestFile, emulated: false },
+    memo: { manifestHash: input.manifestHash, manifestFile: catalog.file, plan: input.plan, emulated: false },
   });
 }
 
