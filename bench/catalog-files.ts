@@ -36,9 +36,11 @@ export interface ManifestSpec {
   maxInFlight?: number;
   /** Extra top-level blocks (e.g. `webhooks`), written as given. */
   extra?: Record<string, unknown>;
+  /** `output`, as the manifest says it; default `./out`. */
+  output?: unknown;
 }
 
-/** Writes `manifest.yaml` into `dir` (output under `dir/out`); returns its path. */
+/** Writes `manifest.yaml` into `dir` (output under `dir/out` unless given); returns its path. */
 export function writeManifest(dir: string, spec: ManifestSpec): string {
   const file = join(dir, 'manifest.yaml');
   const manifest = {
@@ -48,7 +50,7 @@ export function writeManifest(dir: string, spec: ManifestSpec): string {
       ...(spec.requestsPerSecond !== undefined ? { requests_per_second: spec.requestsPerSecond } : {}),
       ...(spec.maxInFlight !== undefined ? { max_in_flight: spec.maxInFlight } : {}),
     },
-    output: './out',
+    output: spec.output ?? './out',
     items_file: spec.itemsFile,
     ...spec.extra,
   };

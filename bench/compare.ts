@@ -12,7 +12,7 @@ import {
 import { apiCallFigures, boundOf, round, type ApiCallFigures, type Bound } from './figures.js';
 import type { HistoryFigures } from './histories.js';
 import type { NaiveFigures } from './naive.js';
-import { runPixelmill } from './pixelmill-run.js';
+import { runPixelmill, type BenchS3Output } from './pixelmill-run.js';
 import { exited, PeakRssSampler, spawnNode } from './processes.js';
 
 const NAIVE = fileURLToPath(new URL('./naive.js', import.meta.url));
@@ -110,7 +110,7 @@ async function measureSide(
 }
 
 export function comparePixelmill(
-  spec: CompareSpec & { maxInFlight: number; webhooks?: Record<string, unknown> },
+  spec: CompareSpec & { maxInFlight: number; webhooks?: Record<string, unknown>; s3?: BenchS3Output },
 ): Promise<SideResult> {
   return measureSide('pixelmill', spec, spec.webhooks !== undefined, async (emulator) => {
     const figures = await runPixelmill({
@@ -121,6 +121,7 @@ export function comparePixelmill(
       requestsPerSecond: spec.rps,
       maxInFlight: spec.maxInFlight,
       ...(spec.webhooks ? { webhooks: spec.webhooks } : {}),
+      ...(spec.s3 ? { s3: spec.s3 } : {}),
       deadline: spec.deadline,
     });
     return {

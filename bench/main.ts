@@ -6,6 +6,8 @@
 //
 // Phases (--phases, comma separated, default all, in this order):
 //   pixelmill  `pixelmill run` on N items at R requests/s (the emulator's rate limit is R too)
+//   s3         the same run with an s3:// output on rclone serve s3 (state and images in the
+//              bucket), and the object-store requests per image (bench/s3-output.ts)
 //   naive      the baseline (bench/naive.ts) on a fresh emulator with the same config
 //   capacity   pixelmill's images/s when neither the rate limit nor generation time binds
 //   emulator   the emulator's requests/s on one core (bench/emulator-throughput.ts)
@@ -24,13 +26,14 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ADAPTIVE_PARTS, adaptiveBenchmark, type AdaptivePart } from './adaptive.js';
 import { bigManifest } from './big-manifest.js';
+import { s3OutputBenchmark } from './s3-output.js';
 import { compareNaive, comparePixelmill } from './compare.js';
 import { meanGenerationSeconds, startEmulatorProcess } from './emulator-process.js';
 import { round } from './figures.js';
 import { cleanUpAll, cleanUpOnSignals, exited, spawnNode } from './processes.js';
 import { formatTable, targetsOf, type BenchResult } from './report.js';
 
-const PHASES = ['pixelmill', 'naive', 'capacity', 'emulator', 'big', 'adaptive'] as const;
+const PHASES = ['pixelmill', 's3', 'naive', 'capacity', 'emulator', 'big', 'adaptive'] as const;
 type Phase = (typeof PHASES)[number];
 
 /** The highest `requests_per_second` a manifest accepts: "the rate limit is not the bottleneck". */
@@ -185,6 +188,12 @@ async function runPhases(options: Options, root: string, result: BenchResult): P
         maxInFlight: options.maxInFlight,
         ...(webhooks ? { webhooks } : {}),
       });
+    } else if (phase === 's3') {
+      result.s3_output = await s3OutputBenchmark({
+        ...common,
+        dir: dirOf(phase),
+        maxInFlight: options.maxInFlight,
+      });
     } else if (phase === 'naive') {
       result.naive = await compareNaive({
         ...common,
@@ -258,6 +267,7 @@ async function main(): Promise<number> {
         'Re-hosting MB/s = image bytes stored (report.jsonl / downloaded) / wall time.',
     },
     pixelmill: null,
+    s3_output: null,
     naive: null,
     capacity: null,
     emulator_throughput: null,

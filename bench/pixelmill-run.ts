@@ -5,6 +5,7 @@
 import { createReadStream, existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { Client, Connection } from '@temporalio/client';
 import { runWorkflowId } from '../common/names.js';
 import { writeItemsFile, writeManifest } from './catalog-files.js';
@@ -24,6 +25,17 @@ export interface PixelmillRunSpec {
   webhooks?: Record<string, unknown>;
   /** Epoch ms after which the CLI is interrupted and the run reported as unfinished. */
   deadline: number;
+  /** An S3 output instead of the local folder: plan, state, images and report in this bucket. */
+  s3?: BenchS3Output;
+}
+
+export interface BenchS3Output {
+  endpoint: string;
+  bucket: string;
+  /** The AWS variables the CLI (and its workers) get. */
+  env: NodeJS.ProcessEnv;
+  /** To read the report back, with the server's credentials. */
+  client: S3Client;
 }
 
 export interface PixelmillRunFigures {
@@ -49,9 +61,9 @@ interface ReportTotals {
   bytes: number;
 }
 
-async function reportTotals(file: string): Promise<ReportTotals> {
+async function reportTotals(input: NodeJS.ReadableStream): Promise<ReportTotals> {
   const totals: ReportTotals = { completed: 0, images: 0, bytes: 0 };
-  for await (const line of createInterface({ input: createReadStream(file) })) {
+  for await (const line of createInterface({ input })) {
     if (!line.trim()) continue;
     const entry = JSON.parse(line) as { status: string; images: { bytes: number }[] };
     if (entry.status === 'completed') totals.completed++;
@@ -72,6 +84,13 @@ function storedSoFar(outputDir: string): ReportTotals {
   }
   totals.completed = totals.images;
   return totals;
+}
+
+async function s3Report(s3: BenchS3Output, name: string): Promise<NodeJS.ReadableStream> {
+  const answer = await s3.client.send(
+    new GetObjectCommand({ Bucket: s3.bucket, Key: `${name}/report.jsonl` }),
+  );
+  return answer.Body as NodeJS.ReadableStream;
 }
 
 async function runTimes(address: string, workflowId: string): Promise<{ wallS: number; closed: boolean }> {
@@ -96,6 +115,15 @@ export async function runPixelmill(spec: PixelmillRunSpec): Promise<PixelmillRun
     requestsPerSecond: spec.requestsPerSecond,
     maxInFlight: spec.maxInFlight,
     ...(spec.webhooks ? { extra: { webhooks: spec.webhooks } } : {}),
+    ...(spec.s3
+      ? {
+          output: {
+            dir: `s3://${spec.s3.bucket}/${spec.name}`,
+            endpoint: spec.s3.endpoint,
+            force_path_style: true,
+          },
+        }
+      : {}),
   });
   const stateDir = join(spec.dir, '.pixelmill');
   try {
@@ -103,6 +131,7 @@ export async function runPixelmill(spec: PixelmillRunSpec): Promise<PixelmillRun
     const { server, env: serverEnv } = await startDevServerIn(stateDir);
     const env: NodeJS.ProcessEnv = {
       ...benchCliEnv(serverEnv, spec.emulator.url),
+      ...spec.s3?.env,
       // The embedded receiver on a free local port, called at its own address.
       PIXELMILL_WEBHOOK_URL: '',
       PIXELMILL_WEBHOOK_PORT: '',
@@ -138,9 +167,13 @@ export async function runPixelmill(spec: PixelmillRunSpec): Promise<PixelmillRun
     const workflowId = runWorkflowId(spec.name);
     const { wallS, closed } = await runTimes(server.address, workflowId);
     const histories = await runHistoryFigures(server.address, workflowId, spec.items);
-    const totals = closed
-      ? await reportTotals(join(spec.dir, 'out', 'report.jsonl'))
-      : storedSoFar(join(spec.dir, 'out'));
+    const totals = !closed
+      ? storedSoFar(join(spec.dir, 'out'))
+      : await reportTotals(
+          spec.s3
+            ? await s3Report(spec.s3, spec.name)
+            : createReadStream(join(spec.dir, 'out', 'report.jsonl')),
+        );
     return {
       finished: closed && !interrupted,
       exit_code: code,

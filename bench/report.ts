@@ -1,10 +1,12 @@
 // What `npm run bench` reports: one JSON object (BenchResult) and the same figures as a plain
-// text table, with the targets of issue #6 checked against the pixelmill side and those of issue
-// #13 (the adaptive rate governor) against the adaptive phase.
+// text table, with the targets of issue #6 checked against the pixelmill side, those of issue #13
+// (the adaptive rate governor) against the adaptive phase, and issue #15's s3:// run against the
+// local one.
 import type { AdaptiveFigures, AdaptiveResult } from './adaptive.js';
 import type { BigManifestFigures } from './big-manifest.js';
 import type { SideResult } from './compare.js';
-import { target, targetAtLeast, type Target } from './figures.js';
+import { round, target, targetAtLeast, type Target } from './figures.js';
+import type { S3OutputResult } from './s3-output.js';
 
 export interface CapacityResult {
   items: number;
@@ -28,6 +30,8 @@ export interface BenchResult {
     note: string;
   };
   pixelmill: SideResult | null;
+  /** The pixelmill run again with an s3:// output (issue #15). */
+  s3_output: S3OutputResult | null;
   naive: SideResult | null;
   capacity: CapacityResult | null;
   emulator_throughput: Record<string, unknown> | null;
@@ -70,6 +74,14 @@ export function targetsOf(result: BenchResult, webhooks: boolean): Target[] {
     targets.push(target('pixelmill worker peak RSS MB', side.peak_rss_mb, 350));
     targets.push(target('largest workflow history (events)', side.histories?.largest.events ?? null, 10_240));
   }
+  if (side && result.s3_output)
+    targets.push(
+      target(
+        "s3:// output: wall / bound minus the local run's",
+        round(result.s3_output.side.ratio_to_bound - side.ratio_to_bound, 3),
+        0.03,
+      ),
+    );
   if (result.big_manifest)
     targets.push(
       target(`run of ${result.big_manifest.items} items started (s)`, result.big_manifest.run_start_s, 10),
@@ -198,6 +210,20 @@ function adaptiveDetails(adaptive: AdaptiveResult): Cell[][] {
   return rows;
 }
 
+function s3Rows(s3: S3OutputResult): Cell[][] {
+  const { side, requests } = s3;
+  return [
+    ['s3:// output: wall s (wall / bound)', `${side.wall_s} (${side.ratio_to_bound})`],
+    ['  items completed', `${side.items_completed} / ${side.items}`],
+    ['  object-store requests per image', s3.requests_per_image],
+    [
+      '  by kind: get / head / put / list / other',
+      `${requests.get} / ${requests.head} / ${requests.put} / ${requests.list} / ${requests.delete + requests.other}`,
+    ],
+    ['  its peak RSS MB (the CLI hosting the workers)', side.peak_rss_mb],
+  ];
+}
+
 export function formatTable(result: BenchResult): string {
   const sections: string[] = [];
   const { emulator } = result;
@@ -229,6 +255,7 @@ export function formatTable(result: BenchResult): string {
     other.push([`run of ${big.items} items started after s`, big.run_start_s]);
     other.push(['(dev server start-up s, not included)', big.dev_server_start_s]);
   }
+  if (result.s3_output) other.push(...s3Rows(result.s3_output));
   if (other.length > 1) sections.push(renderTable(other));
   if (result.adaptive) {
     const { adaptive } = result;

@@ -1,7 +1,7 @@
-// Before a run is started or attached to, `run` makes sure its output can take it: the local
-// folder (an S3 run's local state folder too) can be created and written, and holds nothing but an
-// earlier pixelmill output unless the user says so. Each problem is one line naming the folder,
-// found before anything is submitted or paid for.
+// Before a run is started or attached to, `run` makes sure a local output can take it: the folder
+// can be created and written, and holds nothing but an earlier pixelmill output unless the user
+// says so. Each problem is one line naming the folder, found before anything is submitted or paid
+// for. An S3 output keeps nothing locally: writing its plan to the bucket is its check.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,6 +19,7 @@ function cannotWrite(dir: string, error: unknown): UserError {
 
 /** Throws a UserError when the run could not write its output, or would mix it into other files. */
 export function checkOutputFolder(settings: RunSettings, options: { force?: boolean } = {}): void {
+  if (settings.objectStore) return;
   const dir = settings.outputDir;
   let entries: string[] = [];
   try {
@@ -28,7 +29,7 @@ export function checkOutputFolder(settings: RunSettings, options: { force?: bool
   }
   // A folder with a state folder is an earlier pixelmill output: running into it again is the point.
   const foreign = entries.filter((name) => name !== STATE_DIR_NAME);
-  if (!settings.objectStore && foreign.length > 0 && !entries.includes(STATE_DIR_NAME)) {
+  if (foreign.length > 0 && !entries.includes(STATE_DIR_NAME)) {
     if (!(options.force || settings.allowNonEmptyOutput)) {
       throw new UserError(
         'output_not_empty',

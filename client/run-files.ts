@@ -1,7 +1,7 @@
-// From a run's workflow to its files: the plan under `<output>/.pixelmill/` and the per-item
-// outcomes. `report`, `retry-failed` and `status` read a finished run from here, without a
-// worker: the workflow's memo names the manifest and its hash, the result (or the manifest) the
-// output directory.
+// From a run's workflow to its files: the frozen plan and the per-item outcomes in the run's store
+// (the output folder's `.pixelmill/`, or objects under an S3 output), and its report files.
+// `report`, `retry-failed` and `status` read a finished run from here, without a worker: the
+// workflow's memo names the manifest, its hash and the plan's store.
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Client, WorkflowExecutionStatusName } from '@temporalio/client';

@@ -7,10 +7,11 @@ import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadManifest } from '../manifest/load.js';
 import type { ReportLine } from '../report/report-line.js';
 import { parseReport } from '../bench/catalog-audit.js';
 import { cliSandbox, type CliSandbox } from './support/cli.js';
-import { startS3Server, type S3TestServer } from './support/s3-server.js';
+import { startS3Server, type S3TestServer } from '../bench/s3-server.js';
 
 const BUCKET = 'shop';
 const PREFIX = 'catalog/2026';
@@ -96,14 +97,14 @@ describe('a run into s3://', () => {
     expect(summary).toMatchObject({ counts: { completed: ITEMS - BLOCKED.size, failed: BLOCKED.size } });
     expect(await objectText(`${PREFIX}/index.html`)).toContain('<html');
 
-    // Locally: the state and the report files, no image.
+    // Locally: no image, no report, no run state: all of it is in the bucket.
     const localDir = join(sandbox.dir, '.pixelmill', 's3', BUCKET, ...PREFIX.split('/'));
-    expect(readdirSync(localDir).sort()).toEqual([
-      '.pixelmill',
-      'index.html',
-      'report.jsonl',
-      'summary.json',
-    ]);
+    expect(existsSync(localDir) ? readdirSync(localDir, { recursive: true }) : []).toEqual([]);
+    expect(
+      await objectText(
+        `${PREFIX}/.pixelmill/plan-${loadManifest(join(sandbox.dir, 'catalog.yaml')).hash.slice(0, 16)}.json`,
+      ),
+    ).toContain('"name": "s3-test"');
   }, 180_000);
 
   it('retry-failed stores the rest in the same bucket and prefix, and republishes the report', async () => {
@@ -123,14 +124,12 @@ describe('a run into s3://', () => {
     );
     await expectImagesInBucket(lines);
 
-    // The retry kept its state beside the original's, not in a folder of its own.
+    // The retry kept its state beside the original's, in the bucket: two plans under one `.pixelmill`.
     const listed = await server.client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: PREFIX }));
     const keys = (listed.Contents ?? []).map((object) => object.Key!);
     expect(keys.filter((key) => key.endsWith('.png'))).toHaveLength(ITEMS);
-    expect(
-      existsSync(
-        join(sandbox.dir, '.pixelmill', 's3', BUCKET, ...PREFIX.split('/'), '.pixelmill', '.pixelmill'),
-      ),
-    ).toBe(false);
+    const plans = keys.filter((key) => /^catalog\/2026\/\.pixelmill\/plan-[0-9a-f]{16}\.json$/.test(key));
+    expect(plans).toHaveLength(2);
+    expect(keys.filter((key) => key.includes('.pixelmill/.pixelmill'))).toEqual([]);
   }, 180_000);
 });

@@ -128,6 +128,7 @@ describe('docker-compose.yml', () => {
         'postgresql',
         's3',
         's3-bucket',
+        's3-worker',
         'temporal',
         'temporal-init',
         'temporal-schema',

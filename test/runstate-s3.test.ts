@@ -9,7 +9,7 @@ import { SHARD_SIZE } from '../common/names.js';
 import { loadManifest } from '../manifest/load.js';
 import { S3RunStateStore, type OutcomeLine } from '../runstate/index.js';
 import { writeManifest } from './activities-fixture.js';
-import { startS3Server, type S3TestServer } from './support/s3-server.js';
+import { startS3Server, type S3TestServer } from '../bench/s3-server.js';
 
 const BUCKET = 'state';
 let server: S3TestServer;

@@ -1,14 +1,14 @@
 // Workers on machines that share nothing with the CLI but Temporal, the API and the object store.
-// Two `pixelmill worker` processes each run in their own mount namespace with a private /tmp (as
-// root, `unshare -m`): the honest simulation of separate machines, since every file of the test
-// (the CLI's folder, its manifest, the S3 server's data) lives under the host's /tmp, which the
-// workers cannot see, while loopback is shared. The CLI starts an `s3://` run from a third folder
+// Two `pixelmill worker` processes each run in their own mount namespace (as root, `unshare -m`)
+// with a private tmpfs over the folder the CLI's folders are made in: the honest simulation of
+// separate machines, since they cannot see the CLI's folder or its manifest, while loopback is
+// shared. The CLI starts an `s3://` run from a third folder
 // with TEMPORAL_ADDRESS; the run completes and every image is in the bucket with its sha256. A
 // local output, which the workers cannot reach, fails the run at once with one line naming the
 // folder and the two fixes.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
@@ -19,7 +19,7 @@ import type { ReportLine } from '../activities/index.js';
 import { CLI, collectOutput } from './support/cli.js';
 import { startTestEmulator } from './support/emulator.js';
 import type { RunningEmulator } from '../emulator/index.js';
-import { startS3Server, type S3TestServer } from './support/s3-server.js';
+import { startS3Server, type S3TestServer } from '../bench/s3-server.js';
 import { startDevServerEnv } from './support/temporal.js';
 import { waitUntil } from './support/wait.js';
 
@@ -30,6 +30,8 @@ let s3: S3TestServer;
 let emulator: RunningEmulator;
 const workers: { child: ChildProcess; output: () => string; exited: Promise<unknown> }[] = [];
 let account: string;
+/** Where every CLI folder of this file is made: hidden from the workers. */
+const hidden = mkdtempSync(join(tmpdir(), 'pixelmill-shared-nothing-'));
 
 /** Nothing of this machine's Temporal, pixelmill or AWS settings: only what a test gives. */
 const cleanEnv = (): NodeJS.ProcessEnv =>
@@ -37,9 +39,15 @@ const cleanEnv = (): NodeJS.ProcessEnv =>
     Object.entries(process.env).filter(([name]) => !/^(TEMPORAL|PIXELMILL|AWS)_/.test(name)),
   );
 
-/** `pixelmill worker` on its own "machine": a private /tmp, its HOME and working folder in it. */
+/**
+ * `pixelmill worker` on its own "machine": a private tmpfs over the folder the CLIs' folders are
+ * made in, so it sees none of their files (wherever the repository itself is, even under /tmp);
+ * its HOME, working folder and temp folder in that tmpfs.
+ */
 function startIsolatedWorker(): (typeof workers)[number] {
-  const script = `mount -t tmpfs tmpfs /tmp && mkdir -p /tmp/home /tmp/work && cd /tmp/work && exec "$0" "$1" worker`;
+  const script =
+    'mount -t tmpfs tmpfs "$HIDDEN" && mkdir -p "$HIDDEN/home" "$HIDDEN/work" "$HIDDEN/tmp" && ' +
+    'cd "$HIDDEN/work" && exec "$0" "$1" worker';
   const child = spawn(
     'unshare',
     ['-m', '--propagation', 'private', 'sh', '-c', script, process.execPath, CLI],
@@ -47,7 +55,9 @@ function startIsolatedWorker(): (typeof workers)[number] {
       env: {
         ...cleanEnv(),
         ...s3.env,
-        HOME: '/tmp/home',
+        HIDDEN: hidden,
+        HOME: join(hidden, 'home'),
+        TMPDIR: join(hidden, 'tmp'),
         TEMPORAL_ADDRESS: env.address,
         PIXELMILL_API_BASE_URL: emulator.url,
         PIXELMILL_API_KEY: DEMO_API_KEY,
@@ -89,6 +99,7 @@ afterAll(async () => {
   await emulator?.close();
   await s3?.stop();
   await env?.teardown();
+  rmSync(hidden, { recursive: true, force: true });
 });
 
 /** `pixelmill run FILE --wait` from a folder of its own, reaching the cluster by TEMPORAL_ADDRESS. */
@@ -98,7 +109,13 @@ function runFrom(dir: string, file: string) {
     [CLI, 'run', file, '--wait', '--no-progress', '--api-account', account],
     {
       cwd: dir,
-      env: { ...cleanEnv(), ...s3.env, HOME: dir, TEMPORAL_ADDRESS: env.address, PIXELMILL_API_BASE_URL: emulator.url },
+      env: {
+        ...cleanEnv(),
+        ...s3.env,
+        HOME: dir,
+        TEMPORAL_ADDRESS: env.address,
+        PIXELMILL_API_BASE_URL: emulator.url,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
@@ -106,7 +123,7 @@ function runFrom(dir: string, file: string) {
 }
 
 function catalog(name: string, output: string): { dir: string; file: string } {
-  const dir = mkdtempSync(join(tmpdir(), `pixelmill-cli-${name}-`));
+  const dir = mkdtempSync(join(hidden, `cli-${name}-`));
   const file = join(dir, `${name}.yaml`);
   writeFileSync(
     file,

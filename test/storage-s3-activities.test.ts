@@ -20,7 +20,7 @@ import {
 } from './activities-fixture.js';
 import { expectNoSecrets } from './support/assertions.js';
 import { ManualClock, startTestEmulator } from './support/emulator.js';
-import { startS3Server, type S3TestServer } from './support/s3-server.js';
+import { startS3Server, type S3TestServer } from '../bench/s3-server.js';
 import { frozenPlan } from './support/plan.js';
 import { RunStateRouter } from '../runstate/index.js';
 

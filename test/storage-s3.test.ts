@@ -21,7 +21,7 @@ import { S3ResultStore, type S3ResultStoreOptions } from '../storage/s3.js';
 import type { S3Location } from '../storage/s3-location.js';
 import { projectRoot } from '../temporal/binaries.js';
 import { expectNoSecrets, rejection } from './support/assertions.js';
-import { startS3Server, type S3TestServer } from './support/s3-server.js';
+import { startS3Server, type S3TestServer } from '../bench/s3-server.js';
 import { removeTempDirs, tempDir } from './support/temp-dir.js';
 
 const BUCKET = 'results';

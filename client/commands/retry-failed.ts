@@ -23,7 +23,14 @@ import {
   type RetryRecord,
 } from '../retries.js';
 import { foldEndedRetries, rewriteReport } from '../rewrite-report.js';
-import { freezePlan, locateRun, readPlan, runState, type RunLocation } from '../run-files.js';
+import {
+  freezePlan,
+  locateRun,
+  readPlan,
+  retryRecordsDir,
+  runState,
+  type RunLocation,
+} from '../run-files.js';
 import { exitCodeOf, resolveRun, startOrAttach } from '../runs.js';
 import { workflowUrl, type Session } from '../session.js';
 import { watchRun } from '../watch.js';
@@ -98,7 +105,7 @@ async function prepareRetry(location: RunLocation, options: RetryOptions): Promi
   }
   if (failed.length === 0) return { skipped };
   const budgetCredits = retryBudget(loaded, latest, options);
-  const { stateDir } = location.plan;
+  const stateDir = retryRecordsDir(location);
   const number = nextRetryNumber(stateDir);
   const files = retryFiles(stateDir, number);
   const text = retryManifestText(loaded.meta, failed, {

@@ -1,4 +1,4 @@
-// A real S3-compatible server for tests: `rclone serve s3` on 127.0.0.1 and a port the OS picks,
+// A real S3-compatible server for tests and benchmarks: `rclone serve s3` on 127.0.0.1 and a port the OS picks,
 // over a temp directory (a bucket is a folder), with a random key pair. rclone comes from
 // PIXELMILL_RCLONE_PATH, else .tools/s3-venv (installed by the tests' global setup), else PATH.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { isExecutable, onPath, projectRoot } from '../../temporal/binaries.js';
+import { isExecutable, onPath, projectRoot } from '../temporal/binaries.js';
 
 export interface S3TestServer {
   /** e.g. `http://127.0.0.1:41234` */
