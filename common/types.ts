@@ -268,7 +268,10 @@ export interface RunResult {
   /** Where the report went: a local path, or an `s3://` URL for an S3 output. */
   reportFile: string;
   summaryFile: string;
-  /** The run's local state directory (plan and outcomes); absent from results of older versions. */
+  /**
+   * Where the run's state is (plan and outcomes): a local folder or an `s3://` URL; absent from
+   * results of older versions.
+   */
   stateDir?: string;
   /** Items left unfinished when the run's deadline passed (reported `cancelled`, code `deadline`). */
   endedByDeadline?: number;

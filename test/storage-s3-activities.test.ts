@@ -1,8 +1,8 @@
-// A run whose manifest says `output: s3://...`, through the real activities: the plan and outcome
-// files stay in a local state directory beside the manifest, the images go to a real
-// S3-compatible server (rclone serve s3) with their sha256, a second storeResults downloads
-// nothing, the report files are published beside the images, and a missing bucket fails the
-// activity at once (non-retryable) with one clear line.
+// A run whose manifest says `output: s3://...`, through the real activities: the plan (frozen as
+// the CLI does), the outcomes and the images all go to a real S3-compatible server (rclone serve
+// s3), the images with their sha256; a second storeResults downloads nothing, the report files are
+// published beside the images, a missing bucket is one clear line when the plan is frozen, and
+// refused credentials fail the workers' activities at once (non-retryable).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { GetObjectCommand, HeadObjectCommand } from '@aws-sdk/client-s3';
@@ -173,7 +173,7 @@ describe('manifest output: s3://', () => {
     throw new Error('expected the manifest to be refused');
   }
 
-  it('accepts a bare s3:// URL: bucket and prefix, state beside the manifest', () => {
+  it("accepts a bare s3:// URL: bucket and prefix, the CLI's local folder beside the manifest", () => {
     const fixture = writeManifest([
       'name: m',
       'output: s3://my-bucket/a/b/',
@@ -185,7 +185,7 @@ describe('manifest output: s3://', () => {
     expect(settings.outputDir).toBe(join(fixture.dir, '.pixelmill', 's3', 'my-bucket', 'a', 'b'));
   });
 
-  it('keeps the state in output.local_dir when given (relative to the manifest)', () => {
+  it("takes the CLI's local folder from output.local_dir when given (relative to the manifest)", () => {
     const fixture = writeManifest([
       'name: m',
       'output: { dir: "s3://my-bucket/a", local_dir: state/m }',

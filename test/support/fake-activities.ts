@@ -114,7 +114,11 @@ export function fakeApi(scenario: FakeScenario): FakeApi {
       }
       api.timeline.push({ event: 'submit', index: input.index, attempt: input.attempt });
       const taskId = `task-${input.index}-${input.attempt}`;
-      tasks.set(taskId, { index: input.index, attempt: input.attempt, lookups: 0, done: false });
+      // Idempotent, as a provider with idempotency keys is: an attempt of this call that runs late
+      // (Temporal timed it out and retried it; under load a worker can start it after the retry
+      // finished) finds its task, and must not bring a task that was collected back to life.
+      if (!tasks.has(taskId))
+        tasks.set(taskId, { index: input.index, attempt: input.attempt, lookups: 0, done: false });
       api.maxConcurrentAtApi = Math.max(api.maxConcurrentAtApi, atApi());
       return { taskId };
     },
