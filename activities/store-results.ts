@@ -168,18 +168,19 @@ export function storeResultsActivity(deps: { clients: ApiClients; resolved: Reso
       } satisfies StoreHeartbeat);
     // Liveness while a download runs too, so the heartbeat timeout can be short. A stalled
     // download is the client's body timeout's business, not the heartbeat's.
+    const record = (): Promise<void> =>
+      runState.appendOutcomes(input.plan, input.shard, [...progress.lines.values()], appendSequence(context));
+    let output: StoreResultsOutput;
     try {
-      const output = await whileAlive(() => storeAll(input, ctx, progress, beat), beat);
-      await runState.appendOutcomes(
-        input.plan,
-        input.shard,
-        [...progress.lines.values()],
-        appendSequence(context),
-      );
-      return output;
+      output = await whileAlive(() => storeAll(input, ctx, progress, beat), beat);
     } catch (error) {
+      // What was stored before the failure is recorded all the same: a failure the batch does not
+      // retry must not leave stored images out of the report (a retry appends them again).
+      await record().catch(() => undefined);
       throw toActivityFailure(error);
     }
+    await record();
+    return output;
   };
 }
 

@@ -17,6 +17,9 @@ import {
 } from './activities-fixture.js';
 import { frozenPlan } from './support/plan.js';
 import type { StoreHeartbeat } from '../activities/store-results.js';
+import { StorageAccessDeniedError } from '../storage/errors.js';
+import { LocalResultStore } from '../storage/local.js';
+import type { ResultStore } from '../storage/result-store.js';
 
 const KEY = 'sk-live-store-key';
 const accounts = [{ id: 'acct_store', keys: [{ key: KEY }] }];
@@ -186,6 +189,32 @@ describe('storeResults', () => {
     const dir = join(fixture.outputDir, 'chairs', '1K');
     expect(readdirSync(dir)).toEqual([]);
     expect(() => outcomeLines(input.plan.stateDir, fixture.hash)).toThrow(/ENOENT/);
+  });
+
+  it('records what it stored before a failure the batch does not retry', async () => {
+    const { emulator, fixture, input } = await completedRun();
+    // A store whose credentials are revoked after the first item's images.
+    let puts = 0;
+    const revoked = (outputDir: string): ResultStore => {
+      const local = new LocalResultStore(outputDir);
+      return {
+        location: local.location,
+        has: (path, expected) => local.has(path, expected),
+        putFile: (path, file) => local.putFile(path, file),
+        put: (path, body) => {
+          if (++puts > 2) throw new StorageAccessDeniedError(`${outputDir}: access denied`);
+          return local.put(path, body);
+        },
+      };
+    };
+    const worker = createActivities({ apiBaseUrl: emulator.url, apiKey: KEY, resultStore: revoked });
+    const failure = await applicationFailure(inActivity(worker.storeResults, input).result);
+    expect(failure.type).toBe('StorageAccessDeniedError');
+    expect(failure.nonRetryable).toBe(true);
+    const lines = outcomeLines(input.plan.stateDir, fixture.hash);
+    expect(lines.map((line) => [line.id, line.status, (line.images as unknown[]).length])).toEqual([
+      ['oak', 'completed', 2],
+    ]);
   });
 
   it("removes what a killed worker's write left: on the item's retry, and at the run's end", async () => {
