@@ -48,7 +48,7 @@ export const FIELD_DOCS: Record<string, string> = {
   'output.force_path_style':
     'S3 output only: address the bucket in the path (`http://host/bucket/key`) rather than the host name; most S3-compatible servers need it. Default: false.',
   'output.local_dir':
-    "S3 output only: the local directory that keeps the run's state (`.pixelmill/`) and its report files before they are published, relative to the manifest unless absolute. Default: `.pixelmill/s3/<bucket>/<prefix>` beside the manifest.",
+    "S3 output only: where the CLI keeps `retry-failed`'s records of the run (the run's plan, state and report are in the bucket, under `<prefix>/.pixelmill/` and `<prefix>/`), relative to the manifest unless absolute. Default: `.pixelmill/s3/<bucket>/<prefix>` beside the manifest.",
   'output.allow_non_empty':
     'Write into a local output folder that already holds other files (not an earlier pixelmill output). Default: `false`, so that a mistyped folder is refused before anything is spent; `pixelmill run --force` does the same for one run.',
   'output.path_template': `Path of each image inside the output directory, with the placeholders ${placeholders}; must contain {id} and {index}. Default: \`${DEFAULT_PATH_TEMPLATE}\`.`,

@@ -57,9 +57,9 @@ export interface RunSettings {
   maxInFlight: number;
   budgetCredits?: number;
   /**
-   * Absolute output directory. For an S3 output, the local directory that keeps the run's state
-   * (`.pixelmill/`) and its report files before they are published: `.pixelmill/s3/<bucket>/<prefix>`
-   * beside the manifest.
+   * Absolute output directory. For an S3 output, the CLI's local folder of the run (retry-failed's
+   * records; plan, state and report are in the bucket): `.pixelmill/s3/<bucket>/<prefix>` beside
+   * the manifest, or `output.local_dir`.
    */
   outputDir: string;
   /** Set when images and reports go to an S3-compatible store (no credentials: see docs/storage.md). */

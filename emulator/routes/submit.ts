@@ -1,5 +1,6 @@
 // POST /v1/images/generations (spec 4.1): validate the generation request (2.1), check credits,
-// create the task and acknowledge it with the `{code, data:[...]}` envelope (2.2).
+// create the task and acknowledge it with the `{code, data:[...]}` envelope (2.2). A request with
+// an Idempotency-Key the account used before is answered with that task (docs/emulator.md).
 //
 // Validation reports the first problem in the order of the spec's field table, each with its own
 // code and `param`. Unknown fields are ignored and `null` counts as absent, as OpenAI-style
