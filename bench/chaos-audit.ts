@@ -3,21 +3,12 @@
 // `npm run chaos` can print them and test/chaos.test.ts can hold them to their bounds. The reading
 // of report.jsonl, summary.json and the ground truth is bench/catalog-audit.ts's, shared
 // with the durability test.
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { RunningEmulator } from '../emulator/index.js';
 import type { GroundTruthTask } from '../emulator/routes/admin.js';
 import type { ReportLine } from '../report/report-line.js';
-import { readSubmitJournals, stateDirOf, type JournalLine } from '../runstate/index.js';
-import {
-  groundTruth,
-  mapLimit,
-  readReport,
-  readSummary,
-  servedSha256,
-  sha256,
-  type Summary,
-} from './catalog-audit.js';
+import type { JournalLine } from '../runstate/index.js';
+import type { AuditFiles } from './audit-files.js';
+import { groundTruth, mapLimit, parseReport, servedSha256, sha256, type Summary } from './catalog-audit.js';
 import { CHAOS_POISON_WORD, type ChaosItem } from './chaos-config.js';
 import { percentile } from './figures.js';
 
@@ -81,7 +72,8 @@ async function servedShaWithRetries(url: string): Promise<string> {
 
 export interface AuditInput {
   items: ChaosItem[];
-  outputDir: string;
+  /** The run's output: its folder, or its bucket. */
+  files: AuditFiles;
   emulator: RunningEmulator;
   maxAttempts: number;
   /** Epoch ms the run started, to place resubmissions among the disruptions. */
@@ -90,7 +82,7 @@ export interface AuditInput {
 
 export async function auditChaosRun({
   items,
-  outputDir,
+  files,
   emulator,
   maxAttempts,
   startedAtMs,
@@ -117,20 +109,23 @@ export async function auditChaosRun({
     prompts_submitted_more_than_once: 0,
     extra_submissions: 0,
     credits_charged_for_duplicates: 0,
-    ...journalFigures(readSubmitJournals(stateDirOf(outputDir)), tasks),
+    ...journalFigures(await files.journal(), tasks),
     report_inconsistencies: 0,
     tasks_at_api: tasks.length,
     resubmitted: [],
     problems,
   };
 
-  const catalog = { outputDir };
-  if (!existsSync(join(outputDir, 'report.jsonl'))) {
+  const [reportBytes, summaryBytes] = await Promise.all([
+    files.read('report.jsonl'),
+    files.read('summary.json'),
+  ]);
+  if (!reportBytes || !summaryBytes) {
     audit.items_lost = items.length;
-    problem('no report.jsonl: the run did not finish');
+    problem('no report.jsonl or summary.json: the run did not finish');
     return audit;
   }
-  const report = new Map(readReport(catalog).map((line) => [line.id, line]));
+  const report = new Map(parseReport(reportBytes.toString('utf8')).map((line) => [line.id, line]));
   const inconsistent = (line: string): void => {
     audit.report_inconsistencies++;
     problem(line);
@@ -220,9 +215,10 @@ export async function auditChaosRun({
     );
   }
 
-  audit.images_bad += await badImages(toCheck, outputDir, problem);
+  audit.images_bad += await badImages(toCheck, files, problem);
   const charged = emulator.stats().credits_charged;
-  for (const line of summaryInconsistencies(readSummary(catalog), [...report.values()], charged, audit))
+  const summary = JSON.parse(summaryBytes.toString('utf8')) as Summary;
+  for (const line of summaryInconsistencies(summary, [...report.values()], charged, audit))
     inconsistent(line);
   return audit;
 }
@@ -273,27 +269,27 @@ interface ImageToCheck {
   url: string;
 }
 
-/** Images not on disk as reported, reported twice, or not what the result host serves. */
+/** Images not stored as reported, reported twice, or not what the result host serves. */
 async function badImages(
   images: ImageToCheck[],
-  outputDir: string,
+  files: AuditFiles,
   problem: (line: string) => void,
 ): Promise<number> {
   let bad = 0;
   const paths = new Set<string>();
-  for (const image of images) {
+  const stored = await mapLimit(images, 16, (image) => files.read(image.path));
+  images.forEach((image, k) => {
     if (paths.has(image.path)) {
       bad++;
       problem(`${image.item}: ${image.path} is reported twice`);
     }
     paths.add(image.path);
-    const file = join(outputDir, image.path);
-    const bytes = existsSync(file) ? readFileSync(file) : undefined;
+    const bytes = stored[k];
     if (!bytes || bytes.length !== image.bytes || sha256(bytes) !== image.sha256) {
       bad++;
       problem(`${image.item}: ${image.path} ${bytes ? 'does not match its report entry' : 'is missing'}`);
     }
-  }
+  });
   const served = await mapLimit(images, 16, (image) =>
     servedShaWithRetries(image.url).catch(() => 'unavailable'),
   );

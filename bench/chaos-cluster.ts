@@ -1,6 +1,7 @@
 // The processes a chaos run disrupts, as a user would deploy them on one machine: a persisted
 // Temporal dev server (SQLite under `<dir>/temporal`), N `pixelmill worker` processes and one
-// `pixelmill webhook-server`, all pointed at it with TEMPORAL_ADDRESS. The harness SIGKILLs
+// `pixelmill webhook-server`, all pointed at it with TEMPORAL_ADDRESS; in a shared-nothing
+// deployment those run in mount namespaces that hide the run's folder. The harness SIGKILLs
 // workers and restarts the server through this module; a process that exits by itself is noticed
 // and restarted too, and every such restart is counted (a worker that dies when the server goes
 // away is a finding, not something to hide).
@@ -10,9 +11,17 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ensureDevServer, stopDevServer } from '../temporal/dev-server.js';
 import { CHAOS_API_KEY, CHAOS_WEBHOOK_SECRET } from './chaos-config.js';
-import { exited, freePort, registerDevServer, spawnNode, stopChild } from './processes.js';
+import { exited, freePort, registerDevServer, spawnIsolatedNode, spawnNode, stopChild } from './processes.js';
 
 const READY_TIMEOUT_MS = 60_000;
+
+/** How the pixelmill processes are deployed: beside the run's folder, or as on other machines. */
+export interface Deployment {
+  /** Hide this folder from workers and receiver (a mount namespace each): they share nothing with the CLI. */
+  hidden?: string;
+  /** More environment for them, e.g. the object store's credentials. */
+  env?: NodeJS.ProcessEnv;
+}
 
 interface Managed {
   /** e.g. `worker-0-2`: the third process started as worker 0. */
@@ -47,6 +56,7 @@ export class ChaosCluster {
     /** The API the workers serve (they serve one account: this base URL with the chaos key). */
     private readonly apiBaseUrl: string,
     private readonly log: (line: string) => void,
+    private readonly deployment: Deployment,
   ) {
     this.address = `127.0.0.1:${ports.port}`;
   }
@@ -57,6 +67,7 @@ export class ChaosCluster {
     cli: string,
     apiBaseUrl: string,
     log: (line: string) => void,
+    deployment: Deployment = {},
   ): Promise<ChaosCluster> {
     const stateDir = join(dir, 'temporal');
     const cluster = new ChaosCluster(
@@ -66,6 +77,7 @@ export class ChaosCluster {
       cli,
       apiBaseUrl,
       log,
+      deployment,
     );
     registerDevServer(stateDir);
     await cluster.startServer();
@@ -81,6 +93,7 @@ export class ChaosCluster {
       PIXELMILL_API_BASE_URL: this.apiBaseUrl,
       PIXELMILL_WEBHOOK_SECRET: CHAOS_WEBHOOK_SECRET,
       PIXELMILL_WEBHOOK_URL: '',
+      ...this.deployment.env,
     };
   }
 
@@ -99,7 +112,10 @@ export class ChaosCluster {
 
   /** Spawns a `pixelmill` child and resolves once `readyText` appears on its stdout. */
   private async spawn(name: string, args: string[], readyText: RegExp, onExit: (managed: Managed) => void) {
-    const child = spawnNode([this.cli, ...args], { cwd: this.cwd, env: this.env() });
+    const { hidden } = this.deployment;
+    const child = hidden
+      ? spawnIsolatedNode([this.cli, ...args], hidden, { env: this.env() })
+      : spawnNode([this.cli, ...args], { cwd: this.cwd, env: this.env() });
     const sameName = this.started.filter((managed) => managed.name.startsWith(`${name}-`)).length;
     const managed: Managed = { name: `${name}-${sameName}`, child, output: '', killedByHarness: false };
     this.started.push(managed);

@@ -27,6 +27,12 @@ export interface ChaosOptions {
   workers: number;
   /** Restart the Temporal dev server once mid-run (its SQLite state persists). */
   restartServer: boolean;
+  /**
+   * Workers and webhook receiver as on machines of their own (each in a mount namespace that
+   * hides the run's folder, root only), the output and the run's state in an `s3://` bucket on a
+   * real S3-compatible server, audited through the S3 API.
+   */
+  sharedNothing?: boolean;
   /** Shares of the images downloaded at which to SIGKILL a worker; default drawn from the seed. */
   killAt?: number[];
   /** Share of the images downloaded at which the dev server restarts; default drawn from the seed. */
@@ -149,8 +155,17 @@ export function chaosItems(count: number, seed: number): ChaosItem[] {
   }));
 }
 
-/** Writes `<dir>/chaos.yaml` (items inline, output in `<dir>/out`, webhooks to `webhookUrl`). */
-export function writeChaosManifest(dir: string, items: ChaosItem[], apiUrl: string, webhookUrl: string) {
+/** Where a chaos run stores: `./out` beside the manifest, or an S3 bucket's prefix. */
+export type ChaosOutput = string | { dir: string; endpoint: string; force_path_style: true };
+
+/** Writes `<dir>/chaos.yaml` (items inline, webhooks to `webhookUrl`). */
+export function writeChaosManifest(
+  dir: string,
+  items: ChaosItem[],
+  apiUrl: string,
+  webhookUrl: string,
+  output: ChaosOutput = './out',
+): string {
   const manifest = {
     name: CHAOS_RUN_NAME,
     description: 'written by the pixelmill chaos run (bench/chaos.ts)',
@@ -160,12 +175,12 @@ export function writeChaosManifest(dir: string, items: ChaosItem[], apiUrl: stri
       max_in_flight: CHAOS_MAX_IN_FLIGHT,
       task_timeout: CHAOS_TASK_TIMEOUT,
     },
-    output: './out',
+    output,
     retry: { max_attempts: CHAOS_MAX_ATTEMPTS, on: ['generation_failed', 'task_timeout'] },
     webhooks: { enabled: true, public_url: webhookUrl },
     items,
   };
   const file = join(dir, 'chaos.yaml');
   writeFileSync(file, stringify(manifest));
-  return { file, outputDir: join(dir, 'out') };
+  return file;
 }

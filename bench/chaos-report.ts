@@ -11,10 +11,12 @@ export interface ChaosCheck {
 }
 
 /**
- * A SIGKILLed worker may have sent submits whose answers never reached Temporal; each retry is a
- * second, billed task (the API has no idempotency key). The check allows one resubmitted prompt
- * per kill; the dev-server restart counts as one more, since completions that cannot be reported
- * within the SDK's 10 s of retries are lost the same way. RELIABILITY.md has what was measured.
+ * A SIGKILLed worker may have sent submits whose answers never reached Temporal. The submit
+ * journal gives a retry the task its first attempt got, and the Idempotency-Key every submit
+ * carries makes the API answer a retry sent while the first was on the wire with the same task;
+ * a provider without keys would bill a second task there. The check allows one resubmitted prompt
+ * per kill, and one for the dev-server restart (completions that cannot be reported within the
+ * SDK's 10 s of retries are lost the same way). RELIABILITY.md has what was measured.
  */
 export function resubmissionLimit(result: ChaosResult): number {
   return result.disruptions.filter((event) => event.at_s !== null && event.kind !== 'webhook-outage').length;
@@ -52,7 +54,8 @@ export function formatChaosReport(result: ChaosResult, checks: ChaosCheck[]): st
   const { audit, faults } = result;
   const lines = [
     `pixelmill chaos run: ${result.options.items} items (${audit.images_expected} images), seed ${result.options.seed}, ` +
-      `${result.options.workers} worker processes, ${result.machine.cpus} CPUs, ${result.machine.node}`,
+      `${result.options.workers} worker processes${result.options.shared_nothing ? ' sharing nothing (s3:// output)' : ''}, ` +
+      `${result.machine.cpus} CPUs, ${result.machine.node}`,
     `wall ${result.wall_s} s; ${audit.completed} completed, ${audit.failed_by_api} failed by the API ` +
       `(every one of their tasks failed or was lost), ${audit.refused_by_api} refused by the API ` +
       `(poisoned prompts); ${audit.tasks_at_api} tasks at the API, ${audit.tasks_lost_at_api} of them lost there and given up`,

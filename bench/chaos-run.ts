@@ -17,6 +17,7 @@ import {
   type InjectedFault,
   type RunningEmulator,
 } from '../emulator/index.js';
+import { bucketFiles, folderFiles } from './audit-files.js';
 import { apiCallCounts, downloadsServed } from './catalog-audit.js';
 import { auditChaosRun, type ChaosAudit } from './chaos-audit.js';
 import { ChaosCluster } from './chaos-cluster.js';
@@ -30,9 +31,11 @@ import {
   disruptionSchedule,
   writeChaosManifest,
   type ChaosOptions,
+  type ChaosOutput,
   type DisruptionKind,
 } from './chaos-config.js';
 import { exited, spawnNode } from './processes.js';
+import { startS3Server, type S3TestServer } from './s3-server.js';
 
 export interface DisruptionRecord {
   kind: DisruptionKind;
@@ -48,7 +51,14 @@ export interface ChaosResult {
   benchmark: 'pixelmill-chaos';
   date: string;
   machine: { cpus: number; node: string };
-  options: { items: number; kills: number; seed: number; workers: number; restart_server: boolean };
+  options: {
+    items: number;
+    kills: number;
+    seed: number;
+    workers: number;
+    restart_server: boolean;
+    shared_nothing: boolean;
+  };
   finished: boolean;
   wall_s: number;
   disruptions: DisruptionRecord[];
@@ -63,6 +73,8 @@ export interface ChaosResult {
 }
 
 const POLL_MS = 1_000;
+/** The bucket of a shared-nothing run; its objects are under `<run name>/`. */
+const CHAOS_BUCKET = 'chaos';
 const CLOSED_CHECK_MS = 3_000;
 
 async function withClient<T>(address: string, fn: (client: Client) => Promise<T>): Promise<T> {
@@ -139,11 +151,18 @@ class RunWatch {
 }
 
 /** `pixelmill run chaos.yaml` against the cluster: starts the run and returns. */
-async function startRunWithCli(cli: string, cluster: ChaosCluster, dir: string, file: string): Promise<void> {
+async function startRunWithCli(
+  cli: string,
+  cluster: ChaosCluster,
+  dir: string,
+  file: string,
+  storeEnv: NodeJS.ProcessEnv,
+): Promise<void> {
   const child = spawnNode([cli, 'run', file, '--no-progress'], {
     cwd: dir,
     env: {
       ...process.env,
+      ...storeEnv,
       TEMPORAL_ADDRESS: cluster.address,
       // The manifest names the emulator; the key makes the run's API account the workers'.
       PIXELMILL_API_BASE_URL: '',
@@ -176,18 +195,33 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const schedule = disruptionSchedule(options);
   const emulator = await startEmulator({ config: chaosEmulatorConfig(options.seed, options.faults) });
   let cluster: ChaosCluster | undefined;
+  let s3: S3TestServer | undefined;
   /** A folder given by the caller is always kept; a temp folder only when the run did not finish. */
   let keep = options.dir !== undefined;
   try {
-    cluster = await ChaosCluster.start(dir, options.cli, emulator.url, log);
+    let output: ChaosOutput = './out';
+    let files = folderFiles(join(dir, 'out'));
+    if (options.sharedNothing) {
+      s3 = await startS3Server();
+      await s3.createBucket(CHAOS_BUCKET);
+      output = {
+        dir: `s3://${CHAOS_BUCKET}/${CHAOS_RUN_NAME}`,
+        endpoint: s3.endpoint,
+        force_path_style: true,
+      };
+      files = bucketFiles(s3.client, CHAOS_BUCKET, CHAOS_RUN_NAME);
+    }
+    const storeEnv = s3?.env ?? {};
+    const deployment = options.sharedNothing ? { hidden: dir, env: storeEnv } : {};
+    cluster = await ChaosCluster.start(dir, options.cli, emulator.url, log, deployment);
     const webhookUrl = await cluster.startWebhookServer();
     for (let i = 0; i < options.workers; i++) await cluster.startWorker(i);
-    const manifest = writeChaosManifest(dir, items, emulator.url, webhookUrl);
+    const manifest = writeChaosManifest(dir, items, emulator.url, webhookUrl, output);
     log(`chaos: ${items.length} items, ${imagesExpected} images; schedule ${JSON.stringify(schedule)}`);
 
     const started = Date.now();
     const deadline = started + options.deadlineMs;
-    await startRunWithCli(options.cli, cluster, dir, manifest.file);
+    await startRunWithCli(options.cli, cluster, dir, manifest, storeEnv);
     const seconds = (): number => Math.round((Date.now() - started) / 100) / 10;
     const disruptions: DisruptionRecord[] = [];
     const watch = new RunWatch(emulator, cluster.address, imagesExpected, deadline);
@@ -235,7 +269,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     const faults = faultFigures(emulator);
     const audit = await auditChaosRun({
       items,
-      outputDir: manifest.outputDir,
+      files,
       emulator,
       maxAttempts: CHAOS_MAX_ATTEMPTS,
       startedAtMs: started,
@@ -250,6 +284,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         seed: options.seed,
         workers: options.workers,
         restart_server: options.restartServer,
+        shared_nothing: options.sharedNothing ?? false,
       },
       finished,
       wall_s: wallS,
@@ -263,6 +298,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   } finally {
     await cluster?.stop().catch(() => undefined);
     await emulator.close();
+    await s3?.stop();
     if (!keep) rmSync(dir, { recursive: true, force: true });
   }
 }

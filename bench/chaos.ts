@@ -3,9 +3,12 @@
 // and duplicate webhooks; the harness SIGKILLs `pixelmill worker` processes at random moments
 // (drawn from the seed) and restarts the persisted Temporal dev server once. Then the run is
 // audited against the emulator's ground truth (bench/chaos-audit.ts). Exit code 1 if a check fails.
+// With --shared-nothing (root only), workers and receiver run as on machines of their own and the
+// run stores into an s3:// bucket on rclone, audited through the S3 API.
 //
 //   npm run chaos -- [--items 2000] [--kills 3] [--seed 1] [--workers 2] [--no-restart]
-//                    [--webhook-outage-ms 15000] [--deadline-minutes 30] [--dir DIR] [--json out.json]
+//                    [--shared-nothing] [--webhook-outage-ms 15000] [--deadline-minutes 30]
+//                    [--dir DIR] [--json out.json]
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { ChaosOptions } from './chaos-config.js';
@@ -29,6 +32,7 @@ function parseOptions(argv: string[]): { options: ChaosOptions; json?: string } 
       seed: { type: 'string', default: '1' },
       workers: { type: 'string', default: '2' },
       'no-restart': { type: 'boolean', default: false },
+      'shared-nothing': { type: 'boolean', default: false },
       'webhook-outage-ms': { type: 'string', default: '15000' },
       'deadline-minutes': { type: 'string', default: '30' },
       dir: { type: 'string' },
@@ -41,6 +45,7 @@ function parseOptions(argv: string[]): { options: ChaosOptions; json?: string } 
     seed: positiveInteger('seed', values.seed, 0),
     workers: positiveInteger('workers', values.workers),
     restartServer: !values['no-restart'],
+    sharedNothing: values['shared-nothing'],
     webhookOutageMs: positiveInteger('webhook-outage-ms', values['webhook-outage-ms'], 0),
     deadlineMs: positiveInteger('deadline-minutes', values['deadline-minutes']) * 60_000,
     cli: CLI,

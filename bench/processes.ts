@@ -4,6 +4,7 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureDevServer, stopDevServer } from '../temporal/dev-server.js';
 import { freePort } from '../temporal/dev-server-process.js';
@@ -43,12 +44,44 @@ export function spawnCli(args: string[], options: SpawnOptions = {}): ChildProce
 const children = new Set<ChildProcess>();
 const devServerDirs = new Set<string>();
 
-/** Spawns `node <args>` and registers it for cleanup. */
-export function spawnNode(args: string[], options: SpawnOptions = {}): ChildProcess {
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], ...options });
+/** Registers `child` for cleanup until it exits. */
+function tracked(child: ChildProcess): ChildProcess {
   children.add(child);
   child.once('exit', () => children.delete(child));
   return child;
+}
+
+/** Spawns `node <args>` and registers it for cleanup. */
+export function spawnNode(args: string[], options: SpawnOptions = {}): ChildProcess {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], ...options });
+  return tracked(child);
+}
+
+/**
+ * `node <args>` as on a machine of its own: in a new mount namespace (root only: `unshare -m`)
+ * with a private tmpfs over `hidden`, so it sees none of the files under that folder while it
+ * shares loopback with everything else. Its HOME, working folder and TMPDIR are in that tmpfs.
+ */
+export function spawnIsolatedNode(args: string[], hidden: string, options: SpawnOptions = {}): ChildProcess {
+  const script =
+    'mount -t tmpfs tmpfs "$HIDDEN" && mkdir -p "$HIDDEN/home" "$HIDDEN/work" "$HIDDEN/tmp" && ' +
+    'cd "$HIDDEN/work" && exec "$@"';
+  // unshare and sh exec into node: the child's pid is the node process's, so a SIGKILL kills it.
+  const child = spawn(
+    'unshare',
+    ['-m', '--propagation', 'private', 'sh', '-c', script, 'sh', process.execPath, ...args],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      ...options,
+      env: {
+        ...(options.env ?? process.env),
+        HIDDEN: hidden,
+        HOME: join(hidden, 'home'),
+        TMPDIR: join(hidden, 'tmp'),
+      },
+    },
+  );
+  return tracked(child);
 }
 
 /** Resolves with the exit code once `child` has exited (at once if it already has). */

@@ -6,6 +6,9 @@
 // run's own (bench/chaos-audit.ts, on bench/catalog-audit.ts): nothing lost, every image as
 // served, resubmissions bounded by the disruptions, the report true to the ground truth, and the
 // run ended although some of its submits are refused forever and some tasks never finish.
+// The second case is the shared-nothing mode (root only): workers and receiver in mount
+// namespaces that hide the run's folder, the output and the run's state in an s3:// bucket on
+// rclone, audited through the S3 API.
 //
 // Needs the built CLI (`npm run build`): workers, webhook receiver and starter are real processes.
 // A run that misses its deadline keeps its folder (Temporal's state, the process logs and
@@ -13,8 +16,8 @@
 import { existsSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { chaosChecks, formatChaosReport } from '../bench/chaos-report.js';
-import { chaosItems, isPoisoned } from '../bench/chaos-config.js';
-import { runChaos } from '../bench/chaos-run.js';
+import { chaosItems, isPoisoned, type DisruptionKind } from '../bench/chaos-config.js';
+import { runChaos, type ChaosResult } from '../bench/chaos-run.js';
 import { cleanUpAll } from '../bench/processes.js';
 import { CLI } from './support/cli.js';
 
@@ -38,6 +41,32 @@ afterAll(() => cleanUpAll());
  */
 const RUN_DEADLINE_MS = 260_000;
 
+/** The audit's verdict: every disruption happened mid-run, the run finished, nothing was lost. */
+function expectNothingLost(result: ChaosResult, disruptions: DisruptionKind[]): void {
+  const checks = chaosChecks(result);
+  console.log(formatChaosReport(result, checks));
+  const { audit, options } = result;
+  expect(result.disruptions.map((event) => [event.kind, event.at_s !== null])).toEqual(
+    disruptions.map((kind) => [kind, true]),
+  );
+  expect(result.finished).toBe(true);
+  expect(audit.items_stuck).toBe(0);
+
+  expect(audit.problems).toEqual([]);
+  expect(audit.items_lost).toBe(0);
+  expect(audit.completed + audit.failed_by_api + audit.refused_by_api).toBe(options.items);
+  // The poisoned items (1 in 100) failed with the API's refusal; the run did not wait on them.
+  expect(audit.refused_by_api).toBe(
+    chaosItems(options.items, options.seed).filter((_, i) => isPoisoned(i)).length,
+  );
+  expect(audit.images_bad).toBe(0);
+  expect(audit.report_inconsistencies).toBe(0);
+  // One per kill and one for the restart (bench/chaos-report.ts says why).
+  const resubmissionsAllowed = disruptions.filter((kind) => kind !== 'webhook-outage').length;
+  expect(audit.prompts_submitted_more_than_once).toBeLessThanOrEqual(resubmissionsAllowed);
+  expect(checks.filter((check) => !check.ok)).toEqual([]);
+}
+
 describe('a catalog run under chaos', () => {
   it('loses nothing while workers are SIGKILLed, the server restarts and the API misbehaves', async () => {
     if (!existsSync(CLI.replace(/bin\/pixelmill\.js$/, 'dist/client/main.js')))
@@ -60,29 +89,8 @@ describe('a catalog run under chaos', () => {
       cli: CLI,
       log: (line) => console.log(line),
     });
-    const checks = chaosChecks(result);
-    console.log(formatChaosReport(result, checks));
+    expectNothingLost(result, ['webhook-outage', 'kill', 'restart-server', 'kill']);
     const { audit, faults } = result;
-
-    // Every disruption really happened mid-run, and the run still finished.
-    expect(result.disruptions.map((event) => [event.kind, event.at_s !== null])).toEqual([
-      ['webhook-outage', true],
-      ['kill', true],
-      ['restart-server', true],
-      ['kill', true],
-    ]);
-    expect(result.finished).toBe(true);
-    expect(audit.items_stuck).toBe(0);
-
-    expect(audit.problems).toEqual([]);
-    expect(audit.items_lost).toBe(0);
-    expect(audit.completed + audit.failed_by_api + audit.refused_by_api).toBe(300);
-    // The poisoned items (1 in 100) failed with the API's refusal; the run did not wait on them.
-    expect(audit.refused_by_api).toBe(chaosItems(300, 11).filter((_, i) => isPoisoned(i)).length);
-    expect(audit.images_bad).toBe(0);
-    expect(audit.report_inconsistencies).toBe(0);
-    expect(audit.prompts_submitted_more_than_once).toBeLessThanOrEqual(3);
-    expect(checks.filter((check) => !check.ok)).toEqual([]);
 
     // The faults were really there (counted by the emulator as it injected them).
     expect(faults.server_error).toBeGreaterThan(0);
@@ -95,5 +103,25 @@ describe('a catalog run under chaos', () => {
     expect(faults.stuck_task).toBeGreaterThan(0);
     // Every lost task was given up (summary.json says so, checked by the audit) and resubmitted.
     expect(audit.tasks_lost_at_api).toBe(faults.stuck_task);
+  }, 360_000);
+
+  it('loses nothing when workers share nothing with the CLI and the run stores into a bucket', async () => {
+    const result = await runChaos({
+      items: 150,
+      kills: 2,
+      seed: 12,
+      workers: 2,
+      restartServer: true,
+      killAt: [0.3, 0.75],
+      restartAt: 0.5,
+      webhookOutageMs: 0,
+      sharedNothing: true,
+      deadlineMs: RUN_DEADLINE_MS,
+      cli: CLI,
+      log: (line) => console.log(line),
+    });
+    expectNothingLost(result, ['kill', 'restart-server', 'kill']);
+    // The journal the audit read from the bucket saw every task the API created.
+    expect(result.audit.tasks_not_journaled).toBe(0);
   }, 360_000);
 });

@@ -19,6 +19,7 @@ import type { ReportLine } from '../activities/index.js';
 import { CLI, collectOutput } from './support/cli.js';
 import { startTestEmulator } from './support/emulator.js';
 import type { RunningEmulator } from '../emulator/index.js';
+import { spawnIsolatedNode } from '../bench/processes.js';
 import { startS3Server, type S3TestServer } from '../bench/s3-server.js';
 import { startDevServerEnv } from './support/temporal.js';
 import { waitUntil } from './support/wait.js';
@@ -39,32 +40,17 @@ const cleanEnv = (): NodeJS.ProcessEnv =>
     Object.entries(process.env).filter(([name]) => !/^(TEMPORAL|PIXELMILL|AWS)_/.test(name)),
   );
 
-/**
- * `pixelmill worker` on its own "machine": a private tmpfs over the folder the CLIs' folders are
- * made in, so it sees none of their files (wherever the repository itself is, even under /tmp);
- * its HOME, working folder and temp folder in that tmpfs.
- */
+/** `pixelmill worker` on its own "machine": it cannot see any folder made under `hidden`. */
 function startIsolatedWorker(): (typeof workers)[number] {
-  const script =
-    'mount -t tmpfs tmpfs "$HIDDEN" && mkdir -p "$HIDDEN/home" "$HIDDEN/work" "$HIDDEN/tmp" && ' +
-    'cd "$HIDDEN/work" && exec "$0" "$1" worker';
-  const child = spawn(
-    'unshare',
-    ['-m', '--propagation', 'private', 'sh', '-c', script, process.execPath, CLI],
-    {
-      env: {
-        ...cleanEnv(),
-        ...s3.env,
-        HIDDEN: hidden,
-        HOME: join(hidden, 'home'),
-        TMPDIR: join(hidden, 'tmp'),
-        TEMPORAL_ADDRESS: env.address,
-        PIXELMILL_API_BASE_URL: emulator.url,
-        PIXELMILL_API_KEY: DEMO_API_KEY,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+  const child = spawnIsolatedNode([CLI, 'worker'], hidden, {
+    env: {
+      ...cleanEnv(),
+      ...s3.env,
+      TEMPORAL_ADDRESS: env.address,
+      PIXELMILL_API_BASE_URL: emulator.url,
+      PIXELMILL_API_KEY: DEMO_API_KEY,
     },
-  );
+  });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));

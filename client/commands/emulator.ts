@@ -49,10 +49,12 @@ async function runEmulator(options: EmulatorOptions): Promise<void> {
     ...(options.port !== undefined ? { port: options.port } : {}),
   };
   const emulator = await startEmulator({ config });
+  // Listening for the stop signals before saying it listens: whoever reads that line may stop it.
+  const stopped = untilStopSignal();
   process.stdout.write(`pixelmill: emulator listening on ${emulator.url}\n`);
   process.stdout.write(`${describeKeys(emulator.config)}\n`);
 
-  await untilStopSignal();
+  await stopped;
   await emulator.close();
   process.stdout.write('pixelmill: emulator stopped\n');
 }

@@ -63,10 +63,12 @@ async function serveWebhooks(options: WebhookServerCommandOptions): Promise<void
       port: options.port,
       log: (line) => void process.stderr.write(`${line}\n`),
     });
+    // Listening for the stop signals before saying it listens: whoever reads that line may stop it.
+    const stopped = untilStopSignal();
     process.stdout.write(
       `pixelmill webhook-server listening on ${server.url}, signalling runs on ${target.display}\n`,
     );
-    await untilStopSignal();
+    await stopped;
     await server.close();
     const { signalled, duplicate, unauthorized } = server.counts;
     process.stdout.write(

@@ -5,7 +5,10 @@ import type { PlanRef } from '../../common/types.js';
 import { loadManifest } from '../../manifest/load.js';
 import { RunStateRouter, type RunStateStore } from '../../runstate/index.js';
 
-export async function frozenPlan(manifestFile: string, runState: RunStateStore = new RunStateRouter()): Promise<PlanRef> {
+export async function frozenPlan(
+  manifestFile: string,
+  runState: RunStateStore = new RunStateRouter(),
+): Promise<PlanRef> {
   return (await runState.writePlan(loadManifest(manifestFile))).ref;
 }
 
