@@ -14,6 +14,7 @@ import { writeReportActivity } from './report.js';
 import { keptAlive } from './context.js';
 import { toActivityFailure } from './failures.js';
 import { storeResultsActivity } from './store-results.js';
+import { carryOverActivity } from './carry-over.js';
 
 export type { ActivityDeps } from './deps.js';
 export { toActivityFailure } from './failures.js';
@@ -57,6 +58,7 @@ function buildActivities(resolved: ResolvedDeps, clients: ApiClients, gate: Rate
     fetchTask: activity(fetchTask),
     // It beats with its progress itself.
     storeResults: failuresMapped(storeResultsActivity({ clients, resolved })),
+    carryOver: failuresMapped(carryOverActivity({ clients, resolved })),
     recordOutcomes: activity(recordOutcomesActivity(runState)),
     writeReport: activity(
       writeReportActivity({ runState, now: resolved.now, resultStore: resolved.resultStore }),

@@ -3,7 +3,13 @@
 // Workers never read the manifest: the plan is all they need, wherever they run.
 import { ApplicationFailure } from '@temporalio/activity';
 import { FailureType } from '../common/failure-types.js';
-import type { PlanShardInput, PlanShardOutput, PreparedRun, PrepareRunInput } from '../common/types.js';
+import type {
+  PlanRef,
+  PlanShardInput,
+  PlanShardOutput,
+  PreparedRun,
+  PrepareRunInput,
+} from '../common/types.js';
 import { DEFAULTS } from '../manifest/normalize.js';
 import { s3UrlOf } from '../storage/s3-location.js';
 import type { ResolvedDeps } from './deps.js';
@@ -54,6 +60,7 @@ async function preparedRun(
   if (meta.budgetCredits !== undefined) prepared.budgetCredits = meta.budgetCredits;
   if (meta.rateCaps !== undefined) prepared.rateCaps = meta.rateCaps;
   if (meta.deadline !== undefined) prepared.deadline = meta.deadline;
+  if (meta.generateCount !== undefined) prepared.generateCount = meta.generateCount;
   return { run: prepared, meta };
 }
 
@@ -66,7 +73,17 @@ async function shardCreditsOf(runState: RunStateStore, input: PrepareRunInput): 
 /** planShard: the expected credits of each item of a shard, for its budget checks. */
 export function planShardActivity(runState: RunStateStore) {
   return async function planShard(input: PlanShardInput): Promise<PlanShardOutput> {
-    const { meta, items } = await runState.readPlanItems(input.plan, input);
+    const { meta, items } = input.indices
+      ? await itemsAt(runState, input.plan, input.indices)
+      : await runState.readPlanItems(input.plan, input);
     return { credits: items.map((item) => estimatedCredits(item, meta.creditsPerImage)) };
   };
+}
+
+async function itemsAt(runState: RunStateStore, plan: PlanRef, indices: readonly number[]) {
+  const meta = await runState.readPlanMeta(plan);
+  const items = await Promise.all(
+    indices.map(async (index) => (await runState.readPlanItem(plan, index)).item),
+  );
+  return { meta, items };
 }

@@ -15,6 +15,7 @@ import { removePartialWrites } from '../storage/local.js';
 import { publishReportFiles, type PublishedFile } from '../storage/publish.js';
 import { ratesInForce } from '../temporal/governor-rates.js';
 import { activityContext } from './context.js';
+import { catalogUpdate } from './catalog-update.js';
 import type { ResolvedDeps } from './deps.js';
 
 export interface WriteReportDeps {
@@ -28,6 +29,7 @@ export function writeReportActivity(deps: WriteReportDeps) {
   return async function writeReport(input: WriteReportInput): Promise<WriteReportOutput> {
     const { meta, items } = await deps.runState.readPlan(input.plan);
     const outcomes = await deps.runState.latestOutcomes(input.plan, items);
+    const catalog = await catalogUpdate(deps.runState, { meta, items, outcomes, input });
     // Nothing writes images any more: what a killed worker left half-written goes.
     if (!meta.objectStore) await removePartialWrites(meta.outputDir);
     // An S3 run's files are built in a scratch folder of this worker, then published to the store.
@@ -45,6 +47,7 @@ export function writeReportActivity(deps: WriteReportDeps) {
           const apiAccount = context && accountOfQueue(context.info.taskQueue);
           return context && ratesInForce(context.client, { ...meta, ...(apiAccount ? { apiAccount } : {}) });
         },
+        ...(catalog ? { catalog: catalog.summary } : {}),
         now: deps.now,
       });
       const published =
@@ -55,6 +58,8 @@ export function writeReportActivity(deps: WriteReportDeps) {
               GALLERY_FILE,
             ])
           : [];
+      // Last: a retry of this activity must find the index this run started from.
+      await catalog?.write(deps.resultStore(meta.outputDir, meta.objectStore), written.rates);
       return outputOf(written, published);
     } finally {
       if (scratch) await rm(scratch, { recursive: true, force: true });

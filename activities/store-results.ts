@@ -204,6 +204,7 @@ async function storeAll(
       credits_cost: request.creditsCost,
       images: outcome.images,
       error: outcome.error,
+      ...(request.expiresAt !== undefined ? { expires_at: request.expiresAt } : {}),
     });
     const stored: StoredItem = {
       index: request.index,

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { readFile } from 'node:fs/promises';
 import { GetObjectCommand, ListObjectsV2Command, NoSuchKey, type S3Client } from '@aws-sdk/client-s3';
 import { readSubmitJournals, STATE_DIR_NAME, stateDirOf, type JournalLine } from '../runstate/index.js';
-import { parseJsonLines } from '../runstate/files.js';
+import { parseJsonLines } from '../runstate/index.js';
 
 export interface AuditFiles {
   /** The file's bytes, or undefined when it is not there. */

@@ -6,6 +6,7 @@ import { isUserError } from '../common/errors.js';
 import { projectRoot } from '../temporal/binaries.js';
 import { registerEmulatorCommand } from './commands/emulator.js';
 import { registerValidateCommand } from './commands/validate.js';
+import { registerPlanCommand } from './commands/plan.js';
 import { registerRunCommand } from './commands/run.js';
 import { registerControlCommands } from './commands/control.js';
 import { exitCodesHelp } from './exit-codes.js';
@@ -27,6 +28,7 @@ export function buildProgram(): Command {
     .showHelpAfterError('(pixelmill --help lists the commands and options)')
     .exitOverride();
   registerRunCommand(program);
+  registerPlanCommand(program);
   registerControlCommands(program);
   program.addHelpText(
     'after',

@@ -72,6 +72,7 @@ export async function rewriteReport(client: Client, location: RunLocation): Prom
     const written = await runtime.activities.writeReport({
       plan: location.plan,
       runId: location.runId,
+      execution: location.execution,
       emulated: location.emulated,
       startedAt: location.startTime.toISOString(),
       apiCalls,

@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Client, WorkflowExecutionStatusName } from '@temporalio/client';
-import { RunStateRouter, stateDirOf, type LoadedPlan } from '../runstate/index.js';
+import { RunStateRouter, stateDirOf, type IncrementalPlan, type LoadedPlan } from '../runstate/index.js';
 import { isStorageError } from '../storage/errors.js';
 import { isS3Url, s3UrlOf } from '../storage/s3-location.js';
 import { errorMessage, isUserError, UserError } from '../common/errors.js';
@@ -93,9 +93,9 @@ export const runState = new RunStateRouter({ planCacheSize: 1 });
  * Freezes `manifest` into its run's store (the output folder, or objects under an S3 output):
  * what workers read, wherever they run. A store that refuses is one line for the user.
  */
-export async function freezePlan(manifest: LoadedManifest): Promise<PlanRef> {
+export async function freezePlan(manifest: LoadedManifest, incremental?: IncrementalPlan): Promise<PlanRef> {
   try {
-    return (await runState.writePlan(manifest)).ref;
+    return (await runState.writePlan(manifest, incremental)).ref;
   } catch (error) {
     if (isStorageError(error))
       throw new UserError(error.code, `cannot write the run's plan: ${error.message}`);

@@ -110,6 +110,11 @@ export interface RunStart {
   input: Omit<RunInput, 'plan'>;
   /** Freezes the manifest into the run's store (runstate/), once a run is to be started. */
   freezePlan: () => Promise<PlanRef>;
+  /**
+   * Start a new execution although a finished one exists: an incremental run of an edited
+   * manifest (a live run is still attached to).
+   */
+  again?: boolean;
 }
 
 export async function startOrAttach(
@@ -131,7 +136,7 @@ export async function startOrAttach(
     }
     return { handle: client.workflow.getHandle(runId), how: 'running', manifestChanged };
   }
-  if (existing && !newRun)
+  if (existing && !newRun && !start.again)
     return { handle: client.workflow.getHandle(runId), how: 'finished', manifestChanged };
   const unindexed = await indexable(client);
   const manifestName = runId.startsWith(RUN_WORKFLOW_PREFIX)

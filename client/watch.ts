@@ -7,7 +7,7 @@ import {
   type Client,
 } from '@temporalio/client';
 import { UserError } from '../common/errors.js';
-import type { NotCompletedGroup, RunResult } from '../common/types.js';
+import type { CarryOverTotals, NotCompletedGroup, RunResult } from '../common/types.js';
 import { plural } from '../common/words.js';
 import { describeOutcome, finishedItems } from '../common/item-counts.js';
 import { createProgressDisplay, type DisplayStream } from './display/display.js';
@@ -42,6 +42,13 @@ function notCompletedLines(groups: readonly NotCompletedGroup[]): string[] {
   });
 }
 
+function describeCarryOver(carried: CarryOverTotals): string {
+  return (
+    `pixelmill: carried over from earlier runs: ${carried.reused} of ${plural(carried.items, 'unchanged item')}, nothing charged ` +
+    `(${carried.restored} fetched again, ${carried.moved} copied to new paths, ${carried.regenerated} generated after all)`
+  );
+}
+
 export function describeResult(result: RunResult): string {
   const { counts } = result;
   const itemCount = finishedItems(counts);
@@ -52,6 +59,7 @@ export function describeResult(result: RunResult): string {
     ...(groups.length
       ? ['pixelmill: not completed, by status and error type/code:', ...notCompletedLines(groups)]
       : []),
+    ...(result.carryOver ? [describeCarryOver(result.carryOver)] : []),
     `pixelmill: API calls: ${result.apiCalls.submit} submit, ${result.apiCalls.lookup} lookup, ${result.apiCalls.get} get`,
     `pixelmill: report ${result.reportFile}`,
     ...(result.galleryFile !== undefined ? [`pixelmill: gallery ${result.galleryFile}`] : []),

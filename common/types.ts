@@ -76,6 +76,11 @@ export interface PreparedRun {
   /** Batch-lookup pacing: the interval grows from min to max while nothing finishes. */
   pollMinMs?: number;
   pollMaxMs?: number;
+  /**
+   * An incremental run's: items [0, generateCount) are generated, the rest carried over from the
+   * catalog (absent: every item is generated).
+   */
+  generateCount?: number;
 }
 
 export interface ShardSpec {
@@ -83,6 +88,11 @@ export interface ShardSpec {
   /** First item (index into the plan) and item count. */
   offset: number;
   count: number;
+  /**
+   * The plan indices of its items, when they are not `offset` onwards: an incremental run's items
+   * whose stored results could not be carried over, generated after all.
+   */
+  indices?: number[];
 }
 
 /** Counts of items by where they are; every item is in exactly one. */
@@ -148,6 +158,22 @@ export interface RunProgress {
   apiAccount?: string;
   /** The run's deadline (epoch ms), when it has one. */
   deadlineAt?: number;
+  /** An incremental run's carried items, as far as they are checked. */
+  carryOver?: CarryOverTotals;
+}
+
+/** An incremental run's items carried over from its catalog, so far. */
+export interface CarryOverTotals {
+  /** Items the plan carries over. */
+  items: number;
+  /** Carried over: completed without a task (counted in `completed` too). */
+  reused: number;
+  /** Of those, fetched again (their stored files were gone or altered). */
+  restored: number;
+  /** Of those, copied to their new paths. */
+  moved: number;
+  /** Items whose results could not be had any more: generated after all. */
+  regenerated: number;
 }
 
 export interface ShardLimits {
@@ -278,6 +304,8 @@ export interface RunResult {
   /** Absent from results of older versions. */
   galleryFile?: string;
   notCompleted?: NotCompletedGroup[];
+  /** An incremental run's carried items. */
+  carryOver?: CarryOverTotals;
 }
 
 /** A task's terminal state as a webhook announced it, routed to its shard as a signal. */
@@ -285,6 +313,8 @@ export interface TaskFinishedSignal {
   taskId: string;
   status: string;
   urls?: string[];
+  /** When the result URLs stop working (ms since the epoch). */
+  expiresAt?: number;
   creditsCost?: number;
   error?: ErrorSummary;
 }
@@ -347,8 +377,29 @@ export interface StoreRequest {
   index: number;
   taskId: string;
   urls: string[];
+  /** When the URLs stop working (ms since the epoch), as the API said. */
+  expiresAt?: number;
   attempts: number;
   creditsCost: number;
+}
+
+/** An incremental run's carried items `offset` onwards; their outcome lines go to `shard`'s. */
+export interface CarryOverInput {
+  plan: PlanRef;
+  offset: number;
+  count: number;
+  shard: number;
+}
+
+export interface CarryOverOutput {
+  /** Items carried over: an outcome line each. */
+  reused: number;
+  /** Of those, fetched again from their result URLs (their stored files were gone or altered). */
+  restored: number;
+  /** Of those, copied to the paths their id or the path template now gives. */
+  moved: number;
+  /** Plan indices of items whose results could not be had any more: to generate. */
+  regenerate: number[];
 }
 
 export interface StoreResultsInput {
@@ -385,11 +436,17 @@ export interface RecordOutcomesInput {
 export interface WriteReportInput {
   plan: PlanRef;
   runId: string;
+  /** The run's Temporal execution: with runId, how the output's catalog index names the run. */
+  execution?: string;
   emulated: boolean;
   startedAt: string;
   apiCalls: ApiCallCounts;
   /** Tasks the run gave up after limits.task_timeout. */
   tasksGivenUp?: number;
+  /** The median generation time its lookups learned (ms), for the catalog's next plan. */
+  generationMs?: number;
+  /** An incremental run's carried items. */
+  carryOver?: CarryOverTotals;
 }
 
 /** Items that did not complete with the same status and error: how many, and the first ids. */
@@ -417,6 +474,8 @@ export interface PlanShardInput {
   plan: PlanRef;
   offset: number;
   count: number;
+  /** The shard's plan indices, when they are not `offset` onwards (ShardSpec.indices). */
+  indices?: number[];
 }
 
 export interface PlanShardOutput {

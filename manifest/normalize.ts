@@ -38,6 +38,26 @@ export interface PlannedItem {
   n: number;
   image_urls?: string[];
   language?: Language;
+  /**
+   * An incremental run's plan puts the items to generate first: the item's place in the manifest,
+   * which report.jsonl and the gallery keep.
+   */
+  position?: number;
+  /** In an incremental run's plan: the stored result this item is carried over from, not generated. */
+  reuse?: ReusedResult;
+}
+
+/** A result an earlier run stored for the same generation key (catalog/generation-key.ts). */
+export interface ReusedResult {
+  /** The run that generated it: its workflow id and execution (`pixelmill/demo@<run id>`). */
+  from: string;
+  task_id: string | null;
+  attempts: number;
+  credits_cost: number;
+  /** Where the images are stored now; the item's own paths may differ (another id or template). */
+  images: { path: string; sha256: string; bytes: number; source_url: string }[];
+  /** When the provider stops serving the result URLs (ms since the epoch), when known. */
+  expires_at?: number;
 }
 
 export interface RunSettings {

@@ -22,6 +22,8 @@ export interface ReportLine {
   credits_cost: number;
   images: { path: string; sha256: string; bytes: number; source_url: string }[];
   error: { type: string; code: string; message: string } | null;
+  /** Carried over by an incremental run: the run that generated it (workflow id @ execution). */
+  reused_from?: string;
 }
 
 /** The line of item `id`; an item without an outcome was never finished: `cancelled`, NOT_RUN. */
@@ -53,5 +55,6 @@ export function reportLine(id: string, outcome: OutcomeLine | undefined): Report
       outcome.error === null
         ? null
         : { type: outcome.error.type, code: outcome.error.code, message: outcome.error.message },
+    ...(outcome.reused_from !== undefined ? { reused_from: outcome.reused_from } : {}),
   };
 }

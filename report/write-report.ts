@@ -60,7 +60,25 @@ export interface ReportSources {
   run: Omit<WriteReportInput, 'plan'>;
   /** The rates the run went at, asked once report.jsonl is written; undefined leaves them out. */
   rates: () => Promise<RunRates | undefined>;
+  /** What the run did with the output's catalog (summary.json's `catalog`). */
+  catalog?: CatalogSummary;
   now: () => number;
+}
+
+/** summary.json's `catalog`: what was generated, carried over, and what the manifest no longer has. */
+export interface CatalogSummary {
+  /** The run whose catalog this run compared with (workflow id @ execution), if any. */
+  basis: string | null;
+  generated: number;
+  /** Items carried over from earlier runs, nothing charged (`reused_from` in their lines). */
+  reused: number;
+  restored: number;
+  moved: number;
+  regenerated: number;
+  /** Items of the last run the manifest no longer has: left in storage, or deleted with --prune. */
+  removed: number;
+  removed_ids: string[];
+  pruned: boolean;
 }
 
 export interface WrittenReport {
@@ -71,6 +89,15 @@ export interface WrittenReport {
   reportFile: string;
   summaryFile: string;
   galleryFile: string;
+  rates: RunRates | undefined;
+}
+
+/** Plan indices in manifest order: an incremental plan puts the items it generates first. */
+function manifestOrder(items: readonly PlannedItem[]): number[] {
+  const order = items.map((_, index) => index);
+  if (items.some((item) => item.position !== undefined))
+    order.sort((a, b) => (items[a]!.position ?? a) - (items[b]!.position ?? b));
+  return order;
 }
 
 /** Writes report.jsonl, summary.json and index.html into the run's output directory (or `dir`). */
@@ -88,9 +115,10 @@ export async function writeReportFiles(sources: ReportSources): Promise<WrittenR
   /** Items not completed, by their error's code: `task_timeout`, `deadline`, `build_request_failed`, ... */
   const byCode: Record<string, number> = {};
   const notCompleted = new NotCompletedGroups();
+  const order = manifestOrder(items);
   function* lines(): Generator<string> {
-    for (const [index, item] of items.entries()) {
-      const line = reportLine(item.id, outcomes[index]);
+    for (const index of order) {
+      const line = reportLine(items[index]!.id, outcomes[index]);
       byStatus[line.status] += 1;
       if (line.error) byCode[line.error.code] = (byCode[line.error.code] ?? 0) + 1;
       if (line.status !== 'completed') notCompleted.add(line);
@@ -120,10 +148,14 @@ export async function writeReportFiles(sources: ReportSources): Promise<WrittenR
     finished_at: new Date(sources.now()).toISOString(),
     emulated: run.emulated,
     ...(rates ? { rates } : {}),
+    ...(sources.catalog ? { catalog: sources.catalog } : {}),
   };
   await writeFileAtomic(summaryFile, [`${JSON.stringify(summary, null, 2)}\n`]);
   function* galleryEntries(): Generator<GalleryEntry> {
-    for (const [index, item] of items.entries()) yield { item, line: reportLine(item.id, outcomes[index]) };
+    for (const index of order) {
+      const item = items[index]!;
+      yield { item, line: reportLine(item.id, outcomes[index]) };
+    }
   }
   await writeGallery(galleryFile, summary, galleryEntries());
   return {
@@ -134,5 +166,6 @@ export async function writeReportFiles(sources: ReportSources): Promise<WrittenR
     reportFile,
     summaryFile,
     galleryFile,
+    rates,
   };
 }

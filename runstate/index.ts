@@ -4,15 +4,23 @@
 export { LocalRunStateStore, type LocalRunStateOptions } from './local.js';
 export { RunStateRouter } from './router.js';
 export { S3RunStateStore } from './s3.js';
-export type { ItemRange, JournalCall, RunStateStore } from './store.js';
-export { writeFileAtomic } from './files.js';
+export {
+  CATALOG_INDEX_FILE,
+  type ItemRange,
+  type JournalCall,
+  type RunStateStore,
+  type StateLocation,
+} from './store.js';
+export { parseJsonLines, writeFileAtomic } from './files.js';
 export type { ImageRecord, OutcomeLine } from './outcomes.js';
 export {
+  DEFAULT_CREDITS_PER_IMAGE,
   estimatedCredits,
   planIndexOutOfRange,
   shardCredits,
   STATE_DIR_NAME,
   stateDirOf,
+  type IncrementalPlan,
   type LoadedPlan,
   type PlanMeta,
 } from './plan.js';

@@ -1,6 +1,8 @@
 // Run state on local disk, under `<output>/.pixelmill/` (the PlanRef's state dir): the plan files
 // (plan.ts), the outcome files (outcomes.ts) and the submit journals (submit-journal.ts), in the
 // format every existing run directory has. Plans are read once per store (plan-cache.ts).
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { PlanRef } from '../common/types.js';
 import type { LoadedManifest } from '../manifest/load.js';
 import {
@@ -11,9 +13,10 @@ import {
   shardOutcomesFile,
   type OutcomeLine,
 } from './outcomes.js';
-import { readPlanFiles, readPlanMeta, writePlanOnce, type PlanMeta } from './plan.js';
+import { readPlanFiles, readPlanMeta, writePlanOnce, type IncrementalPlan, type PlanMeta } from './plan.js';
 import { PlanCache } from './plan-cache.js';
-import type { ItemRange, RunStateStore } from './store.js';
+import { CATALOG_INDEX_FILE, type ItemRange, type RunStateStore, type StateLocation } from './store.js';
+import { writeFileAtomic } from './files.js';
 import { appendJournalLine, readJournal, type JournalLine } from './submit-journal.js';
 
 export interface LocalRunStateOptions {
@@ -28,8 +31,11 @@ export class LocalRunStateStore implements RunStateStore {
     this.#plans = new PlanCache(readPlanFiles, readPlanMeta, options.planCacheSize);
   }
 
-  writePlan(manifest: LoadedManifest): Promise<{ ref: PlanRef; meta: PlanMeta }> {
-    return writePlanOnce(manifest);
+  writePlan(
+    manifest: LoadedManifest,
+    incremental?: IncrementalPlan,
+  ): Promise<{ ref: PlanRef; meta: PlanMeta }> {
+    return writePlanOnce(manifest, incremental);
   }
 
   readPlanMeta(ref: PlanRef): Promise<PlanMeta> {
@@ -72,5 +78,18 @@ export class LocalRunStateStore implements RunStateStore {
 
   readJournal(ref: PlanRef, workflowId: string) {
     return readJournal(ref.stateDir, workflowId);
+  }
+
+  async readCatalogIndex(state: StateLocation): Promise<string | undefined> {
+    try {
+      return await readFile(join(state.stateDir, CATALOG_INDEX_FILE), 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+  }
+
+  writeCatalogIndex(state: StateLocation, lines: Iterable<string>): Promise<void> {
+    return writeFileAtomic(join(state.stateDir, CATALOG_INDEX_FILE), lines);
   }
 }

@@ -28,6 +28,10 @@ export const OutcomeLineSchema = z.object({
   credits_cost: z.number().min(0),
   images: z.array(ImageRecordSchema),
   error: ErrorSummarySchema.nullable(),
+  /** When the provider stops serving the task's result URLs (ms since the epoch), when it said. */
+  expires_at: z.number().optional(),
+  /** Carried over by an incremental run: the run that generated it (workflow id @ execution). */
+  reused_from: z.string().optional(),
 });
 export type OutcomeLine = z.infer<typeof OutcomeLineSchema>;
 

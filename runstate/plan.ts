@@ -4,6 +4,7 @@
 // here, so workflow inputs carry only a PlanRef and offsets. The meta file is written last, so
 // its presence means the plan is complete. A plan that cannot be read is a non-retryable
 // `PlanMissing` failure: no retry of the activity reading it would help.
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
@@ -39,6 +40,52 @@ export interface PlanMeta extends RunSettings {
   creditsPerImage: Record<string, number>;
   /** Expected credits of each shard's items (SHARD_SIZE each); absent in older plans. */
   shardCredits?: number[];
+  /** An incremental run's: items [0, generateCount) are generated, the rest carried over. */
+  generateCount?: number;
+  /** An incremental run's: the run whose catalog it was compared with (workflow id @ execution). */
+  basis?: string;
+  /** Delete the stored results no item uses any more when the run's report is written. */
+  prune?: boolean;
+  /** An incremental run's: the manifest's own hash (`hash` is the plan's). */
+  manifestHash?: string;
+}
+
+/**
+ * An incremental run's plan (catalog/diff.ts): the items to generate first, then the carried
+ * ones, each with its manifest position.
+ */
+export interface IncrementalPlan {
+  items: PlannedItem[];
+  generateCount: number;
+  basis?: string;
+  prune: boolean;
+}
+
+/** What a plan is made of: its hash (the manifest's, unless incremental), items and meta. */
+export function planContent(
+  manifest: LoadedManifest,
+  incremental?: IncrementalPlan,
+): { hash: string; items: PlannedItem[]; meta: PlanMeta } {
+  if (!incremental) {
+    const meta = planMeta(manifest.settings, manifest.items, manifest.hash);
+    return { hash: manifest.hash, items: manifest.items, meta };
+  }
+  // The same manifest against another catalog state is another plan.
+  const hash = createHash('sha256')
+    .update(manifest.hash)
+    .update(JSON.stringify([incremental.generateCount, incremental.basis ?? null, incremental.prune]))
+    .update(JSON.stringify(incremental.items))
+    .digest('hex');
+  const generated = incremental.items.slice(0, incremental.generateCount);
+  const meta: PlanMeta = {
+    ...planMeta(manifest.settings, incremental.items, hash),
+    shardCredits: shardCredits(generated, DEFAULT_CREDITS_PER_IMAGE),
+    generateCount: incremental.generateCount,
+    prune: incremental.prune,
+    manifestHash: manifest.hash,
+  };
+  if (incremental.basis !== undefined) meta.basis = incremental.basis;
+  return { hash, items: incremental.items, meta };
 }
 
 export interface LoadedPlan {
@@ -98,17 +145,20 @@ export function planMeta(settings: RunSettings, items: readonly PlannedItem[], h
  * Writes the plan of `manifest` unless a complete plan for its hash is already there; returns
  * the plan's meta (the existing one when reused, so the first preparation stays authoritative).
  */
-export async function writePlanOnce(manifest: LoadedManifest): Promise<{ ref: PlanRef; meta: PlanMeta }> {
-  const ref: PlanRef = { stateDir: stateDirOf(manifest.settings.outputDir), planHash: manifest.hash };
+export async function writePlanOnce(
+  manifest: LoadedManifest,
+  incremental?: IncrementalPlan,
+): Promise<{ ref: PlanRef; meta: PlanMeta }> {
+  const { hash, items, meta } = planContent(manifest, incremental);
+  const ref: PlanRef = { stateDir: stateDirOf(manifest.settings.outputDir), planHash: hash };
   const files = planFiles(ref);
   if ((await pathExists(files.meta)) && (await pathExists(files.items))) {
     const existing = await readPlanMeta(ref);
-    if (existing.hash === manifest.hash) return { ref, meta: existing };
+    if (existing.hash === hash) return { ref, meta: existing };
   }
-  const meta = planMeta(manifest.settings, manifest.items, manifest.hash);
   await writeFileAtomic(
     files.items,
-    manifest.items.map((item) => `${JSON.stringify(item)}\n`),
+    items.map((item) => `${JSON.stringify(item)}\n`),
   );
   await writeFileAtomic(files.meta, [`${JSON.stringify(meta, null, 2)}\n`]);
   return { ref, meta };

@@ -4,10 +4,10 @@
 import type { PlanRef } from '../common/types.js';
 import type { LoadedManifest } from '../manifest/load.js';
 import type { OutcomeLine } from './outcomes.js';
-import type { LoadedPlan, PlanMeta } from './plan.js';
+import type { IncrementalPlan, LoadedPlan, PlanMeta } from './plan.js';
 import { LocalRunStateStore, type LocalRunStateOptions } from './local.js';
 import { S3RunStateStore } from './s3.js';
-import type { ItemRange, JournalCall, RunStateStore } from './store.js';
+import type { ItemRange, JournalCall, RunStateStore, StateLocation } from './store.js';
 import type { JournalLine } from './submit-journal.js';
 import type { S3ConnectionOptions } from '../storage/s3-connection.js';
 
@@ -20,12 +20,15 @@ export class RunStateRouter implements RunStateStore {
     this.s3 = new S3RunStateStore(options.s3);
   }
 
-  #for(ref: PlanRef): RunStateStore {
+  #for(ref: StateLocation): RunStateStore {
     return ref.objectStore ? this.s3 : this.local;
   }
 
-  writePlan(manifest: LoadedManifest): Promise<{ ref: PlanRef; meta: PlanMeta }> {
-    return (manifest.settings.objectStore ? this.s3 : this.local).writePlan(manifest);
+  writePlan(
+    manifest: LoadedManifest,
+    incremental?: IncrementalPlan,
+  ): Promise<{ ref: PlanRef; meta: PlanMeta }> {
+    return (manifest.settings.objectStore ? this.s3 : this.local).writePlan(manifest, incremental);
   }
 
   readPlanMeta(ref: PlanRef): Promise<PlanMeta> {
@@ -66,5 +69,13 @@ export class RunStateRouter implements RunStateStore {
 
   close(): void {
     this.s3.close();
+  }
+
+  readCatalogIndex(state: StateLocation) {
+    return this.#for(state).readCatalogIndex(state);
+  }
+
+  writeCatalogIndex(state: StateLocation, lines: Iterable<string>) {
+    return this.#for(state).writeCatalogIndex(state, lines);
   }
 }

@@ -17,15 +17,22 @@ import { s3UrlOf, type S3Location } from '../storage/s3-location.js';
 import { parseJsonLines } from './files.js';
 import { OutcomeLineSchema, type OutcomeLine } from './outcomes.js';
 import {
+  planContent,
   planIndexOutOfRange,
-  planMeta,
   planMissing,
   STATE_DIR_NAME,
+  type IncrementalPlan,
   type LoadedPlan,
   type PlanMeta,
 } from './plan.js';
 import { PlanCache, PromiseCache } from './plan-cache.js';
-import type { ItemRange, JournalCall, RunStateStore } from './store.js';
+import {
+  CATALOG_INDEX_FILE,
+  type ItemRange,
+  type JournalCall,
+  type RunStateStore,
+  type StateLocation,
+} from './store.js';
 import type { JournalLine } from './submit-journal.js';
 
 /** Plan parts written at once: a million-item plan is 2,000 objects. */
@@ -76,31 +83,34 @@ export class S3RunStateStore implements RunStateStore {
     return objects;
   }
 
-  #store(ref: PlanRef): S3Objects {
+  #store(ref: StateLocation): S3Objects {
     if (!ref.objectStore) throw new Error(`S3RunStateStore given a local plan (${ref.stateDir})`);
     return this.objectsOf(ref.objectStore);
   }
 
-  async writePlan(manifest: LoadedManifest): Promise<{ ref: PlanRef; meta: PlanMeta }> {
+  async writePlan(
+    manifest: LoadedManifest,
+    incremental?: IncrementalPlan,
+  ): Promise<{ ref: PlanRef; meta: PlanMeta }> {
     const output = manifest.settings.objectStore;
     if (!output) throw new Error('S3RunStateStore given a manifest with a local output');
     const objects = this.objectsOf(output);
+    const { hash, items: planned, meta } = planContent(manifest, incremental);
     const ref: PlanRef = {
       stateDir: `${s3UrlOf(output)}/${STATE_DIR_NAME}`,
-      planHash: manifest.hash,
+      planHash: hash,
       objectStore: output,
     };
     const existing = await objects.read(metaPath(ref));
     if (existing !== undefined) {
-      const meta = parseMeta(ref, existing);
-      if (meta.hash === manifest.hash) return { ref, meta };
+      const existingMeta = parseMeta(ref, existing);
+      if (existingMeta.hash === hash) return { ref, meta: existingMeta };
     }
-    const meta = planMeta(manifest.settings, manifest.items, manifest.hash);
-    const parts = Math.ceil(manifest.items.length / SHARD_SIZE);
+    const parts = Math.ceil(planned.length / SHARD_SIZE);
     let next = 0;
     const writer = async (): Promise<void> => {
       for (let part = next++; part < parts; part = next++) {
-        const items = manifest.items.slice(part * SHARD_SIZE, (part + 1) * SHARD_SIZE);
+        const items = planned.slice(part * SHARD_SIZE, (part + 1) * SHARD_SIZE);
         await objects.write(itemsPath(ref, part), toJsonLines(items), {
           contentType: 'application/x-ndjson',
         });
@@ -178,7 +188,8 @@ export class S3RunStateStore implements RunStateStore {
 
   async journalSubmit(ref: PlanRef, workflowId: string, line: JournalLine): Promise<void> {
     // `<activity>.task.json`, then `<activity>.task.takeover-<attempt>.json`: listed in that order.
-    const kind = line.taken_over_at_attempt === undefined ? 'task' : `task.takeover-${line.taken_over_at_attempt}`;
+    const kind =
+      line.taken_over_at_attempt === undefined ? 'task' : `task.takeover-${line.taken_over_at_attempt}`;
     const path = `${journalPrefix(workflowId)}${encodeURIComponent(line.run)}/${encodeURIComponent(line.activity)}.${kind}.json`;
     await this.#store(ref).write(path, `${JSON.stringify(line)}\n`, { ifAbsent: true });
   }
@@ -195,6 +206,16 @@ export class S3RunStateStore implements RunStateStore {
       }
     }
     return lines;
+  }
+
+  readCatalogIndex(state: StateLocation): Promise<string | undefined> {
+    return this.#store(state).read(CATALOG_INDEX_FILE);
+  }
+
+  async writeCatalogIndex(state: StateLocation, lines: Iterable<string>): Promise<void> {
+    await this.#store(state).write(CATALOG_INDEX_FILE, [...lines].join(''), {
+      contentType: 'application/x-ndjson',
+    });
   }
 
   /** Closes the store clients' connections. */

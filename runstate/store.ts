@@ -6,7 +6,7 @@ import type { PlanRef } from '../common/types.js';
 import type { LoadedManifest } from '../manifest/load.js';
 import type { PlannedItem } from '../manifest/normalize.js';
 import type { OutcomeLine } from './outcomes.js';
-import type { LoadedPlan, PlanMeta } from './plan.js';
+import type { IncrementalPlan, LoadedPlan, PlanMeta } from './plan.js';
 import type { JournalLine } from './submit-journal.js';
 
 /** Items `offset` to `offset + count` (exclusive) of a plan, as Array.prototype.slice takes them. */
@@ -21,10 +21,14 @@ export interface ItemRange {
  */
 export interface RunStateStore {
   /**
-   * Freezes `manifest` into its plan unless a complete plan for its hash is already there; the
-   * plan's meta (the existing one when reused, so the first preparation stays authoritative).
+   * Freezes `manifest` (or an incremental run's plan of it) into its plan unless a complete plan
+   * for its hash is already there; the plan's meta (the existing one when reused, so the first
+   * preparation stays authoritative).
    */
-  writePlan(manifest: LoadedManifest): Promise<{ ref: PlanRef; meta: PlanMeta }>;
+  writePlan(
+    manifest: LoadedManifest,
+    incremental?: IncrementalPlan,
+  ): Promise<{ ref: PlanRef; meta: PlanMeta }>;
   /** The plan's settings alone, without its items; its hash is not checked. */
   readPlanMeta(ref: PlanRef): Promise<PlanMeta>;
   /** The whole plan: its settings and every item, in manifest order. */
@@ -61,7 +65,17 @@ export interface RunStateStore {
    * submit. With `call`, a store may return that call's lines only.
    */
   readJournal(ref: PlanRef, workflowId: string, call?: JournalCall): Promise<Partial<JournalLine>[]>;
+  /** The text of the output's catalog index (catalog/index-file.ts), undefined when it has none. */
+  readCatalogIndex(state: StateLocation): Promise<string | undefined>;
+  /** Replaces the output's catalog index, all at once. */
+  writeCatalogIndex(state: StateLocation, lines: Iterable<string>): Promise<void>;
 }
+
+/** The catalog index's file (or object) in an output's state. */
+export const CATALOG_INDEX_FILE = 'catalog.jsonl';
+
+/** Where an output's run state is, before or without a plan. */
+export type StateLocation = Pick<PlanRef, 'stateDir' | 'objectStore'>;
 
 /** One submit call in the journal: the shard workflow's run and the activity. */
 export interface JournalCall {

@@ -97,6 +97,15 @@ export class LocalResultStore implements ResultStore {
     return this.put(path, createReadStream(file));
   }
 
+  async copy(from: string, to: string, image: StoredImage): Promise<StoredImage> {
+    if (await this.has(to, image)) return image;
+    return this.put(to, createReadStream(this.resolvePath(from)));
+  }
+
+  async remove(paths: readonly string[]): Promise<void> {
+    for (const path of paths) await rm(this.resolvePath(path), { force: true });
+  }
+
   async #write(file: string, body: Readable): Promise<StoredImage> {
     await mkdir(dirname(file), { recursive: true });
     const temp = partialName(file);

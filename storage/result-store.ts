@@ -42,6 +42,13 @@ export interface ResultStore {
    */
   putFile(path: string, file: string, attributes?: StoredAttributes): Promise<StoredImage>;
   /**
+   * Copies the image stored at `from` to `to` (both relative to the root), with the guarantees of
+   * `put`; nothing is copied when `to` already holds it.
+   */
+  copy(from: string, to: string, image: StoredImage): Promise<StoredImage>;
+  /** Deletes what is stored at `paths`; a path holding nothing is no error. */
+  remove(paths: readonly string[]): Promise<void>;
+  /**
    * Removes what earlier writes of `path` that were cut off (a killed worker) left behind. Absent
    * where a cut-off write leaves nothing (an object store's upload is never visible half-done).
    */

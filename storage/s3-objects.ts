@@ -104,8 +104,13 @@ export class S3Objects {
 
   /** The paths (relative to the location) of every object whose path starts with `prefix`, sorted. */
   async list(prefix: string): Promise<string[]> {
+    return [...(await this.listSizes(prefix)).keys()].sort();
+  }
+
+  /** Every object under `prefix` (relative to the location) with its size in bytes. */
+  async listSizes(prefix: string): Promise<Map<string, number>> {
     const base = this.#target.prefix === '' ? '' : `${this.#target.prefix}/`;
-    const paths: string[] = [];
+    const sizes = new Map<string, number>();
     let token: string | undefined;
     do {
       this.requests.list++;
@@ -121,10 +126,11 @@ export class S3Objects {
       } catch (error) {
         throw classifyS3Error(error, this.#context, true);
       }
-      for (const object of page.Contents ?? []) if (object.Key) paths.push(object.Key.slice(base.length));
+      for (const object of page.Contents ?? [])
+        if (object.Key) sizes.set(object.Key.slice(base.length), object.Size ?? 0);
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
-    return paths.sort();
+    return sizes;
   }
 
   close(): void {

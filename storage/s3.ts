@@ -19,6 +19,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import {
+  CopyObjectCommand,
+  DeleteObjectsCommand,
   HeadBucketCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
@@ -43,6 +45,8 @@ import { keyProblem, s3UrlOf, type S3Location } from './s3-location.js';
  * fewer requests and more memory, and images are rarely more than a few parts.
  */
 export const DEFAULT_PART_SIZE = 5 * 1024 * 1024;
+/** S3 deletes at most this many keys per request. */
+const MAX_KEYS_PER_DELETE = 1000;
 export const DEFAULT_QUEUE_SIZE = 2;
 /** Object metadata key (x-amz-meta-sha256) holding the hex sha256 of the whole object. */
 export const SHA256_METADATA_KEY = 'sha256';
@@ -163,6 +167,39 @@ export class S3ResultStore implements ResultStore {
     const key = this.keyOf(path);
     const stored: StoredImage = { sha256: await sha256OfFile(file), bytes: (await stat(file)).size };
     return this.#upload(key, path, file, stored, attributes);
+  }
+
+  async copy(from: string, to: string, image: StoredImage): Promise<StoredImage> {
+    const key = this.keyOf(to);
+    if (isSame(await this.#head(key), image)) return image;
+    const source = `${this.#target.bucket}/${this.keyOf(from)}`;
+    try {
+      // The object's metadata (its sha256 among it) is copied with it.
+      await this.#client.send(
+        new CopyObjectCommand({
+          Bucket: this.#target.bucket,
+          Key: key,
+          CopySource: source.split('/').map(encodeURIComponent).join('/'),
+          MetadataDirective: 'COPY',
+        }),
+      );
+    } catch (error) {
+      throw await this.#explained(error, false);
+    }
+    return image;
+  }
+
+  async remove(paths: readonly string[]): Promise<void> {
+    for (let start = 0; start < paths.length; start += MAX_KEYS_PER_DELETE) {
+      const keys = paths.slice(start, start + MAX_KEYS_PER_DELETE).map((path) => ({ Key: this.keyOf(path) }));
+      try {
+        await this.#client.send(
+          new DeleteObjectsCommand({ Bucket: this.#target.bucket, Delete: { Objects: keys, Quiet: true } }),
+        );
+      } catch (error) {
+        throw await this.#explained(error, false);
+      }
+    }
   }
 
   /** Releases the client's connections. */

@@ -209,6 +209,18 @@ describe('writeReport', () => {
       started_at: '2026-05-01T11:00:00.000Z',
       finished_at: '2026-05-01T12:00:00.000Z',
       emulated: true,
+      // The output's first catalog run: its one completed item is the catalog's first result.
+      catalog: {
+        basis: null,
+        generated: 1,
+        reused: 0,
+        restored: 0,
+        moved: 0,
+        regenerated: 0,
+        removed: 0,
+        removed_ids: [],
+        pruned: false,
+      },
     });
     expect(result).toEqual({
       counts: {

@@ -201,6 +201,8 @@ describe('storeResults', () => {
         location: local.location,
         has: (path, expected) => local.has(path, expected),
         putFile: (path, file) => local.putFile(path, file),
+        copy: (from, to, image) => local.copy(from, to, image),
+        remove: (paths) => local.remove(paths),
         put: (path, body) => {
           if (++puts > 2) throw new StorageAccessDeniedError(`${outputDir}: access denied`);
           return local.put(path, body);

@@ -1,7 +1,14 @@
 // The run's totals as its shards tell them, and what it tells each shard it starts: without a server.
 import { describe, expect, it } from 'vitest';
 import type { PreparedRun, ShardResult } from '../common/types.js';
-import { concurrentShards, shardInput, UNCAPPED_SUBMIT_RATE } from '../workflows/run-shards.js';
+import {
+  carryOverRanges,
+  concurrentShards,
+  generationShards,
+  regenerationShards,
+  shardInput,
+  UNCAPPED_SUBMIT_RATE,
+} from '../workflows/run-shards.js';
 import { RunTotals } from '../workflows/run-totals.js';
 import { zeroCounts } from '../common/item-counts.js';
 
@@ -61,7 +68,7 @@ describe('starting a shard', () => {
     plan,
     runId: 'run-1',
     runExecutionId: 'exec-1',
-    index: 2,
+    shard: generationShards(plan)[2]!,
     parallel: concurrentShards(3, plan.maxInFlight),
     maxInFlight: 200,
     allowance: undefined,
@@ -84,5 +91,30 @@ describe('starting a shard', () => {
     const input = shardInput({ ...start, plan: { ...plan, rateCaps: {} } });
     expect(input.governed).toEqual({ fairnessKey: 'exec-1' });
     expect(input.limits.maxPendingSubmits).toBe(Math.ceil((1.5 * UNCAPPED_SUBMIT_RATE) / 3));
+  });
+
+  it("shards an incremental run's items to generate, carries the rest in ranges numbered after them", () => {
+    const incremental = { itemCount: 1_700, generateCount: 600 };
+    expect(generationShards(incremental)).toEqual([
+      { index: 0, offset: 0, count: 500 },
+      { index: 1, offset: 500, count: 100 },
+    ]);
+    expect(carryOverRanges(incremental)).toEqual([
+      { offset: 600, count: 500, shard: 2 },
+      { offset: 1_100, count: 500, shard: 3 },
+      { offset: 1_600, count: 100, shard: 4 },
+    ]);
+    expect(carryOverRanges({ itemCount: 1_200 })).toEqual([]);
+  });
+
+  it('gives carried items that must be generated after all shards of their own, in plan order', () => {
+    const indices = Array.from({ length: 501 }, (_, k) => 2_000 - k);
+    const shards = regenerationShards(indices, 5);
+    expect(shards.map(({ index, offset, count }) => ({ index, offset, count }))).toEqual([
+      { index: 5, offset: 1_500, count: 500 },
+      { index: 6, offset: 2_000, count: 1 },
+    ]);
+    expect(shards[0]!.indices).toEqual(Array.from({ length: 500 }, (_, k) => 1_500 + k));
+    expect(regenerationShards([], 5)).toEqual([]);
   });
 });

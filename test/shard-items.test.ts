@@ -3,13 +3,13 @@
 import { describe, expect, it } from 'vitest';
 import type { ShardLimits } from '../common/types.js';
 import { creditsReserved, creditsSpent, nextWouldExceed } from '../workflows/shard-credits.js';
-import { ShardItems } from '../workflows/shard-items.js';
+import { ShardIndices, ShardItems } from '../workflows/shard-items.js';
 import { countItems, freshShardState, Phase } from '../workflows/tracking.js';
 
 const OFFSET = 1000;
 
 function shardOf(count: number, limits: Partial<ShardLimits> = {}): ShardItems {
-  return new ShardItems(freshShardState(count, false, false, 1000), OFFSET, {
+  return new ShardItems(freshShardState(count, false, false, 1000), new ShardIndices({ offset: OFFSET }), {
     maxInFlight: count,
     retry: { maxAttempts: 2, on: ['server_error', 'task_timeout'] },
     pollMinMs: 1000,
@@ -175,7 +175,7 @@ describe("a shard's items", () => {
     submitNext(items);
     submitNext(items);
     items.lookedUp([0], ['completed']);
-    const again = new ShardItems(structuredClone(items.state), OFFSET, {
+    const again = new ShardItems(structuredClone(items.state), new ShardIndices({ offset: OFFSET }), {
       maxInFlight: 3,
       retry: { maxAttempts: 1, on: [] },
       pollMinMs: 1000,

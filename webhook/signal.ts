@@ -17,6 +17,7 @@ export function taskFinishedFrom(task: Task): TaskFinishedSignal | undefined {
   if (!isTerminalStatus(task.status)) return undefined;
   const signal: TaskFinishedSignal = { taskId: task.id, status: task.status };
   if (task.result?.url.length) signal.urls = task.result.url;
+  if (task.result?.expires_at !== undefined) signal.expiresAt = task.result.expires_at * 1000;
   if (task.credits_cost !== undefined) signal.creditsCost = task.credits_cost;
   if (task.error !== undefined) signal.error = taskError(task.error);
   return signal;

@@ -48,8 +48,11 @@ export function activitiesOn(queues: TaskQueues, governed?: GovernedCalls) {
     priority: { priorityKey: 3, ...fairness },
   });
 
-  /** Downloads and storage writes: heartbeats record what is done, so a retry resumes. */
-  const { storeResults } = proxyActivities<Activities>({
+  /**
+   * Downloads, copies and storage writes (of new results, and of an incremental run's carried
+   * ones): heartbeats record what is done, so a retry resumes.
+   */
+  const { storeResults, carryOver } = proxyActivities<Activities>({
     taskQueue: queues.transfer,
     startToCloseTimeout: '30 minutes',
     heartbeatTimeout: HEARTBEAT_TIMEOUT,
@@ -84,6 +87,7 @@ export function activitiesOn(queues: TaskQueues, governed?: GovernedCalls) {
     fetchTask,
     submitItem,
     storeResults,
+    carryOver,
     prepareRun,
     planShard,
     recordOutcomes,

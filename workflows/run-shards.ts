@@ -2,7 +2,7 @@
 // limits, its place in the UI). Pure, so run.ts keeps only the order of things.
 import { SHARD_SIZE } from '../common/names.js';
 import { countAttributes, ITEMS_ATTRIBUTE, MANIFEST_ATTRIBUTE } from '../common/search-attributes.js';
-import type { PreparedRun, RunInput, ShardInput } from '../common/types.js';
+import type { PreparedRun, RunInput, ShardInput, ShardSpec } from '../common/types.js';
 
 /** Defaults of the batch-lookup pacing when the plan does not say. */
 const POLL_MIN_MS = 1_000;
@@ -41,14 +41,59 @@ function submitRateOf(plan: PreparedRun): number {
   return Math.min(plan.rateCaps.submit ?? Infinity, plan.rateCaps.all ?? Infinity, UNCAPPED_SUBMIT_RATE);
 }
 
-/** What the run knows when it starts shard `index`. */
+/** The items a run generates: [0, generateCount) of an incremental run's plan, else all. */
+export function generatedItems(plan: Pick<PreparedRun, 'itemCount' | 'generateCount'>): number {
+  return plan.generateCount ?? plan.itemCount;
+}
+
+/** The shards of the items a run generates, SHARD_SIZE each. */
+export function generationShards(plan: Pick<PreparedRun, 'itemCount' | 'generateCount'>): ShardSpec[] {
+  const items = generatedItems(plan);
+  return Array.from({ length: Math.ceil(items / SHARD_SIZE) }, (_, index) => ({
+    index,
+    offset: index * SHARD_SIZE,
+    count: Math.min(SHARD_SIZE, items - index * SHARD_SIZE),
+  }));
+}
+
+/**
+ * An incremental run's carried items in ranges of SHARD_SIZE, each checked by one carryOver
+ * activity whose outcome lines are numbered after the generation shards'.
+ */
+export function carryOverRanges(plan: Pick<PreparedRun, 'itemCount' | 'generateCount'>) {
+  const first = generatedItems(plan);
+  const firstShard = Math.ceil(first / SHARD_SIZE);
+  return Array.from({ length: Math.ceil((plan.itemCount - first) / SHARD_SIZE) }, (_, k) => ({
+    offset: first + k * SHARD_SIZE,
+    count: Math.min(SHARD_SIZE, plan.itemCount - first - k * SHARD_SIZE),
+    shard: firstShard + k,
+  }));
+}
+
+/** Shards for carried items that must be generated after all, numbered from `firstIndex`. */
+export function regenerationShards(indices: readonly number[], firstIndex: number): ShardSpec[] {
+  const sorted = [...indices].sort((a, b) => a - b);
+  const shards: ShardSpec[] = [];
+  for (let start = 0; start < sorted.length; start += SHARD_SIZE) {
+    const chunk = sorted.slice(start, start + SHARD_SIZE);
+    shards.push({
+      index: firstIndex + shards.length,
+      offset: chunk[0]!,
+      count: chunk.length,
+      indices: chunk,
+    });
+  }
+  return shards;
+}
+
+/** What the run knows when it starts a shard. */
 export interface ShardStart {
   input: RunInput;
   plan: PreparedRun;
   runId: string;
   /** The run's own execution: the fairness key of its governed calls. */
   runExecutionId: string;
-  index: number;
+  shard: ShardSpec;
   /** Shards submitting at once (concurrentShards). */
   parallel: number;
   maxInFlight: number;
@@ -62,15 +107,13 @@ export interface ShardStart {
 
 /** The shard's workflow input. */
 export function shardInput(start: ShardStart): ShardInput {
-  const { input, plan, index } = start;
-  const offset = index * SHARD_SIZE;
-  const count = Math.min(SHARD_SIZE, plan.itemCount - offset);
+  const { input, plan, shard } = start;
   return {
     plan: plan.plan,
     runId: start.runId,
     ...(input.apiAccount !== undefined ? { apiAccount: input.apiAccount } : {}),
     ...(plan.rateCaps !== undefined ? { governed: { fairnessKey: start.runExecutionId } } : {}),
-    shard: { index, offset, count },
+    shard,
     limits: {
       maxInFlight: start.maxInFlight,
       handOff: true,
@@ -99,9 +142,11 @@ export function shardPresentation(
   plan: PreparedRun,
   manifestName?: string,
 ) {
-  const { index, offset, count } = shard;
+  const { index, offset, count, indices } = shard;
   return {
-    staticSummary: `shard ${index + 1} of ${shardCount}: items[${offset}..${offset + count - 1}] of ${plan.name}`,
+    staticSummary: indices
+      ? `generates ${count} carried items of ${plan.name} whose stored results could not be had any more`
+      : `shard ${index + 1} of ${shardCount}: items[${offset}..${offset + count - 1}] of ${plan.name}`,
     memo: { shard: index + 1, shards: shardCount, offset, count },
     ...(manifestName !== undefined
       ? {

@@ -1,7 +1,14 @@
 // What a run's shards have done, as they tell it: the finished shards' results, the running
 // shards' last progress, and the budget not yet handed out. Pure bookkeeping for run.ts,
 // unit-tested without a server (test/run-totals.test.ts).
-import type { ApiCallCounts, ItemCounts, ShardProgress, ShardResult } from '../common/types.js';
+import type {
+  ApiCallCounts,
+  CarryOverOutput,
+  CarryOverTotals,
+  ItemCounts,
+  ShardProgress,
+  ShardResult,
+} from '../common/types.js';
 import { addTotals, normalizeCounts, zeroCounts } from '../common/item-counts.js';
 
 export interface FinishedTotals {
@@ -74,6 +81,22 @@ export class RunTotals {
       credits += shard.creditsSpent;
     }
     return { counts, credits };
+  }
+
+  /** An incremental run's carried items: completed when carried, the rest generated after all. */
+  carryOver: CarryOverTotals | undefined = undefined;
+
+  startCarryOver(items: number): void {
+    this.carryOver = { items, reused: 0, restored: 0, moved: 0, regenerated: 0 };
+  }
+
+  carried(result: CarryOverOutput): void {
+    const totals = (this.carryOver ??= { items: 0, reused: 0, restored: 0, moved: 0, regenerated: 0 });
+    totals.reused += result.reused;
+    totals.restored += result.restored;
+    totals.moved += result.moved;
+    totals.regenerated += result.regenerate.length;
+    this.finished.counts.completed += result.reused;
   }
 
   /** A copy for the progress query. */

@@ -17,7 +17,6 @@ import {
   resumeSignal,
   runProgressQuery,
   shardProgressSignal,
-  SHARD_SIZE,
   shardSubmittedSignal,
   shardWorkflowId,
   taskQueuesOf,
@@ -30,15 +29,27 @@ import type {
   RunProgress,
   RunResult,
   RunState,
+  ShardSpec,
 } from '../common/types.js';
 import { countAttributes, ITEMS_ATTRIBUTE, MANIFEST_ATTRIBUTE } from '../common/search-attributes.js';
 import { activitiesOn } from './activities.js';
 import { InFlightShares } from './in-flight-shares.js';
-import { concurrentShards, shardInput, shardPresentation } from './run-shards.js';
+import {
+  carryOverRanges,
+  concurrentShards,
+  generatedItems,
+  generationShards,
+  regenerationShards,
+  shardInput,
+  shardPresentation,
+} from './run-shards.js';
 import { RunTotals } from './run-totals.js';
 import { shardWorkflow } from './shard.js';
 import { describeOutcome } from '../common/item-counts.js';
 import { plural } from '../common/words.js';
+
+/** carryOver activities at once: each checks a shard's worth of carried items. */
+const CARRY_OVER_LANES = 4;
 
 /**
  * A catalog run. Durable because it holds only references and totals: the manifest is frozen into
@@ -50,7 +61,7 @@ import { plural } from '../common/words.js';
 export async function runWorkflow(input: RunInput): Promise<RunResult> {
   const { workflowId: runId, startTime } = workflowInfo();
   const queues = taskQueuesOf(input.apiAccount);
-  const { configureRateLimit, joinRateGovernor, prepareRun, writeReport } = activitiesOn(queues);
+  const { carryOver, configureRateLimit, joinRateGovernor, prepareRun, writeReport } = activitiesOn(queues);
   let state: RunState = 'preparing';
   let reason: string | undefined;
   let paused = false;
@@ -59,6 +70,8 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
   const known: { prepared?: PreparedRun; deadlineAt?: number } = {};
   let totals = new RunTotals(undefined);
   const running = new Map<string, ChildWorkflowHandle<typeof shardWorkflow>>();
+  /** Every shard of the run, started or not (more come when carried items must be generated). */
+  const shards: ShardSpec[] = [];
 
   const forward = (signal: typeof pauseSignal | typeof resumeSignal | typeof cancelSignal): void => {
     // A shard that closes before the signal lands needs it no more.
@@ -90,7 +103,7 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
       emulated: input.emulated,
       ...(reason ? { reason } : {}),
       itemCount: prepared?.itemCount ?? 0,
-      shardCount: prepared ? Math.ceil(prepared.itemCount / SHARD_SIZE) : 0,
+      shardCount: shards.length,
       finished: totals.snapshot(),
       runningShards: [...running.keys()],
       ...(prepared?.budgetCredits !== undefined ? { budgetCredits: prepared.budgetCredits } : {}),
@@ -98,6 +111,7 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
       ...(prepared?.rateCaps !== undefined ? { rateCaps: prepared.rateCaps } : {}),
       ...(input.apiAccount !== undefined ? { apiAccount: input.apiAccount } : {}),
       ...(known.deadlineAt !== undefined ? { deadlineAt: known.deadlineAt } : {}),
+      ...(totals.carryOver ? { carryOver: { ...totals.carryOver } } : {}),
     };
   });
 
@@ -122,11 +136,15 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
       [{ requestsPerSecond: plan.requestsPerSecond, taskQueue: queues.api }],
     );
   }
-  const shardCount = Math.ceil(plan.itemCount / SHARD_SIZE);
+  shards.push(...generationShards(plan));
+  const carry = carryOverRanges(plan);
+  let carrying = carry.length > 0;
   // Search attributes only when the starter registered them (common/search-attributes.ts); one
   // upsert per finished shard keeps the history at a handful of events per shard.
   const manifestName = workflowInfo().typedSearchAttributes.get(MANIFEST_ATTRIBUTE);
-  let shardsNotStarted = shardCount;
+  let started = 0;
+  /** No shard is left to start: none waits, and no carried item can still turn out to need one. */
+  const allStarted = (): boolean => started === shards.length && !carrying;
   setHandler(shardProgressSignal, (progress) => {
     // A signal the server delivers after the shard's result is already counted in `finished`.
     if (!running.has(shardWorkflowId(runId, progress.shard))) return;
@@ -139,7 +157,8 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
       : ` API rate: discovered by ${governorWorkflowId(input.apiAccount)}, whose details show the rates in force.`;
   function publish(final?: { counts: ItemCounts; credits: number }): void {
     const { counts, credits } = final ?? totals.sofar();
-    const done = shardCount - running.size - shardsNotStarted;
+    const done = started - running.size;
+    const shardCount = shards.length;
     const deadline =
       deadlineAt === undefined
         ? ''
@@ -151,6 +170,7 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
         ? `Finished: ${describeOutcome(counts, plan.itemCount, credits)}.`
         : `${done} of ${plural(shardCount, 'shard')} finished, ${running.size} running: ${counts.completed} of ` +
           `${plural(plan.itemCount, 'item')} completed, ${counts.failed} failed so far; ${plural(credits, 'credit')}.`) +
+        reuse() +
         deadline +
         rate,
     );
@@ -163,9 +183,15 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
       ...countAttributes(counts, credits),
     ]);
   };
+  const reuse = (): string => {
+    const carried = totals.carryOver;
+    if (!carried) return '';
+    const { reused, restored, moved, regenerated } = carried;
+    return ` Carried over from the catalog: ${reused} of ${plural(carried.items, 'item')} (${restored} fetched again, ${moved} copied to new paths, ${regenerated} generated after all).`;
+  };
   publish();
   indexCounts();
-  const parallel = concurrentShards(shardCount, plan.maxInFlight);
+  const parallel = concurrentShards(Math.max(1, shards.length), plan.maxInFlight);
   const perShardInFlight = Math.max(1, Math.ceil(plan.maxInFlight / parallel));
   if (state === 'preparing') state = paused ? 'paused' : 'running';
 
@@ -175,7 +201,7 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
     void shard?.signal(inFlightShareSignal, share).catch(() => undefined);
   const raiseShares = (): void => {
     const reachable = (workflowId: string): boolean => running.has(workflowId);
-    for (const [workflowId, share] of shares.raise(shardsNotStarted === 0, reachable))
+    for (const [workflowId, share] of shares.raise(allStarted(), reachable))
       sendShare(running.get(workflowId), share);
   };
   setHandler(shardSubmittedSignal, ({ workflowId, holding, generationMs }) => {
@@ -185,10 +211,13 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
   });
   const canStartShard = (): boolean => shares.submitting < parallel && shares.free() > 0;
 
-  const shardsDone: Promise<void>[] = [];
-  for (let index = 0; index < shardCount && !cancelled; index++) {
-    await condition(() => canStartShard() || cancelled);
-    if (cancelled) break;
+  const carryDone = carryAll();
+  const shardsDone: Promise<void>[] = [carryDone];
+  while (!cancelled) {
+    await condition(() => cancelled || allStarted() || (started < shards.length && canStartShard()));
+    if (cancelled || allStarted()) break;
+    const spec = shards[started]!;
+    const { index } = spec;
     const allowance = totals.allocate(plan.shardCredits?.[index]);
     const workflowId = shardWorkflowId(runId, index);
     const args = shardInput({
@@ -196,7 +225,7 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
       plan,
       runId,
       runExecutionId: workflowInfo().runId,
-      index,
+      shard: spec,
       parallel,
       maxInFlight: shares.start(workflowId),
       allowance,
@@ -210,11 +239,11 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
       workflowId,
       taskQueue: queues.workflow,
       parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
-      ...shardPresentation(args.shard, shardCount, plan, manifestName),
+      ...shardPresentation(args.shard, shards.length, plan, manifestName),
       args: [args],
     });
     running.set(workflowId, child);
-    shardsNotStarted--;
+    started++;
     raiseShares();
     shardsDone.push(
       child.result().then((result) => {
@@ -230,15 +259,44 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
   }
   await Promise.all(shardsDone);
 
+  /**
+   * The carried items, a few ranges at a time (each a carryOver activity); those whose results
+   * could not be had any more become shards of their own, after the others.
+   */
+  async function carryAll(): Promise<void> {
+    if (!carrying) return;
+    totals.startCarryOver(plan.itemCount - generatedItems(plan));
+    const regenerate: number[] = [];
+    let next = 0;
+    const lane = async (): Promise<void> => {
+      for (let k = next++; k < carry.length && !cancelled; k = next++) {
+        const range = carry[k]!;
+        const summary = `carry over items[${range.offset}..${range.offset + range.count - 1}]`;
+        const result = await carryOver.executeWithOptions({ summary }, [{ plan: plan.plan, ...range }]);
+        totals.carried(result);
+        regenerate.push(...result.regenerate);
+        publish();
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(CARRY_OVER_LANES, carry.length) }, lane));
+    const firstIndex = (carry.at(-1)?.shard ?? shards.length - 1) + 1;
+    shards.push(...regenerationShards(regenerate, firstIndex));
+    carrying = false;
+    raiseShares();
+  }
+
   state = 'reporting';
   const report = await writeReport.executeWithOptions({ summary: 'write report.jsonl and summary.json' }, [
     {
       plan: plan.plan,
       runId,
+      execution: workflowInfo().runId,
       emulated: input.emulated,
       startedAt: startTime.toISOString(),
       apiCalls: totals.finished.apiCalls,
       ...(totals.finished.tasksGivenUp > 0 ? { tasksGivenUp: totals.finished.tasksGivenUp } : {}),
+      ...(totals.learnedGenerationMs?.length ? { generationMs: median(totals.learnedGenerationMs) } : {}),
+      ...(totals.carryOver ? { carryOver: totals.carryOver } : {}),
     },
   ]);
   state = 'finished';
@@ -257,5 +315,11 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
     ...(report.notCompleted?.length ? { notCompleted: report.notCompleted } : {}),
     stateDir: plan.plan.stateDir,
     ...(totals.endedByDeadline > 0 ? { endedByDeadline: totals.endedByDeadline } : {}),
+    ...(totals.carryOver ? { carryOver: totals.carryOver } : {}),
   };
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
 }

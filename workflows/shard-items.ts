@@ -9,6 +9,7 @@ import type {
   ItemStatus,
   ShardCarriedState,
   ShardLimits,
+  ShardSpec,
   StoreRequest,
   StoreResultsOutput,
   TaskFinishedSignal,
@@ -30,6 +31,7 @@ import {
 export interface TaskResult {
   status: string;
   urls?: string[];
+  expiresAt?: number;
   creditsCost?: number;
   error?: ErrorSummary;
 }
@@ -61,8 +63,8 @@ export class ShardItems {
   constructor(
     /** Carried over continue-as-new as it is: every field that must survive lives here. */
     readonly state: ShardCarriedState,
-    /** The shard's first item in the plan. */
-    private readonly offset: number,
+    /** Where the shard's items are in the plan. */
+    private readonly at: ShardIndices,
     /** The shard's limits (the run may raise maxInFlight while it runs). */
     private readonly limits: ShardLimits,
   ) {
@@ -137,7 +139,7 @@ export class ShardItems {
   finish(index: number, status: Exclude<ItemStatus, 'completed'>, error: ErrorSummary | null): void {
     this.#move(index, FINAL_PHASE[status]);
     this.state.outcomes.push({
-      index: this.offset + index,
+      index: this.at.plan(index),
       status,
       taskId: this.state.taskIds[index] ?? null,
       attempts: this.state.attempts[index] ?? 0,
@@ -290,9 +292,10 @@ export class ShardItems {
     const lost = lostTaskError(result.status);
     if (result.status === 'completed' && result.urls?.length) {
       return {
-        index: this.offset + index,
+        index: this.at.plan(index),
         taskId: this.taskIdOf(index),
         urls: result.urls,
+        ...(result.expiresAt !== undefined ? { expiresAt: result.expiresAt } : {}),
         attempts: this.state.attempts[index] ?? 1,
         creditsCost: result.creditsCost ?? 0,
       };
@@ -313,7 +316,7 @@ export class ShardItems {
   /** What the store activity did with the items sent to it. */
   stored(items: StoreResultsOutput['items']): void {
     for (const item of items) {
-      const index = item.index - this.offset;
+      const index = this.at.local(item.index);
       if (item.status === 'completed') {
         this.#move(index, Phase.completed);
         this.state.images += item.images;
@@ -325,7 +328,7 @@ export class ShardItems {
 
   /** The store activity failed for all of `requests`. */
   storeFailed(requests: readonly StoreRequest[], failure: ErrorSummary): void {
-    for (const request of requests) this.finish(request.index - this.offset, 'failed', failure);
+    for (const request of requests) this.finish(this.at.local(request.index), 'failed', failure);
   }
 
   // ----- internals -----
@@ -358,5 +361,22 @@ export class ShardItems {
     this.state.givenUp = (this.state.givenUp ?? 0) + 1;
     if (this.#resubmits(index, error)) this.#requeue(index);
     else this.finish(index, 'failed', error);
+  }
+}
+
+/** Between a shard's own item numbers (0 to count - 1) and their indices in the plan. */
+export class ShardIndices {
+  readonly #local: Map<number, number> | undefined;
+
+  constructor(private readonly spec: Pick<ShardSpec, 'offset' | 'indices'>) {
+    this.#local = spec.indices && new Map(spec.indices.map((planIndex, local) => [planIndex, local]));
+  }
+
+  plan(local: number): number {
+    return this.spec.indices ? this.spec.indices[local]! : this.spec.offset + local;
+  }
+
+  local(planIndex: number): number {
+    return this.#local ? this.#local.get(planIndex)! : planIndex - this.spec.offset;
   }
 }

@@ -25,7 +25,7 @@ import { plural } from '../common/words.js';
 import { activitiesOn } from './activities.js';
 import { collectBatch } from './shard-collect.js';
 import { nextWouldExceed } from './shard-credits.js';
-import { ShardItems } from './shard-items.js';
+import { ShardIndices, ShardItems } from './shard-items.js';
 import { dueLookupDelay, learnGenerationTimes } from './lookup-timing.js';
 import { ShardProgressPublisher } from './shard-progress.js';
 import {
@@ -63,7 +63,8 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
   // An earlier shard's pace, already within these bounds (every shard of a run has the same).
   const firstPollMs = limits.firstPollMs ?? poll.minMs;
   const s = input.carried ?? freshShardState(shard.count, input.paused, input.cancelled, firstPollMs);
-  const items = new ShardItems(s, shard.offset, limits);
+  const at = new ShardIndices(shard);
+  const items = new ShardItems(s, at, limits);
 
   let draining = false;
   let submitLaneDone = false;
@@ -108,11 +109,11 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
       const webhook = limits.webhookBaseUrl
         ? `${limits.webhookBaseUrl}/${encodeURIComponent(workflowInfo().workflowId)}`
         : undefined;
-      const summary = `submit items[${shard.offset + index}]${attempt > 1 ? `, attempt ${attempt}` : ''}`;
+      const summary = `submit items[${at.plan(index)}]${attempt > 1 ? `, attempt ${attempt}` : ''}`;
       const { taskId, calls } = await submitItem.executeWithOptions({ summary }, [
         {
           plan,
-          index: shard.offset + index,
+          index: at.plan(index),
           attempt,
           ...(webhook ? { webhook } : {}),
           ...(limits.deadlineAt !== undefined ? { notAfter: limits.deadlineAt } : {}),
@@ -139,7 +140,8 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
 
   async function submitLane(): Promise<void> {
     if (limits.allowance !== undefined && s.estimates === null) {
-      s.estimates = (await planShard({ plan, offset: shard.offset, count: shard.count })).credits;
+      const { offset, count, indices } = shard;
+      s.estimates = (await planShard({ plan, offset, count, ...(indices ? { indices } : {}) })).credits;
     }
     const nothingToSubmit = (): boolean =>
       draining || s.cancelled || items.atApi() + items.count(Phase.queued) === 0;

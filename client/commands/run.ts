@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import { UserError } from '../../common/errors.js';
 import { runWorkflowId } from '../../common/names.js';
 import { freezePlan } from '../run-files.js';
+import { describePlan, planCatalog, type CatalogPlan } from '../catalog-plan.js';
 import { loadManifest } from '../../manifest/load.js';
 import { quietTemporalLogs } from '../embedded.js';
 import { checkOutputFolder } from '../output-check.js';
@@ -20,6 +21,8 @@ import { plural } from '../../common/words.js';
 
 interface RunOptions {
   newRun?: boolean;
+  dryRun?: boolean;
+  prune?: boolean;
   wait?: boolean;
   progress: boolean;
   apiAccount?: string;
@@ -33,8 +36,10 @@ export function registerRunCommand(program: Command): void {
     .argument('<manifest>', 'the manifest YAML file')
     .option(
       '--new-run',
-      'start a fresh run even if this manifest has one (live runs must be cancelled first)',
+      'generate every item again, even if this manifest has a run (live runs must be cancelled first)',
     )
+    .option('--dry-run', 'print what the run would generate, reuse and cost (`pixelmill plan`), and exit')
+    .option('--prune', 'delete stored results of items the manifest no longer has (kept by default)')
     .option(
       '--wait',
       'with a Temporal cluster (TEMPORAL_ADDRESS): wait until the run ends (embedded runs always wait)',
@@ -52,9 +57,12 @@ export function registerRunCommand(program: Command): void {
         'Examples:',
         '  $ pixelmill run manifests/demo.yaml              # embedded Temporal + emulator, waits',
         '  $ pixelmill run manifests/demo.yaml --new-run    # start over',
+        '  $ pixelmill run catalog.yaml --dry-run           # what an edited catalog would cost',
         '  $ TEMPORAL_ADDRESS=temporal:7233 pixelmill run catalog.yaml --wait',
         '',
-        'Killing it and running the same command again resumes the run.',
+        'Killing it and running the same command again resumes the run. Once a run has finished,',
+        'running an edited manifest generates only its new and changed items: the unchanged ones',
+        'are carried over from the output (see `pixelmill plan`).',
         'Exit codes: 0 every item completed, 3 the run finished with items not completed,',
         '4 limits.deadline ended it with items unfinished (`pixelmill retry-failed` continues them),',
         '1 the run could not be done (bad manifest, bad config, unreachable service).',
@@ -68,6 +76,11 @@ export function registerRunCommand(program: Command): void {
 async function runManifest(file: string, options: RunOptions, debug: boolean): Promise<number> {
   const loaded = loadManifest(file);
   const { settings } = loaded;
+  const prune = Boolean(options.prune);
+  if (options.dryRun) {
+    process.stdout.write(`${describePlan(await planCatalog(loaded, { prune }), prune)}\n`);
+    return 0;
+  }
   checkOutputFolder(settings, { force: Boolean(options.force) });
   const emulated = !(process.env.PIXELMILL_API_BASE_URL || settings.apiBaseUrl);
   const say = (line: string): void => void process.stderr.write(`${line}\n`);
@@ -112,6 +125,8 @@ async function runManifest(file: string, options: RunOptions, debug: boolean): P
     }
 
     const runId = runWorkflowId(settings.name);
+    const catalog = options.newRun ? undefined : await planCatalog(loaded, { prune });
+    const again = catalog !== undefined && needsIncrementalRun(catalog, loaded.hash, prune);
     const input = {
       manifestHash: loaded.hash,
       apiAccount: workers.api.account,
@@ -122,7 +137,12 @@ async function runManifest(file: string, options: RunOptions, debug: boolean): P
     const { handle, how, manifestChanged, unindexed } = await startOrAttach(
       session.client,
       runId,
-      { manifestFile: settings.manifestFile, input, freezePlan: () => freezePlan(loaded) },
+      {
+        manifestFile: settings.manifestFile,
+        input,
+        freezePlan: () => freezePlan(loaded, catalog?.incremental),
+        again,
+      },
       Boolean(options.newRun),
     );
     const link = workflowUrl(session, runId);
@@ -132,7 +152,8 @@ async function runManifest(file: string, options: RunOptions, debug: boolean): P
     );
     if (link) say(`pixelmill: Temporal Web UI: ${link}`);
     if (unindexed) say(`pixelmill: warning: ${unindexed}`);
-    if (manifestChanged) {
+    if (how === 'started' && catalog) say(`pixelmill: plan: ${describePlan(catalog, prune)}`);
+    if (manifestChanged && how !== 'started') {
       say(
         'pixelmill: the manifest changed since this run started; the run keeps the version it started with (use --new-run to start over)',
       );
@@ -148,4 +169,18 @@ async function runManifest(file: string, options: RunOptions, debug: boolean): P
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
   }
+}
+
+/**
+ * Whether a finished catalog run is to be followed by an incremental one: its manifest changed,
+ * stored files went missing, or removed results are to be pruned.
+ */
+function needsIncrementalRun(catalog: CatalogPlan, manifestHash: string, prune: boolean): boolean {
+  const { basis, counts } = catalog.diff;
+  if (!basis) return false;
+  return (
+    basis.manifest_hash !== manifestHash ||
+    counts.restore + counts.regenerate > 0 ||
+    (prune && counts.unused > 0)
+  );
 }

@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import picocolors from 'picocolors';
 import { REPORT_FILE, SUMMARY_FILE } from '../../report/report-line.js';
 import type { PlanMeta } from '../../runstate/index.js';
-import type { ApiCallCounts, ItemCounts, PlanRef, RunState } from '../../common/types.js';
+import type { ApiCallCounts, CarryOverTotals, ItemCounts, PlanRef, RunState } from '../../common/types.js';
 import { colorEnabled } from '../display/display.js';
 import { finishedItems, zeroCounts } from '../../common/item-counts.js';
 import { liveProgress } from '../progress.js';
@@ -27,6 +27,7 @@ import { workflowUrl } from '../session.js';
 import { rootMessage } from '../watch.js';
 import { examples, localTime, RUN_ARGUMENT, withRun } from './with-run.js';
 import type { RunRates } from '../../governor/types.js';
+import type { CatalogSummary } from '../../report/write-report.js';
 
 export interface RunStatus {
   runId: string;
@@ -53,6 +54,11 @@ export interface RunStatus {
   apiCalls: ApiCallCounts | null;
   /** The rates the run's calls go at and why (fixed, or discovered per group), while it runs and at its end. */
   rates: RunRates | null;
+  /**
+   * What the run carried over from the output's catalog (reused, restored, moved, regenerated):
+   * as far as it got while it runs; at its end with what it generated and what was removed.
+   */
+  catalog: CarryOverTotals | CatalogSummary | null;
   /** Where the counts come from: `live` (queries), `report` (summary.json), `result`, or `none`. */
   source: 'live' | 'report' | 'result' | 'none';
   outputDir: string | null;
@@ -73,6 +79,7 @@ interface Summary {
   credits_charged: number;
   api_calls: ApiCallCounts;
   rates?: RunRates;
+  catalog?: CatalogSummary;
 }
 
 async function readSummary(location: RunLocation, runId: string): Promise<Summary | undefined> {
@@ -143,6 +150,7 @@ export async function runStatus(
     tasksGivenUp: null,
     apiCalls: null,
     rates: null,
+    catalog: null,
     source: 'none',
     outputDir: null,
     report: null,
@@ -175,6 +183,7 @@ export async function runStatus(
         tasksGivenUp: live.tasksGivenUp ?? 0,
         apiCalls: live.apiCalls,
         rates: live.rates ?? null,
+        catalog: live.run.carryOver ?? null,
         source: 'live',
       });
     } else if (location) {
@@ -198,6 +207,7 @@ export async function runStatus(
       creditsSpent: summary.credits_charged,
       apiCalls: summary.api_calls,
       rates: summary.rates ?? null,
+      catalog: summary.catalog ?? null,
       source: 'report',
       report: runFileLocation(location, REPORT_FILE),
     });

@@ -98,6 +98,17 @@ function rareCounts(counts: ItemCounts, givenUp = 0): string[] {
     .concat(givenUp > 0 ? [`given up ${givenUp}`] : []);
 }
 
+/** An incremental run's items carried over (among the completed), and those fetched again. */
+function carried(view: ProgressView): string[] {
+  const carryOver = view.progress.run.carryOver;
+  if (!carryOver) return [];
+  return [
+    `reused ${carryOver.reused}/${carryOver.items}`,
+    ...(carryOver.restored > 0 ? [`restored ${carryOver.restored}`] : []),
+    ...(carryOver.regenerated > 0 ? [`regenerated ${carryOver.regenerated}`] : []),
+  ];
+}
+
 /**
  * `parts` joined by `separator` into lines of at most `columns` visible characters, broken only
  * between parts: a terminal's own wrapping would cut a count in the middle of its word.
@@ -146,6 +157,7 @@ export function renderFrame(view: ProgressView, c: Colors, columns = Number.POSI
     c.green(`completed ${counts.completed}`),
     (counts.failed > 0 ? c.red : c.dim)(`failed ${counts.failed}`),
     ...rareCounts(counts, view.progress.tasksGivenUp).map((text) => c.yellow(text)),
+    ...carried(view).map((text) => c.cyan(text)),
   ];
   const rates = [
     requests(view),
@@ -182,6 +194,7 @@ export function renderLine(view: ProgressView): string {
     `completed ${counts.completed}`,
     `failed ${counts.failed}`,
     ...rareCounts(counts, view.progress.tasksGivenUp),
+    ...carried(view),
     requests(view),
     `images ${formatRate(view.rates.imagesPerMinute)}/min`,
     `ETA ${formatEta(view)}`,

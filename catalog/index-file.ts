@@ -1,0 +1,76 @@
+// The catalog index: what an output holds, by generation key. One JSON-lines file in the run's
+// state (`<output>/.pixelmill/catalog.jsonl`, or that object under an S3 output's prefix): a
+// header line naming the catalog and the run that wrote it last, then one line per stored result.
+// Every run rewrites it when its report is written; the next run of the catalog reads it to carry
+// over what did not change. It is a guide, not the truth: what is really stored is checked.
+import { z } from 'zod';
+import { parseJsonLines } from '../runstate/index.js';
+
+const FORMAT = 1;
+
+const ImageSchema = z.object({
+  path: z.string(),
+  sha256: z.string(),
+  bytes: z.number().int().min(0),
+  source_url: z.string(),
+});
+
+const EntrySchema = z.object({
+  key: z.string(),
+  id: z.string(),
+  images: z.array(ImageSchema).min(1),
+  task_id: z.string().nullable(),
+  attempts: z.number().int().min(0),
+  credits_cost: z.number().min(0),
+  /** The run (workflow id @ execution) that generated the result. */
+  made_by: z.string(),
+  /** The last run whose manifest had an item with this key. */
+  used_by: z.string(),
+  expires_at: z.number().optional(),
+});
+export type CatalogEntry = z.infer<typeof EntrySchema>;
+
+const HeaderSchema = z.object({
+  format: z.literal(FORMAT),
+  catalog: z.string(),
+  /** The run that wrote the index (workflow id @ execution). */
+  run: z.string(),
+  manifest_hash: z.string(),
+  /** How many items its manifest had. */
+  items: z.number().int().min(0),
+  finished_at: z.string(),
+  /** The submit rate in force at its end (per second), for the next plan's estimate. */
+  submit_rate: z.number().positive().optional(),
+  /** Its median generation time (ms), learned from its lookups. */
+  generation_ms: z.number().positive().optional(),
+});
+export type CatalogHeader = z.infer<typeof HeaderSchema>;
+
+export interface CatalogIndex {
+  header: CatalogHeader;
+  entries: CatalogEntry[];
+}
+
+/** The index in `text`, or undefined when its header is not one (a foreign or damaged file). */
+export function parseCatalogIndex(text: string): CatalogIndex | undefined {
+  const lines = parseJsonLines(text);
+  const first = lines.next();
+  const header = first.done ? undefined : HeaderSchema.safeParse(first.value);
+  if (!header?.success) return undefined;
+  const entries: CatalogEntry[] = [];
+  // A damaged line loses its entry, not the index: that item is generated again.
+  for (const value of lines) {
+    const entry = EntrySchema.safeParse(value);
+    if (entry.success) entries.push(entry.data);
+  }
+  return { header: header.data, entries };
+}
+
+export function* catalogIndexLines(index: CatalogIndex): Generator<string> {
+  yield `${JSON.stringify(index.header)}\n`;
+  for (const entry of index.entries) yield `${JSON.stringify(entry)}\n`;
+}
+
+export function catalogHeader(fields: Omit<CatalogHeader, 'format'>): CatalogHeader {
+  return { format: FORMAT, ...fields };
+}

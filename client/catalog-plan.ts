@@ -1,0 +1,185 @@
+// `pixelmill plan`, `run --dry-run` and the line `run` prints when it starts: the manifest
+// compared with the catalog its output holds (catalog/diff.ts), against what is really stored
+// there (a size per file: a stat each in a folder, one listing of the prefix in a bucket), with
+// the credits and time that will take (catalog/estimate.ts). Nothing is submitted.
+import { stat } from 'node:fs/promises';
+import { extname, join } from 'node:path';
+import { diffCatalog, type CatalogDiff } from '../catalog/diff.js';
+import { estimatePlan, type PlanEstimate } from '../catalog/estimate.js';
+import { generationKey } from '../catalog/generation-key.js';
+import { parseCatalogIndex, type CatalogEntry, type CatalogIndex } from '../catalog/index-file.js';
+import { plural } from '../common/words.js';
+import type { LoadedManifest } from '../manifest/load.js';
+import type { RunSettings } from '../manifest/normalize.js';
+import { DEFAULT_EXTENSION, renderResultPath } from '../manifest/result-paths.js';
+import {
+  DEFAULT_CREDITS_PER_IMAGE,
+  STATE_DIR_NAME,
+  stateDirOf,
+  type IncrementalPlan,
+  type StateLocation,
+} from '../runstate/index.js';
+import { s3UrlOf } from '../storage/s3-location.js';
+import { runState } from './run-files.js';
+
+/** Files stat'ed at once in a local output. */
+const PARALLEL_STATS = 64;
+
+export interface CatalogPlan {
+  catalog: string;
+  diff: CatalogDiff;
+  estimate: PlanEstimate;
+  /** Why the output's index was not used, when it was not (another catalog's). */
+  note?: string;
+  /** What an incremental run freezes; undefined when nothing is carried over (a plain run). */
+  incremental?: IncrementalPlan;
+}
+
+export function stateLocationOf(settings: RunSettings): StateLocation {
+  const store = settings.objectStore;
+  return store
+    ? { stateDir: `${s3UrlOf(store)}/${STATE_DIR_NAME}`, objectStore: store }
+    : { stateDir: stateDirOf(settings.outputDir) };
+}
+
+async function readIndex(settings: RunSettings): Promise<{ index?: CatalogIndex; note?: string }> {
+  const text = await runState.readCatalogIndex(stateLocationOf(settings));
+  if (text === undefined) return {};
+  const index = parseCatalogIndex(text);
+  if (!index) return { note: "the output's catalog index is damaged: every item is generated again" };
+  if (index.header.catalog !== settings.name) {
+    return {
+      note: `the output holds catalog "${index.header.catalog}", not "${settings.name}" (a renamed manifest is a new catalog): every item is generated`,
+    };
+  }
+  return { index };
+}
+
+/** The size of each stored file the index names for one of `keys`, as it is stored now. */
+async function storedSizes(
+  settings: RunSettings,
+  entries: readonly CatalogEntry[],
+): Promise<Map<string, number>> {
+  if (settings.objectStore) return runState.s3.objectsOf(settings.objectStore, { under: '' }).listSizes('');
+  const paths = [...new Set(entries.flatMap((entry) => entry.images.map((image) => image.path)))];
+  const sizes = new Map<string, number>();
+  let next = 0;
+  const statter = async (): Promise<void> => {
+    for (let k = next++; k < paths.length; k = next++) {
+      const path = paths[k]!;
+      const info = await stat(join(settings.outputDir, path)).catch(() => undefined);
+      if (info?.isFile()) sizes.set(path, info.size);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(PARALLEL_STATS, paths.length) }, statter));
+  return sizes;
+}
+
+export async function planCatalog(
+  manifest: LoadedManifest,
+  options: { prune: boolean; now?: number },
+): Promise<CatalogPlan> {
+  const { settings, items } = manifest;
+  const { index, note } = await readIndex(settings);
+  const keys = new Set(index ? items.map(generationKey) : []);
+  const candidates = (index?.entries ?? []).filter((entry) => keys.has(entry.key));
+  const sizes = await storedSizes(settings, candidates);
+  const diff = diffCatalog({
+    items,
+    index,
+    storedBytes: (path) => sizes.get(path),
+    pathsOf: (item, entry) =>
+      entry.images.map((image, k) =>
+        renderResultPath(settings.pathTemplate, {
+          name: settings.name,
+          item,
+          index: k,
+          ext: extname(image.path).slice(1) || DEFAULT_EXTENSION,
+        }),
+      ),
+    now: options.now ?? Date.now(),
+  });
+  const estimate = estimatePlan(diff.generate, settings, DEFAULT_CREDITS_PER_IMAGE, diff.basis);
+  const incremental: IncrementalPlan | undefined =
+    diff.carried.length > 0 || (options.prune && diff.counts.unused > 0)
+      ? {
+          items: [...diff.generate, ...diff.carried],
+          generateCount: diff.generate.length,
+          ...(diff.basis ? { basis: diff.basis.run } : {}),
+          prune: options.prune,
+        }
+      : undefined;
+  return {
+    catalog: settings.name,
+    diff,
+    estimate,
+    ...(note ? { note } : {}),
+    ...(incremental ? { incremental } : {}),
+  };
+}
+
+function duration(seconds: number): string {
+  if (seconds < 90) return `${Math.ceil(seconds)} s`;
+  const minutes = Math.round(seconds / 60);
+  return minutes < 90 ? `${minutes} min` : `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}
+
+/** One line: what the run will generate, carry over and leave, and what it will cost. */
+export function describePlan(plan: CatalogPlan, prune: boolean): string {
+  const { counts, basis } = plan.diff;
+  const { estimate } = plan;
+  const generate = counts.new + counts.changed + counts.regenerate;
+  const parts = [
+    basis
+      ? `${plural(generate, 'item')} to generate (${counts.new} new, ${counts.changed} changed, ${counts.regenerate} gone for good)`
+      : `a new catalog: ${plural(generate, 'item')} to generate`,
+  ];
+  if (basis) {
+    parts.push(
+      `${counts.unchanged} unchanged (${counts.moved} to copy to new paths)`,
+      `${counts.restore} to fetch again`,
+      `${counts.removed} removed`,
+      prune
+        ? `${plural(counts.unused, 'stored result')} no item uses to delete (--prune)`
+        : `${plural(counts.unused, 'stored result')} no item uses left in storage (--prune deletes them)`,
+    );
+  }
+  const byResolution = Object.entries(estimate.creditsByResolution)
+    .map(([resolution, credits]) => `${credits} at ${resolution}`)
+    .join(', ');
+  const credits = `${plural(estimate.credits, 'credit')}${byResolution ? ` (${byResolution})` : ''}`;
+  const time =
+    estimate.seconds === undefined
+      ? 'time: the rate is discovered when the run starts'
+      : `about ${duration(estimate.seconds)}` +
+        (estimate.submitsPerSecond !== undefined && generate > 0
+          ? ` at ${estimate.submitsPerSecond}/s (${estimate.rateSource}) + ${duration(estimate.generationSeconds)} of generation`
+          : '');
+  return `${parts.join(', ')}; ${credits}; ${time}${plan.note ? ` (${plan.note})` : ''}`;
+}
+
+/** `plan --json`: the same, for scripts. */
+export function planJson(plan: CatalogPlan, prune: boolean) {
+  const { counts, basis, removed } = plan.diff;
+  const { estimate } = plan;
+  return {
+    catalog: plan.catalog,
+    basis: basis
+      ? { run: basis.run, finished_at: basis.finished_at, manifest_hash: basis.manifest_hash }
+      : null,
+    items: counts.new + counts.changed + counts.unchanged + counts.restore + counts.regenerate,
+    counts,
+    generate: counts.new + counts.changed + counts.regenerate,
+    removed_ids: removed.map((entry) => entry.id),
+    prune,
+    credits: { total: estimate.credits, by_resolution: estimate.creditsByResolution },
+    images: estimate.images,
+    estimate: {
+      seconds: estimate.seconds === undefined ? null : Math.round(estimate.seconds),
+      submits_per_second: estimate.submitsPerSecond ?? null,
+      rate_source: estimate.rateSource,
+      generation_seconds: estimate.generationSeconds,
+    },
+    ...(plan.note ? { note: plan.note } : {}),
+  };
+}

@@ -1,0 +1,32 @@
+// `pixelmill plan FILE`: what `run` would do with an edited catalog before anything is spent:
+// items new, changed, unchanged, to fetch again and removed, the credits and the time. Reads the
+// output's catalog index and what is stored there; needs no Temporal and submits nothing.
+import type { Command } from 'commander';
+import { loadManifest } from '../../manifest/load.js';
+import { describePlan, planCatalog, planJson } from '../catalog-plan.js';
+import { examples } from './with-run.js';
+
+export function registerPlanCommand(program: Command): void {
+  program
+    .command('plan')
+    .description('compare a manifest with what its output holds: what a run would generate, reuse and cost')
+    .argument('<manifest>', 'the manifest YAML file')
+    .option('--json', 'print the plan as JSON, for scripts')
+    .option('--prune', 'plan to delete stored results of items the manifest no longer has')
+    .addHelpText(
+      'after',
+      examples('pixelmill plan catalog.yaml', 'pixelmill plan catalog.yaml --json') +
+        '\n\nItems are compared by what decides their images (model, prompt, size, resolution, n,' +
+        '\nlanguage, references), not by id: an item renamed with the same content is reused.' +
+        '\nExit codes: 0 planned, 1 invalid manifest or unreadable output.',
+    )
+    .action(async (file: string, options: { json?: boolean; prune?: boolean }) => {
+      const prune = Boolean(options.prune);
+      const plan = await planCatalog(loadManifest(file), { prune });
+      process.stdout.write(
+        options.json
+          ? `${JSON.stringify(planJson(plan, prune), null, 2)}\n`
+          : `pixelmill: ${plan.catalog}: ${describePlan(plan, prune)}\n`,
+      );
+    });
+}
