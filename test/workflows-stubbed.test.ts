@@ -202,3 +202,26 @@ describe('run and shard workflows (stub activities)', () => {
     expect(result.counts.cancelled).toBe(400 - submitted);
   });
 });
+
+describe('an incremental run', () => {
+  it('generates the items to generate and the carried ones that cannot be had, nothing else', async () => {
+    const failing = new Set([400, 950, 1_199]);
+    const { api, workflowId, start } = startRun({
+      items: 1_200,
+      generate: 300,
+      carryFails: (index) => failing.has(index),
+    });
+    const { result, shardCount } = await withWorkers(api, async () => {
+      const handle = await start();
+      const result = (await handle.result()) as RunResult;
+      return { result, shardCount: (await handle.query(runProgressQuery)).shardCount };
+    });
+    const submitted = api.submits.map((submit) => submit.index).sort((a, b) => a - b);
+    expect(submitted).toEqual([...Array.from({ length: 300 }, (_, k) => k), ...failing]);
+    expect(result.carryOver).toEqual({ items: 900, reused: 897, restored: 0, moved: 0, regenerated: 3 });
+    // One shard for the 300, one for the three carried items generated after all.
+    const regeneration = env.client.workflow.getHandle(shardWorkflowId(workflowId, 3));
+    expect((await regeneration.describe()).status.name).toBe('COMPLETED');
+    expect(shardCount).toBe(2);
+  }, 120_000);
+});

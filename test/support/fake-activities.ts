@@ -2,6 +2,7 @@
 // Real activities are tested against the real emulator in their own files.
 import type { createActivities } from '../../activities/index.js';
 import type {
+  CarryOverInput,
   FetchTaskInput,
   LookupTasksInput,
   PreparedRun,
@@ -30,6 +31,10 @@ export interface FakeScenario {
   retry?: { maxAttempts: number; on: string[] };
   /** The plan's poll bounds; default 1 s and 5 s. */
   poll?: { minMs: number; maxMs: number };
+  /** An incremental run: the first `generate` items are generated, the rest carried over. */
+  generate?: number;
+  /** Carried items whose stored result cannot be had any more (by plan index). */
+  carryFails?: (index: number) => boolean;
 }
 
 export type FakeEvent =
@@ -100,7 +105,13 @@ export function fakeApi(scenario: FakeScenario): FakeApi {
         ),
         pollMinMs: scenario.poll?.minMs ?? 1000,
         pollMaxMs: scenario.poll?.maxMs ?? 5000,
+        ...(scenario.generate !== undefined ? { generateCount: scenario.generate } : {}),
       };
+    },
+    async carryOver(input: CarryOverInput) {
+      const indices = Array.from({ length: input.count }, (_, k) => input.offset + k);
+      const regenerate = indices.filter((index) => scenario.carryFails?.(index));
+      return { reused: input.count - regenerate.length, restored: 0, moved: 0, regenerate };
     },
     async configureRateLimit(): Promise<void> {},
     async planShard(input) {
