@@ -2,6 +2,7 @@
 // summary.json says what was generated, carried over and removed; the index itself is written
 // last, once the report is out, after `--prune` has deleted what no item uses any more.
 import { parseCatalogIndex, catalogIndexLines } from '../catalog/index-file.js';
+import { rebuildCatalogIndex } from '../catalog/rebuild-index.js';
 import { updatedIndex } from '../catalog/update-index.js';
 import { runWorkflowId } from '../common/names.js';
 import type { WriteReportInput } from '../common/types.js';
@@ -30,7 +31,11 @@ export async function catalogUpdate(runState: RunStateStore, sources: CatalogSou
   const { meta, items, outcomes, input } = sources;
   if (input.runId !== runWorkflowId(meta.name)) return undefined;
   const run = `${input.runId}@${input.execution ?? 'unknown'}`;
-  const found = parseCatalogIndex((await runState.readCatalogIndex(input.plan)) ?? '');
+  const text = await runState.readCatalogIndex(input.plan);
+  const found =
+    text === undefined
+      ? (await rebuildCatalogIndex(runState, input.plan, meta.name, input.plan))?.index
+      : parseCatalogIndex(text);
   // Another catalog's index (a renamed manifest, a reused folder) says nothing about this one.
   const previous = found?.header.catalog === meta.name ? found : undefined;
   const update = updatedIndex({

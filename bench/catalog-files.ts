@@ -14,12 +14,20 @@ export function benchPrompt(index: number): string {
   return `bench product ${index}: a ceramic mug on a white background, studio light`;
 }
 
-/** Writes `items.jsonl` with `count` rows into `dir`; resolves with its file name. */
-export async function writeItemsFile(dir: string, count: number): Promise<string> {
+/**
+ * Writes `items.jsonl` with `count` rows into `dir`; resolves with its file name. The prompts of
+ * items `edited` says are rewritten (a catalog team's edits, for the incremental benchmark).
+ */
+export async function writeItemsFile(
+  dir: string,
+  count: number,
+  edited: (index: number) => boolean = () => false,
+): Promise<string> {
   const name = 'items.jsonl';
   const out = createWriteStream(join(dir, name));
   for (let i = 1; i <= count; i++) {
-    const line = `${JSON.stringify({ id: benchItemId(i), prompt: benchPrompt(i) })}\n`;
+    const prompt = edited(i) ? `${benchPrompt(i)}, in warm evening light` : benchPrompt(i);
+    const line = `${JSON.stringify({ id: benchItemId(i), prompt })}\n`;
     if (!out.write(line)) await once(out, 'drain');
   }
   out.end();

@@ -12,6 +12,9 @@
 //   capacity   pixelmill's images/s when neither the rate limit nor generation time binds
 //   emulator   the emulator's requests/s on one core (bench/emulator-throughput.ts)
 //   big        a 100,000-item manifest: validate time, and time until its run has started
+//   incremental issue #16: the pixelmill run again with 1% of its prompts edited (tasks, credits,
+//              wall against the first run), and `pixelmill plan` of --big-items items against
+//              an index of as many (bench/incremental.ts)
 //   adaptive   issue #13: manifests naming no rate, so pixelmill discovers the emulator's limit R
 //              per group; parts (--adaptive-parts, default all): steady (N items), change (the
 //              limit drops to --low-rps at 1/3 of the run, back at 2/3), two (two runs of N/2 at
@@ -26,6 +29,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ADAPTIVE_PARTS, adaptiveBenchmark, type AdaptivePart } from './adaptive.js';
 import { bigManifest } from './big-manifest.js';
+import { incrementalBenchmark } from './incremental.js';
 import { s3OutputBenchmark } from './s3-output.js';
 import { compareNaive, comparePixelmill } from './compare.js';
 import { meanGenerationSeconds, startEmulatorProcess } from './emulator-process.js';
@@ -33,7 +37,16 @@ import { round } from './figures.js';
 import { cleanUpAll, cleanUpOnSignals, exited, spawnNode } from './processes.js';
 import { formatTable, targetsOf, type BenchResult } from './report.js';
 
-const PHASES = ['pixelmill', 's3', 'naive', 'capacity', 'emulator', 'big', 'adaptive'] as const;
+const PHASES = [
+  'pixelmill',
+  's3',
+  'naive',
+  'capacity',
+  'emulator',
+  'big',
+  'incremental',
+  'adaptive',
+] as const;
 type Phase = (typeof PHASES)[number];
 
 /** The highest `requests_per_second` a manifest accepts: "the rate limit is not the bottleneck". */
@@ -231,6 +244,13 @@ async function runPhases(options: Options, root: string, result: BenchResult): P
         parts: options.adaptiveParts,
         say,
       });
+    } else if (phase === 'incremental') {
+      result.incremental = await incrementalBenchmark({
+        ...common,
+        dir: dirOf(phase),
+        maxInFlight: options.maxInFlight,
+        planItems: options.bigItems,
+      });
     } else if (phase === 'emulator') {
       result.emulator_throughput = await emulatorThroughput(dirOf(phase), options);
     } else {
@@ -275,6 +295,7 @@ async function main(): Promise<number> {
     emulator_throughput: null,
     big_manifest: null,
     adaptive: null,
+    incremental: null,
     targets: [],
   };
   let completed = false;

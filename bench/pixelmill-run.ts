@@ -27,6 +27,8 @@ export interface PixelmillRunSpec {
   deadline: number;
   /** An S3 output instead of the local folder: plan, state, images and report in this bucket. */
   s3?: BenchS3Output;
+  /** Items (1-based) whose prompts are edited: a second run in the same folder is incremental. */
+  edited?: (index: number) => boolean;
 }
 
 export interface BenchS3Output {
@@ -108,7 +110,7 @@ async function runTimes(address: string, workflowId: string): Promise<{ wallS: n
 }
 
 export async function runPixelmill(spec: PixelmillRunSpec): Promise<PixelmillRunFigures> {
-  const itemsFile = await writeItemsFile(spec.dir, spec.items);
+  const itemsFile = await writeItemsFile(spec.dir, spec.items, spec.edited);
   const manifest = writeManifest(spec.dir, {
     name: spec.name,
     itemsFile,

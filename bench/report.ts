@@ -4,6 +4,7 @@
 // local one.
 import type { AdaptiveFigures, AdaptiveResult } from './adaptive.js';
 import type { BigManifestFigures } from './big-manifest.js';
+import type { IncrementalFigures } from './incremental.js';
 import type { SideResult } from './compare.js';
 import { round, target, targetAtLeast, type Target } from './figures.js';
 import type { S3OutputResult } from './s3-output.js';
@@ -38,6 +39,8 @@ export interface BenchResult {
   big_manifest: BigManifestFigures | null;
   /** Issue #13: manifests that name no rate, against a constant, a changing and a shared limit. */
   adaptive: AdaptiveResult | null;
+  /** Issue #16: the catalog run again with 1% of its prompts edited, and `plan` of a big catalog. */
+  incremental: IncrementalFigures | null;
   targets: Target[];
 }
 
@@ -87,6 +90,27 @@ export function targetsOf(result: BenchResult, webhooks: boolean): Target[] {
       target(`run of ${result.big_manifest.items} items started (s)`, result.big_manifest.run_start_s, 10),
     );
   if (result.adaptive) targets.push(...adaptiveTargets(result.adaptive));
+  if (result.incremental) {
+    const { incremental } = result;
+    targets.push(target('incremental: second run wall / first run wall', incremental.wall_ratio, 0.05));
+    targets.push(
+      target(
+        'incremental: tasks other than one per edited item',
+        Math.abs(incremental.second_tasks - incremental.edited),
+        0,
+      ),
+    );
+    targets.push(
+      target(
+        "incremental: credits other than the edited items' price",
+        Math.abs(incremental.second_credits - incremental.edited_items_credits),
+        0,
+      ),
+    );
+    targets.push(
+      target(`plan of ${incremental.plan.items} items against their index (s)`, incremental.plan.seconds, 5),
+    );
+  }
   return targets;
 }
 
@@ -256,6 +280,15 @@ export function formatTable(result: BenchResult): string {
     other.push(['(dev server start-up s, not included)', big.dev_server_start_s]);
   }
   if (result.s3_output) other.push(...s3Rows(result.s3_output));
+  if (result.incremental) {
+    const { incremental } = result;
+    other.push([`incremental: first run of ${incremental.items} items, wall s`, incremental.first_wall_s]);
+    other.push([`  again with ${incremental.edited} prompts edited, wall s`, incremental.second_wall_s]);
+    other.push(['  tasks it created', incremental.second_tasks]);
+    other.push(['  credits it was charged', incremental.second_credits]);
+    other.push([`plan of ${incremental.plan.items} items against their index, s`, incremental.plan.seconds]);
+    other.push(['  its peak RSS MB', incremental.plan.peak_rss_mb]);
+  }
   if (other.length > 1) sections.push(renderTable(other));
   if (result.adaptive) {
     const { adaptive } = result;

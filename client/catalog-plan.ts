@@ -8,6 +8,7 @@ import { diffCatalog, type CatalogDiff } from '../catalog/diff.js';
 import { estimatePlan, type PlanEstimate } from '../catalog/estimate.js';
 import { generationKey } from '../catalog/generation-key.js';
 import { parseCatalogIndex, type CatalogEntry, type CatalogIndex } from '../catalog/index-file.js';
+import { rebuildCatalogIndex } from '../catalog/rebuild-index.js';
 import { plural } from '../common/words.js';
 import type { LoadedManifest } from '../manifest/load.js';
 import type { RunSettings } from '../manifest/normalize.js';
@@ -44,7 +45,12 @@ export function stateLocationOf(settings: RunSettings): StateLocation {
 
 async function readIndex(settings: RunSettings): Promise<{ index?: CatalogIndex; note?: string }> {
   const text = await runState.readCatalogIndex(stateLocationOf(settings));
-  if (text === undefined) return {};
+  if (text === undefined) {
+    const rebuilt = await rebuildCatalogIndex(runState, stateLocationOf(settings), settings.name);
+    if (!rebuilt) return {};
+    const note = `the output had no catalog index: rebuilt from the plans and outcomes of ${plural(rebuilt.runs, 'run')}`;
+    return { index: rebuilt.index, note };
+  }
   const index = parseCatalogIndex(text);
   if (!index) return { note: "the output's catalog index is damaged: every item is generated again" };
   if (index.header.catalog !== settings.name) {

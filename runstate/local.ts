@@ -1,7 +1,7 @@
 // Run state on local disk, under `<output>/.pixelmill/` (the PlanRef's state dir): the plan files
 // (plan.ts), the outcome files (outcomes.ts) and the submit journals (submit-journal.ts), in the
 // format every existing run directory has. Plans are read once per store (plan-cache.ts).
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PlanRef } from '../common/types.js';
 import type { LoadedManifest } from '../manifest/load.js';
@@ -15,7 +15,13 @@ import {
 } from './outcomes.js';
 import { readPlanFiles, readPlanMeta, writePlanOnce, type IncrementalPlan, type PlanMeta } from './plan.js';
 import { PlanCache } from './plan-cache.js';
-import { CATALOG_INDEX_FILE, type ItemRange, type RunStateStore, type StateLocation } from './store.js';
+import {
+  CATALOG_INDEX_FILE,
+  PLAN_META_NAME,
+  type ItemRange,
+  type RunStateStore,
+  type StateLocation,
+} from './store.js';
 import { writeFileAtomic } from './files.js';
 import { appendJournalLine, readJournal, type JournalLine } from './submit-journal.js';
 
@@ -78,6 +84,24 @@ export class LocalRunStateStore implements RunStateStore {
 
   readJournal(ref: PlanRef, workflowId: string) {
     return readJournal(ref.stateDir, workflowId);
+  }
+
+  async listPlans(state: StateLocation): Promise<PlanRef[]> {
+    let names: string[];
+    try {
+      names = (await readdir(state.stateDir)).filter((name) => PLAN_META_NAME.test(name));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw error;
+    }
+    const plans = await Promise.all(
+      names.map(async (name) => {
+        const file = join(state.stateDir, name);
+        const meta = JSON.parse(await readFile(file, 'utf8')) as PlanMeta;
+        return { ref: { stateDir: state.stateDir, planHash: meta.hash }, at: (await stat(file)).mtimeMs };
+      }),
+    );
+    return plans.sort((a, b) => b.at - a.at).map((plan) => plan.ref);
   }
 
   async readCatalogIndex(state: StateLocation): Promise<string | undefined> {

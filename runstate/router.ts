@@ -71,6 +71,10 @@ export class RunStateRouter implements RunStateStore {
     this.s3.close();
   }
 
+  listPlans(state: StateLocation) {
+    return this.#for(state).listPlans(state);
+  }
+
   readCatalogIndex(state: StateLocation) {
     return this.#for(state).readCatalogIndex(state);
   }

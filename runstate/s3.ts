@@ -28,6 +28,7 @@ import {
 import { PlanCache, PromiseCache } from './plan-cache.js';
 import {
   CATALOG_INDEX_FILE,
+  PLAN_META_NAME,
   type ItemRange,
   type JournalCall,
   type RunStateStore,
@@ -39,6 +40,8 @@ import type { JournalLine } from './submit-journal.js';
 const PARALLEL_PART_WRITES = 8;
 /** Plan parts kept parsed per process: 64 x SHARD_SIZE items, a few MB. */
 const PART_CACHE_SIZE = 64;
+/** Outcome objects kept parsed per process: a few running shards' worth (tens of MB at most). */
+const OUTCOME_OBJECTS_CACHED = 2_048;
 
 const stem = (ref: PlanRef): string => ref.planHash.slice(0, 16);
 const pad = (value: number, width: number): string => String(value).padStart(width, '0');
@@ -55,6 +58,8 @@ export class S3RunStateStore implements RunStateStore {
   readonly #plans: PlanCache;
   /** Plan parts read: a worker's shards read theirs once. */
   readonly #parts = new PromiseCache<PlannedItem[]>(PART_CACHE_SIZE);
+  /** Outcome objects read, by path and ETag. */
+  readonly #outcomeObjects = new PromiseCache<OutcomeLine[]>(OUTCOME_OBJECTS_CACHED);
 
   constructor(private readonly connection: S3ConnectionOptions = {}) {
     this.#plans = new PlanCache(
@@ -169,11 +174,23 @@ export class S3RunStateStore implements RunStateStore {
     const objects = this.#store(ref);
     const prefix = shard === undefined ? `outcomes-${stem(ref)}/` : outcomesPrefix(ref, shard);
     const lines: OutcomeLine[] = [];
-    for (const path of await objects.list(prefix)) {
-      for (const value of parseJsonLines((await objects.read(path)) ?? '')) {
-        const parsed = OutcomeLineSchema.safeParse(value);
-        if (parsed.success) lines.push(parsed.data);
-      }
+    const entries = (await objects.listEntries(prefix)).sort((a, b) => (a.path < b.path ? -1 : 1));
+    // A shard's store activities each read its outcomes: objects already read (same ETag) are not
+    // read again, so a shard costs one listing per batch rather than every object per batch.
+    for (const entry of entries) {
+      const key = `${ref.stateDir}\0${entry.path}\0${entry.etag}\0${entry.size}`;
+      lines.push(
+        ...(await this.#outcomeObjects.get(key, () => this.#readOutcomeObject(objects, entry.path))),
+      );
+    }
+    return lines;
+  }
+
+  async #readOutcomeObject(objects: S3Objects, path: string): Promise<OutcomeLine[]> {
+    const lines: OutcomeLine[] = [];
+    for (const value of parseJsonLines((await objects.read(path)) ?? '')) {
+      const parsed = OutcomeLineSchema.safeParse(value);
+      if (parsed.success) lines.push(parsed.data);
     }
     return lines;
   }
@@ -206,6 +223,18 @@ export class S3RunStateStore implements RunStateStore {
       }
     }
     return lines;
+  }
+
+  async listPlans(state: StateLocation): Promise<PlanRef[]> {
+    const objects = this.#store(state);
+    const metas = (await objects.listEntries('plan-')).filter((entry) => PLAN_META_NAME.test(entry.path));
+    const plans = await Promise.all(
+      metas.map(async (entry) => {
+        const meta = JSON.parse((await objects.read(entry.path)) ?? '{}') as PlanMeta;
+        return { ref: { ...state, planHash: meta.hash }, at: entry.modifiedMs };
+      }),
+    );
+    return plans.sort((a, b) => b.at - a.at).map((plan) => plan.ref);
   }
 
   readCatalogIndex(state: StateLocation): Promise<string | undefined> {

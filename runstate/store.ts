@@ -65,11 +65,16 @@ export interface RunStateStore {
    * submit. With `call`, a store may return that call's lines only.
    */
   readJournal(ref: PlanRef, workflowId: string, call?: JournalCall): Promise<Partial<JournalLine>[]>;
+  /** The plans frozen in an output's state, newest first (by when their meta was written). */
+  listPlans(state: StateLocation): Promise<PlanRef[]>;
   /** The text of the output's catalog index (catalog/index-file.ts), undefined when it has none. */
   readCatalogIndex(state: StateLocation): Promise<string | undefined>;
   /** Replaces the output's catalog index, all at once. */
   writeCatalogIndex(state: StateLocation, lines: Iterable<string>): Promise<void>;
 }
+
+/** A plan's meta file (or object) in an output's state: `plan-<hash16>.json`. */
+export const PLAN_META_NAME = /^plan-[0-9a-f]{16}\.json$/;
 
 /** The catalog index's file (or object) in an output's state. */
 export const CATALOG_INDEX_FILE = 'catalog.jsonl';

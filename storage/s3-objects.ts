@@ -18,6 +18,15 @@ import { keyProblem, s3UrlOf, type S3Location } from './s3-location.js';
 const statusOf = (error: unknown): number | undefined =>
   (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
 
+/** An object as a listing shows it. */
+export interface ListedObject {
+  /** Relative to the location. */
+  path: string;
+  size: number;
+  etag: string;
+  modifiedMs: number;
+}
+
 export class S3Objects {
   readonly location: string;
   readonly #target: S3Location;
@@ -109,8 +118,13 @@ export class S3Objects {
 
   /** Every object under `prefix` (relative to the location) with its size in bytes. */
   async listSizes(prefix: string): Promise<Map<string, number>> {
+    return new Map((await this.listEntries(prefix)).map((entry) => [entry.path, entry.size]));
+  }
+
+  /** Every object under `prefix` (relative to the location), in key order. */
+  async listEntries(prefix: string): Promise<ListedObject[]> {
     const base = this.#target.prefix === '' ? '' : `${this.#target.prefix}/`;
-    const sizes = new Map<string, number>();
+    const entries: ListedObject[] = [];
     let token: string | undefined;
     do {
       this.requests.list++;
@@ -126,11 +140,18 @@ export class S3Objects {
       } catch (error) {
         throw classifyS3Error(error, this.#context, true);
       }
-      for (const object of page.Contents ?? [])
-        if (object.Key) sizes.set(object.Key.slice(base.length), object.Size ?? 0);
+      for (const object of page.Contents ?? []) {
+        if (object.Key)
+          entries.push({
+            path: object.Key.slice(base.length),
+            size: object.Size ?? 0,
+            etag: object.ETag ?? '',
+            modifiedMs: object.LastModified?.getTime() ?? 0,
+          });
+      }
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
-    return sizes;
+    return entries;
   }
 
   close(): void {

@@ -132,4 +132,55 @@ describe('a run into s3://', () => {
     expect(plans).toHaveLength(2);
     expect(keys.filter((key) => key.includes('.pixelmill/.pixelmill'))).toEqual([]);
   }, 180_000);
+
+  it('runs an edited catalog incrementally in the bucket: what changed generated, the rest copied', async () => {
+    const before = new Map((await report()).map((line) => [line.id, line]));
+    const items = Array.from({ length: ITEMS + 1 }, (_, i) =>
+      i === 0
+        ? '  - { id: s0, prompt: "lamp 0, brass" }'
+        : `  - { id: s${i}, prompt: "${BLOCKED.has(i) ? 'forbidden ' : ''}lamp ${i}" }`,
+    );
+    writeFileSync(
+      join(sandbox.dir, 'catalog.yaml'),
+      [
+        'name: s3-test',
+        'limits: { requests_per_second: 100 }',
+        'output:',
+        `  dir: s3://${BUCKET}/${PREFIX}`,
+        `  endpoint: ${server.endpoint}`,
+        '  force_path_style: true',
+        '  path_template: "v2/{id}_{index}.{ext}"',
+        'items:',
+        ...items,
+      ].join('\n'),
+    );
+    const run = await sandbox.run(['run', 'catalog.yaml', '--no-progress', '--prune'], {
+      env: { PIXELMILL_EMULATOR_CONFIG: emulatorConfig('unblocked.yaml', []) },
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toContain(
+      'pixelmill: plan: 2 items to generate (1 new, 1 changed, 0 gone for good), 5 unchanged (5 to copy to new paths)',
+    );
+    const lines = await report();
+    expect(lines.map((line) => [line.id, line.reused_from === undefined])).toEqual(
+      Array.from({ length: ITEMS + 1 }, (_, i) => [`s${i}`, i === 0 || i === ITEMS]),
+    );
+    for (const line of lines.filter((entry) => entry.reused_from !== undefined)) {
+      expect(line.images.map((image) => image.sha256)).toEqual(
+        before.get(line.id)!.images.map((image) => image.sha256),
+      );
+    }
+    expect(lines.every((line) => line.images.every((image) => image.path.startsWith('v2/')))).toBe(true);
+    await expectImagesInBucket(lines);
+    const summary = JSON.parse(await objectText(`${PREFIX}/summary.json`)) as {
+      catalog: Record<string, unknown>;
+    };
+    expect(summary.catalog).toMatchObject({ generated: 2, reused: 5, moved: 5, pruned: true });
+    // Pruned: the old copies are gone, the bucket holds the catalog as it is now.
+    const listed = await server.client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: PREFIX }));
+    const images = (listed.Contents ?? []).map((object) => object.Key!).filter((key) => key.endsWith('.png'));
+    expect(images.sort()).toEqual(
+      lines.flatMap((line) => line.images.map((image) => `${PREFIX}/${image.path}`)).sort(),
+    );
+  }, 180_000);
 });

@@ -2,8 +2,8 @@
 // workers) against the real emulator over HTTP, whose ground truth counts every task. A 60-item
 // catalog runs once; then 3 prompts edited, 2 items added and 1 removed give exactly 5 new tasks,
 // `plan --json` says so beforehand, and the unchanged images stay byte for byte. A deleted image
-// is fetched again from its result URL, a changed path template copies what is stored, and
-// --prune deletes what no item uses.
+// is fetched again from its result URL, a deleted index is rebuilt from the run state, a changed
+// path template copies what is stored, and --prune deletes what no item uses.
 import { existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -42,11 +42,11 @@ const editedCatalog: Item[] = [
   { id: 'p61', prompt: 'catalog product 61, studio light' },
 ];
 
-function writeCatalog(items: readonly Item[], pathTemplate?: string): void {
+function writeCatalog(items: readonly Item[], pathTemplate?: string, name = 'incremental'): void {
   writeFileSync(
     join(sandbox.dir, 'catalog.yaml'),
     [
-      'name: incremental',
+      `name: ${name}`,
       pathTemplate ? `output: { dir: ./out, path_template: "${pathTemplate}" }` : 'output: ./out',
       'limits: { requests_per_second: 200 }',
       'items:',
@@ -166,6 +166,16 @@ describe('an edited catalog', () => {
     expect(summary.catalog).toMatchObject({ generated: 0, reused: 61, restored: 1 });
   }, 180_000);
 
+  it("rebuilds a deleted catalog index from the plans and outcomes of the catalog's runs", async () => {
+    rmSync(out('.pixelmill', 'catalog.jsonl'));
+    const planned = JSON.parse((await sandbox.run(['plan', 'catalog.yaml', '--json'])).stdout) as {
+      counts: Record<string, number>;
+      note?: string;
+    };
+    expect(planned.counts).toMatchObject({ unchanged: 61, new: 0, changed: 0, restore: 0 });
+    expect(planned.note).toMatch(/no catalog index: rebuilt from the plans and outcomes of \d+ runs?/);
+  });
+
   it('copies stored images where a new path template puts them, and --prune deletes what no item uses', async () => {
     const removed = out(before.get('p3')!.images[0]!.path);
     const count = await tasks();
@@ -186,4 +196,16 @@ describe('an edited catalog', () => {
     const oldPath = out(before.get('p0')!.images[0]!.path);
     expect(existsSync(oldPath) ? statSync(oldPath).size : 0).toBe(0);
   }, 180_000);
+
+  it('is a new catalog under another name, and plan says so', async () => {
+    writeCatalog(editedCatalog, undefined, 'renamed');
+    const planned = JSON.parse((await sandbox.run(['plan', 'catalog.yaml', '--json'])).stdout) as {
+      counts: Record<string, number>;
+      basis: unknown;
+      note?: string;
+    };
+    expect(planned.basis).toBeNull();
+    expect(planned.counts).toMatchObject({ new: 61, unchanged: 0 });
+    expect(planned.note).toContain('the output holds catalog "incremental", not "renamed"');
+  });
 });
