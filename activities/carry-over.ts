@@ -117,19 +117,27 @@ export function carryOverActivity(deps: { clients: ApiClients; resolved: Resolve
       moved: before?.moved ?? 0,
     };
     const settled = new Set([...progress.lines.map((line) => line.index), ...progress.regenerate]);
+    // Beaten on whileAlive's interval and when an item fails, not per item: each beat encodes all
+    // the lines so far, and a beat per item made a range's work quadratic (5.7 s for 500 items).
+    // An item settled after the last beat is only checked again by a retry: keeping is idempotent.
     const beat = (): void => context?.heartbeat(progress);
     await whileAlive(async () => {
       for (const [offset, item] of items.entries()) {
         const index = input.offset + offset;
         if (settled.has(index) || !item.reuse) continue;
-        const carried = await carryItem(ctx, item, item.reuse);
+        let carried: Carried;
+        try {
+          carried = await carryItem(ctx, item, item.reuse);
+        } catch (error) {
+          beat();
+          throw error;
+        }
         if (carried === 'regenerate') progress.regenerate.push(index);
         else {
           progress.lines.push(outcomeOf(index, item, item.reuse, carried.images));
           if (carried.restored) progress.restored++;
           if (carried.moved) progress.moved++;
         }
-        beat();
       }
     }, beat);
     await runState.appendOutcomes(input.plan, input.shard, progress.lines, appendSequence(context));

@@ -99,10 +99,10 @@ async function planFigures(dir: string, items: number): Promise<PlanFigures> {
   mkdirSync(join(dir, 'out', STATE_DIR_NAME), { recursive: true });
   const original = writeManifest(dir, { name: 'bench-plan', itemsFile: await writeItemsFile(dir, items) });
   const loaded = loadManifest(original);
-  mkdirSync(join(dir, 'out', 'images'), { recursive: true });
+
   const run = 'pixelmill/bench-plan@bench';
   const entries: CatalogEntry[] = loaded.items.map((item) => {
-    const path = `images/${item.id}_0.png`;
+    const path = `${item.id}_0.png`;
     const bytes = Buffer.from(`image of ${item.id}`);
     writeFileSync(join(dir, 'out', path), bytes);
     return {
@@ -147,7 +147,11 @@ async function planFigures(dir: string, items: number): Promise<PlanFigures> {
   const peakRssMb = rss.stop();
   if (code !== 0) throw new Error(`pixelmill plan exited with ${code}: ${err.trim()}`);
   const plan = JSON.parse(out) as { counts: Record<string, number> };
-  if (plan.counts.changed !== items / 100 || plan.counts.unchanged !== items - items / 100)
+  if (
+    plan.counts.changed !== items / 100 ||
+    plan.counts.unchanged !== items - items / 100 ||
+    plan.counts.moved !== 0
+  )
     throw new Error(
       `pixelmill plan counted ${JSON.stringify(plan.counts)} (${benchItemId(100)} and every 100th edited)`,
     );

@@ -39,6 +39,8 @@ export interface CatalogDiff {
 
 export interface DiffInput {
   items: readonly PlannedItem[];
+  /** Each item's generation key, when the caller has them already; computed otherwise. */
+  keys?: readonly string[];
   index: CatalogIndex | undefined;
   /** The size of what is stored at `path` (relative to the output), undefined when nothing is. */
   storedBytes: (path: string) => number | undefined;
@@ -81,7 +83,7 @@ export function diffCatalog(input: DiffInput): CatalogDiff {
   const keys = new Set<string>();
   const ids = new Set<string>();
   for (const [position, item] of input.items.entries()) {
-    const key = generationKey(item);
+    const key = input.keys?.[position] ?? generationKey(item);
     keys.add(key);
     ids.add(item.id);
     const entry = byKey.get(key);
