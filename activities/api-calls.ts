@@ -20,6 +20,7 @@ import { activityContext } from './context.js';
 import { toActivityFailure } from './failures.js';
 import type { RateGate, RunRate } from './rate-gate.js';
 import type { ApiGroup } from '../governor/types.js';
+import type { ReferenceHost } from '../references/host.js';
 import type { RunStateStore } from '../runstate/index.js';
 import {
   currentSubmitCall,
@@ -48,6 +49,8 @@ export interface ApiCallDeps {
   gate: Pick<RateGate, 'acquire'>;
   /** What this worker saw the API do: what tells a refused item from an outage. */
   evidence: ApiEvidence;
+  /** URLs for the run's local reference images. */
+  references: Pick<ReferenceHost, 'urls'>;
 }
 
 /** API calls this activity made, its earlier attempts' included (see ApiCallsMade). */
@@ -73,7 +76,7 @@ async function paced<T>(
   }
 }
 
-export function apiCallActivities({ runState, clients, gate, evidence }: ApiCallDeps) {
+export function apiCallActivities({ runState, clients, gate, evidence, references }: ApiCallDeps) {
   async function submitItem(input: SubmitItemInput): Promise<SubmitItemOutput> {
     // A retry whose earlier attempt got its task before the worker died takes that task.
     const call = currentSubmitCall();
@@ -92,7 +95,7 @@ export function apiCallActivities({ runState, clients, gate, evidence }: ApiCall
       resolution: item.resolution,
       n: item.n,
     };
-    if (item.image_urls?.length) request.image_urls = item.image_urls;
+    if (item.image_urls?.length) request.image_urls = await references.urls(meta, item.image_urls);
     if (item.language !== undefined) request.language = item.language;
     if (input.webhook !== undefined) request.webhook = input.webhook;
     const answered = await gate.acquire('submit', meta);

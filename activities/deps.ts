@@ -1,6 +1,8 @@
 // What the activities get from the worker that builds them (STYLE habit 3): the API's address and
 // key when the worker overrides the manifest, the environment the key is read from, a clock, and
 // storage. Secrets come only from here, never from activity inputs (which land in history).
+import { ReferenceHost } from '../references/host.js';
+import type { ReferenceServer } from '../references/server.js';
 import { RunStateRouter, type RunStateStore } from '../runstate/index.js';
 import { ResultStores } from '../storage/open-store.js';
 import type { ResultStore } from '../storage/result-store.js';
@@ -31,6 +33,8 @@ export interface ActivityDeps {
    * files or objects under its S3 output (RunStateRouter, S3 credentials read from `env`).
    */
   runState?: RunStateStore;
+  /** The embedded run's server of local reference images (references/server.ts). */
+  referenceServer?: ReferenceServer;
 }
 
 export interface ResolvedDeps {
@@ -41,6 +45,8 @@ export interface ResolvedDeps {
   now: () => number;
   resultStore: (outputDir: string, objectStore?: S3Location) => ResultStore;
   runState: RunStateStore;
+  /** URLs for local reference images (references/host.ts). */
+  references: ReferenceHost;
   /** Releases the default stores' connections (S3 clients); call on worker shutdown. */
   closeStores: () => void;
 }
@@ -49,15 +55,23 @@ export function resolveDeps(deps: ActivityDeps): ResolvedDeps {
   const env = deps.env ?? process.env;
   const stores = new ResultStores(env);
   const runState = deps.runState ?? new RunStateRouter({ s3: { env } });
+  const now = deps.now ?? Date.now;
+  const references = new ReferenceHost({
+    env,
+    now,
+    ...(deps.referenceServer ? { server: deps.referenceServer } : {}),
+  });
   const resolved: ResolvedDeps = {
     env,
-    now: deps.now ?? Date.now,
+    now,
     resultStore:
       deps.resultStore ??
       ((outputDir, objectStore) => stores.open(objectStore ? { outputDir, objectStore } : { outputDir })),
     runState,
+    references,
     closeStores: () => {
       stores.close();
+      references.close();
       if (runState instanceof RunStateRouter) runState.close();
     },
   };

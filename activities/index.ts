@@ -49,6 +49,7 @@ function buildActivities(resolved: ResolvedDeps, clients: ApiClients, gate: Rate
     clients,
     gate,
     evidence: new ApiEvidence(resolved.now),
+    references: resolved.references,
   });
   return {
     prepareRun: activity(prepareRunActivity(resolved)),

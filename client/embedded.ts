@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { createActivityRuntime } from '../activities/index.js';
+import { ReferenceServer, referencePort } from '../references/server.js';
 import { readJsonFile, writeJsonFile } from '../common/state-file.js';
 import { parse as parseYaml } from 'yaml';
 import {
@@ -90,10 +91,12 @@ export async function startInProcessWorkers(
   queues: TaskQueues,
 ): Promise<InProcessWorkers> {
   const connection = await connectWorkerConnection(endpoint);
+  const referenceServer = await ReferenceServer.start(referencePort(process.env));
   const runtime = createActivityRuntime({
     apiBaseUrl: api.baseUrl,
     apiKey: api.apiKey,
     env: process.env,
+    referenceServer,
     // This process is the run's only worker: earlier CLI processes that still look alive to the
     // server (for up to 90 s) must not halve its share of the rate.
     apiWorkers: 1,
@@ -113,6 +116,7 @@ export async function startInProcessWorkers(
       workers.shutdown();
       await done.catch(() => undefined);
       await runtime.close();
+      await referenceServer.close();
       await connection.close();
     },
   };

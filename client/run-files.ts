@@ -2,6 +2,7 @@
 // (the output folder's `.pixelmill/`, or objects under an S3 output), and its report files.
 // `report`, `retry-failed` and `status` read a finished run from here, without a worker: the
 // workflow's memo names the manifest, its hash and the plan's store.
+import { publishReferences } from '../references/publish.js';
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Client, WorkflowExecutionStatusName } from '@temporalio/client';
@@ -93,8 +94,20 @@ export const runState = new RunStateRouter({ planCacheSize: 1 });
  * Freezes `manifest` into its run's store (the output folder, or objects under an S3 output):
  * what workers read, wherever they run. A store that refuses is one line for the user.
  */
-export async function freezePlan(manifest: LoadedManifest, incremental?: IncrementalPlan): Promise<PlanRef> {
+export async function freezePlan(
+  manifest: LoadedManifest,
+  incremental?: IncrementalPlan,
+  say?: (line: string) => void,
+): Promise<PlanRef> {
   try {
+    const references = await publishReferences(manifest.settings, manifest.references, (output, options) =>
+      runState.s3.objectsOf(output, options),
+    );
+    if (say && references.uploaded + references.present > 0) {
+      say(
+        `pixelmill: reference images: ${references.uploaded} put in the run's store, ${references.present} already there`,
+      );
+    }
     return (await runState.writePlan(manifest, incremental)).ref;
   } catch (error) {
     if (isStorageError(error))

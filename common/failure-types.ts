@@ -45,6 +45,7 @@ export const ActivityFailureType = typeNames(
   'PlanIndexOutOfRange',
   'PlanMissing',
   'RateHeld',
+  'ReferencesUnhosted',
   'SubmitRefused',
   'TaskNotFinished',
 );

@@ -80,6 +80,12 @@ export const EmulatorConfigSchema = z.strictObject({
   result_ttl_seconds: z.number().positive(),
   /** Submits with an Idempotency-Key header: replayed within ttl_seconds (docs/emulator.md). */
   idempotency: z.strictObject({ enabled: z.boolean(), ttl_seconds: z.number().positive() }),
+  /** `image_urls` downloaded and checked at submit (docs/emulator.md, "Reference images"). */
+  reference_images: z.strictObject({
+    fetch: z.boolean(),
+    timeout_ms: z.number().int().min(1),
+    max_bytes: z.number().int().min(1),
+  }),
   faults: z.strictObject({
     server_error_rate: rate,
     truncate_download_rate: rate,
@@ -136,6 +142,7 @@ export const DEFAULT_EMULATOR_CONFIG: EmulatorConfig = deepFreeze({
   },
   result_ttl_seconds: 86_400,
   idempotency: { enabled: true, ttl_seconds: 86_400 },
+  reference_images: { fetch: true, timeout_ms: 10_000, max_bytes: 20 * 1024 * 1024 },
   faults: {
     server_error_rate: 0,
     truncate_download_rate: 0,

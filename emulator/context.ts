@@ -9,6 +9,7 @@ import type { ParsedBody } from './body.js';
 import type { Clock } from './clock.js';
 import type { EmulatorConfig } from './config.js';
 import { RenderedImageCache } from './images/render.js';
+import { ReferenceFetcher } from './references.js';
 import { seededRandom, type Random } from './random.js';
 import { RateLimiter } from './rate-limit.js';
 import { RequestStats } from './stats.js';
@@ -27,6 +28,7 @@ export interface EmulatorContext {
   readonly store: TaskStore;
   readonly stats: RequestStats;
   readonly images: RenderedImageCache;
+  readonly references: ReferenceFetcher;
   readonly notifier: TerminalNotifier;
   readonly faultRandom: Random;
   readonly downloadRandom: Random;
@@ -71,6 +73,7 @@ export function createContext(config: EmulatorConfig, clock: Clock): EmulatorCon
     store,
     stats,
     images: new RenderedImageCache(IMAGE_CACHE_BYTES),
+    references: new ReferenceFetcher(config.reference_images),
     notifier: new TerminalNotifier({
       config,
       clock,

@@ -34,6 +34,10 @@ export const API_ERRORS = {
   invalid_n: badRequest('n'),
   invalid_image_urls: badRequest('image_urls'),
   too_many_image_urls: badRequest('image_urls'),
+  // A reference image fetched at submit (docs/emulator.md, "Reference images").
+  image_url_unreachable: badRequest('image_urls'),
+  image_url_not_image: badRequest('image_urls'),
+  image_url_too_large: badRequest('image_urls'),
   invalid_webhook: badRequest('webhook'),
   invalid_language: badRequest('language'),
   invalid_task_ids: badRequest('task_ids'),

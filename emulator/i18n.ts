@@ -147,6 +147,24 @@ export const MESSAGES: Readonly<Record<MessageId, Readonly<Record<Language, stri
     ko: 'Idempotency-Key 헤더는 1~{max}개의 인쇄 가능한 ASCII 문자여야 합니다.',
     ja: 'Idempotency-Key ヘッダーは 1～{max} 文字の印字可能な ASCII 文字でなければなりません。',
   },
+  image_url_unreachable: {
+    en: 'image_urls[{index}] could not be downloaded: {reason}.',
+    zh: 'image_urls[{index}] 无法下载：{reason}。',
+    ko: 'image_urls[{index}]을(를) 다운로드할 수 없습니다: {reason}.',
+    ja: 'image_urls[{index}] をダウンロードできませんでした: {reason}。',
+  },
+  image_url_not_image: {
+    en: 'image_urls[{index}] is not an image: {reason}.',
+    zh: 'image_urls[{index}] 不是图片：{reason}。',
+    ko: 'image_urls[{index}]은(는) 이미지가 아닙니다: {reason}.',
+    ja: 'image_urls[{index}] は画像ではありません: {reason}。',
+  },
+  image_url_too_large: {
+    en: 'image_urls[{index}] is too large ({reason}); the limit is {max_bytes} bytes.',
+    zh: 'image_urls[{index}] 过大（{reason}）；上限为 {max_bytes} 字节。',
+    ko: 'image_urls[{index}]이(가) 너무 큽니다 ({reason}). 한도는 {max_bytes}바이트입니다.',
+    ja: 'image_urls[{index}] が大きすぎます（{reason}）。上限は {max_bytes} バイトです。',
+  },
   idempotency_key_reused: {
     en: 'This Idempotency-Key was already used with a different request body.',
     zh: '此 Idempotency-Key 已用于不同的请求体。',

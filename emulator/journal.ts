@@ -25,8 +25,10 @@ type JournalLine = [
   reserved: number,
   /** Absent in journals written before stuck tasks existed; 0 or 1 when an idempotency key follows. */
   stuck?: 0 | 1,
-  idempotencyKey?: string,
-  idempotencyFingerprint?: string,
+  idempotencyKey?: string | null,
+  idempotencyFingerprint?: string | null,
+  /** Its first reference's thumbnail: width, height, RGB pixels in base64, the image's sha256. */
+  reference?: [number, number, string, string],
 ];
 
 export class TaskJournal {
@@ -52,8 +54,15 @@ export class TaskJournal {
       record.failure ?? null,
       record.reserved,
     ];
-    if (record.idempotency)
-      line.push(record.stuck ? 1 : 0, record.idempotency.key, record.idempotency.fingerprint);
+    const { idempotency, reference } = record;
+    if (reference) {
+      line.push(record.stuck ? 1 : 0, idempotency?.key ?? null, idempotency?.fingerprint ?? null, [
+        reference.width,
+        reference.height,
+        reference.rgb.toString('base64'),
+        reference.sha256,
+      ]);
+    } else if (idempotency) line.push(record.stuck ? 1 : 0, idempotency.key, idempotency.fingerprint);
     else if (record.stuck) line.push(1);
     appendFileSync(this.file, `${JSON.stringify(line)}\n`);
   }
@@ -73,7 +82,7 @@ export class TaskJournal {
         continue; // empty or torn
       }
       const account = accounts.get(line[1]);
-      if (!Array.isArray(line) || ![15, 16, 18].includes(line.length) || !account) continue;
+      if (!Array.isArray(line) || ![15, 16, 18, 19].includes(line.length) || !account) continue;
       const [id, , prompt, n, size, resolution, language, webhook, ...rest] = line;
       const [
         submittedAt,
@@ -86,6 +95,7 @@ export class TaskJournal {
         stuck,
         key,
         fingerprint,
+        reference,
       ] = rest;
       records.push(
         new TaskRecord(
@@ -105,7 +115,13 @@ export class TaskJournal {
           failure ?? undefined,
           reserved,
           stuck === 1,
-          key !== undefined && fingerprint !== undefined ? { key, fingerprint } : undefined,
+          typeof key === 'string' && typeof fingerprint === 'string' ? { key, fingerprint } : undefined,
+          reference && {
+            width: reference[0],
+            height: reference[1],
+            rgb: Buffer.from(reference[2], 'base64'),
+            sha256: reference[3],
+          },
         ),
       );
     }

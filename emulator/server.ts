@@ -31,7 +31,7 @@ interface ApiRoute {
   readonly pattern: string;
   readonly rateClass: RateClass;
   readonly readsBody: boolean;
-  readonly handle: (ctx: EmulatorContext, call: ApiCall) => ApiReply;
+  readonly handle: (ctx: EmulatorContext, call: ApiCall) => ApiReply | Promise<ApiReply>;
 }
 
 const SUBMIT: ApiRoute = {
@@ -233,7 +233,7 @@ export function createEmulatorServer(ctx: EmulatorContext, log: (line: string) =
       body,
       idempotencyKey: Array.isArray(idempotencyKey) ? idempotencyKey.join(', ') : idempotencyKey,
     };
-    const result = route.handle(ctx, call);
+    const result = await route.handle(ctx, call);
     if (route === SUBMIT && drawLostSubmitResponse()) {
       ctx.stats.recordFault('lost_submit_response');
       res.destroy();

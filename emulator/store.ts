@@ -8,6 +8,7 @@
 // Credits: n x price is taken from the balance at submit. A task that will fail is also put on
 // a min-heap by its terminal moment; `settle()` pops the heap and refunds, and runs before every
 // balance check and stats read, so the balance is exact at every observation without a timer.
+import type { ReferenceThumbnail } from './references.js';
 import type { Language, Resolution, TaskState } from './wire.js';
 import type { AccountState } from './auth.js';
 import type { Clock } from './clock.js';
@@ -48,6 +49,8 @@ export class TaskRecord {
     readonly stuck = false,
     /** The submit's Idempotency-Key and a fingerprint of its request, when it sent one. */
     readonly idempotency?: IdempotencyRecord,
+    /** Its first reference image, which its result images show. */
+    readonly reference?: ReferenceThumbnail,
   ) {}
 
   phaseAt(now: number): TaskPhase {
@@ -78,6 +81,7 @@ export interface NewTask {
   language: Language | undefined;
   webhook: string | undefined;
   idempotency?: IdempotencyRecord;
+  reference?: ReferenceThumbnail;
 }
 
 export class TaskStore {
@@ -169,6 +173,7 @@ export class TaskStore {
       reserved,
       stuck,
       input.idempotency,
+      input.reference,
     );
     this.journal?.append(record);
     this.add(record);

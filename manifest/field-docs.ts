@@ -4,6 +4,7 @@
 // and a test fails when a field has none.
 import { DEFAULT_MODEL, LANGUAGES, MAX_IMAGE_URLS } from '../api/schemas.js';
 import { DEFAULTS } from './normalize.js';
+import { MAX_REFERENCE_BYTES } from './references.js';
 import { DEFAULT_PATH_TEMPLATE, MAX_PROMPT_CHARS, PATH_TEMPLATE_FIELDS } from './schema.js';
 
 const placeholders = PATH_TEMPLATE_FIELDS.map((field) => `{${field}}`).join(', ');
@@ -13,7 +14,7 @@ const itemParams = (prefix: string, inherits: string): Record<string, string> =>
   [`${prefix}size`]: `Aspect ratio such as \`16:9\` or \`3:4\`, or \`auto\`. ${inherits}Default: \`${DEFAULTS.size}\`.`,
   [`${prefix}resolution`]: `\`1K\`, \`2K\` or \`4K\` (the price grows with it). ${inherits}Default: \`${DEFAULTS.resolution}\`.`,
   [`${prefix}n`]: `Images per prompt, 1-10. ${inherits}Default: ${DEFAULTS.n}.`,
-  [`${prefix}image_urls`]: `Up to ${MAX_IMAGE_URLS} reference image URLs (http or https) for image-to-image. ${inherits}`,
+  [`${prefix}image_urls`]: `Up to ${MAX_IMAGE_URLS} reference images for image-to-image: http(s) URLs, or local files and globs (\`photos/chair.jpg\`, \`photos/chair-*.png\`) relative to the manifest, PNG, JPEG, WebP or GIF, at most ${MAX_REFERENCE_BYTES / 1048576} MiB each, at most ${MAX_IMAGE_URLS} once globs are expanded. Local files are uploaded once to the run's store and passed to the provider as URLs (docs/references.md). ${inherits}`,
   [`${prefix}language`]: `Language of the API's error messages: ${LANGUAGES.join(', ')}. ${inherits}`,
 });
 
@@ -51,6 +52,8 @@ export const FIELD_DOCS: Record<string, string> = {
     "S3 output only: where the CLI keeps `retry-failed`'s records of the run (the run's plan, state and report are in the bucket, under `<prefix>/.pixelmill/` and `<prefix>/`), relative to the manifest unless absolute. Default: `.pixelmill/s3/<bucket>/<prefix>` beside the manifest.",
   'output.allow_non_empty':
     'Write into a local output folder that already holds other files (not an earlier pixelmill output). Default: `false`, so that a mistyped folder is refused before anything is spent; `pixelmill run --force` does the same for one run.',
+  'output.public_url':
+    "Local output only: the base URL at which the provider can fetch this output's `.pixelmill/references/` folder (where the CLI copies the items' local reference images), served by you; `PIXELMILL_PUBLIC_URL` on the workers does the same for every run. Not needed for an s3:// output (presigned URLs) or an embedded run (pixelmill serves them itself).",
   'output.path_template': `Path of each image inside the output directory, with the placeholders ${placeholders}; must contain {id} and {index}. Default: \`${DEFAULT_PATH_TEMPLATE}\`.`,
   retry: 'Which failed generations are submitted again.',
   'retry.max_attempts': `Most submissions of one item, the first included. Default: ${DEFAULTS.retryMaxAttempts}.`,
@@ -67,5 +70,5 @@ export const FIELD_DOCS: Record<string, string> = {
   'items[].prompt': `The prompt text, at most ${MAX_PROMPT_CHARS} characters.`,
   ...itemParams('items[].', 'Overrides `defaults`. '),
   items_file:
-    'A CSV (with a header row) or JSONL file of items, relative to the manifest: the same fields as `items`.',
+    'A CSV (with a header row) or JSONL file of items, relative to the manifest: the same fields as `items`. A CSV `image_urls` cell lists its entries separated by spaces or `|`; local paths in it are relative to the manifest.',
 };

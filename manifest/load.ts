@@ -13,6 +13,7 @@ import { planItem, runSettings, type PlannedItem, type RunSettings } from './nor
 import { formatPath } from '../common/problems.js';
 import { plural } from '../common/words.js';
 import { locate, MANIFEST_ROOT, sortProblems, yamlErrorOffset, zodProblems, type Where } from './problems.js';
+import { ReferenceFiles, type LocalReference } from './references.js';
 import { ItemSchema, ManifestSchema, type ManifestItem } from './schema.js';
 
 /** Inline items belong in a file of readable size; large catalogs use items_file. */
@@ -28,6 +29,8 @@ export const MAX_ITEMS_FILE_BYTES = 512 * 1024 * 1024;
 export interface LoadedManifest {
   settings: RunSettings;
   items: PlannedItem[];
+  /** The local reference images its items name, each once: the CLI puts them in the run's store. */
+  references: LocalReference[];
   /** sha256 of the manifest and items_file bytes: a run refuses to continue on a changed manifest. */
   hash: string;
 }
@@ -146,9 +149,13 @@ export function loadManifest(manifestPath: string): LoadedManifest {
   const hash = createHash('sha256').update(source.bytes);
 
   // Each item with the place it was written, for duplicate-id messages.
-  const entries: { item: ManifestItem; where: string }[] = (manifest.items ?? []).map((item, index) => ({
+  // `referenceAt(k)`: where its image_urls entry k was written.
+  const entries: { item: ManifestItem; where: string; referenceAt: (k: number) => string }[] = (
+    manifest.items ?? []
+  ).map((item, index) => ({
     item,
     where: `${where(['items', index])} items[${index}]`,
+    referenceAt: (k) => `${where(['items', index, 'image_urls', k])} items[${index}].image_urls[${k}]`,
   }));
   if (manifest.items_file) {
     const itemsFile = resolve(manifestDir, manifest.items_file);
@@ -176,7 +183,11 @@ export function loadManifest(manifestPath: string): LoadedManifest {
             ...zodProblems(issues, ItemSchema, () => at).map((p) => p.replace(' (top level)', ' row')),
           );
         }
-        entries.push({ item: item.data, where: `${at} row ${index + 1}` });
+        entries.push({
+          item: item.data,
+          where: `${at} row ${index + 1}`,
+          referenceAt: (k) => `${at} row ${index + 1} image_urls[${k}]`,
+        });
       });
     }
   }
@@ -196,8 +207,20 @@ export function loadManifest(manifestPath: string): LoadedManifest {
       typeof manifest.output === 'object' ? ['output', 'dir'] : manifest.output ? ['output'] : ['name'];
     problems.push(`${where(at)} ${formatPath(['output'], MANIFEST_ROOT)}: ${system}`);
   }
+  const referenceFiles = new ReferenceFiles(manifestDir);
+  const defaults =
+    manifest.defaults &&
+    withReferences(
+      manifest.defaults,
+      referenceFiles,
+      problems,
+      (k) => `${where(['defaults', 'image_urls', k])} defaults.image_urls[${k}]`,
+    );
+  if (manifest.defaults && !defaults) return fail();
   for (const entry of entries) {
-    const planned = planItem(entry.item, manifest.defaults);
+    const item = withReferences(entry.item, referenceFiles, problems, entry.referenceAt);
+    if (!item) continue;
+    const planned = planItem(item, defaults);
     const unwritable = unwritablePath(settings.pathTemplate, settings.name, planned);
     if (unwritable !== undefined) problems.push(`${entry.where}: ${unwritable}`);
     const earlier = firstSeen.get(planned.id);
@@ -214,5 +237,20 @@ export function loadManifest(manifestPath: string): LoadedManifest {
     items.push(planned);
   }
   if (problems.length) return fail();
-  return { settings, items, hash: hash.digest('hex') };
+  const references = [...referenceFiles.found.values()];
+  // A photo replaced under the same name changes the run, as an edited prompt does.
+  if (references.length > 0) hash.update(JSON.stringify(items.map((item) => item.image_urls ?? null)));
+  return { settings, items, references, hash: hash.digest('hex') };
+}
+
+/** `params` with its image_urls' local files as reference URIs; undefined when one is unusable. */
+function withReferences<T extends { image_urls?: string[] | undefined }>(
+  params: T,
+  files: ReferenceFiles,
+  problems: string[],
+  at: (k: number) => string,
+): T | undefined {
+  if (!params.image_urls?.length) return params;
+  const imageUrls = files.resolve(params.image_urls, at, problems);
+  return imageUrls && { ...params, image_urls: imageUrls };
 }

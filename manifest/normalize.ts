@@ -89,6 +89,8 @@ export interface RunSettings {
   taskTimeoutMs: number;
   /** `limits.deadline`: when nothing more is submitted, and unfinished items end as `deadline`. */
   deadline?: Deadline;
+  /** `output.public_url`: where the provider fetches a local output's reference images. */
+  publicUrl?: string;
   /** `output.allow_non_empty`: the local output folder may hold files of other programs. */
   allowNonEmptyOutput?: boolean;
   retry: { maxAttempts: number; on: string[] };
@@ -182,6 +184,7 @@ export function runSettings(manifest: Manifest, manifestFile: string, manifestDi
   };
   if (objectStore) settings.objectStore = objectStore;
   if (output && 'allow_non_empty' in output && output.allow_non_empty) settings.allowNonEmptyOutput = true;
+  if (output && 'public_url' in output && output.public_url) settings.publicUrl = output.public_url;
   if (manifest.api?.base_url) settings.apiBaseUrl = manifest.api.base_url;
   if (manifest.limits?.budget_credits !== undefined) settings.budgetCredits = manifest.limits.budget_credits;
   const deadline = manifest.limits?.deadline ? parseDeadline(manifest.limits.deadline) : undefined;

@@ -49,7 +49,8 @@ export const ItemParamsSchema = z.strictObject({
     .optional(),
   resolution: z.enum(RESOLUTIONS).optional(),
   n: z.number().int().min(1).max(10).optional(),
-  image_urls: z.array(httpUrl).max(MAX_IMAGE_URLS).optional(),
+  /** http(s) URLs, or local image files and globs (manifest/references.ts checks them). */
+  image_urls: z.array(z.string().min(1, 'must not be empty')).max(MAX_IMAGE_URLS).optional(),
   language: z.enum(LANGUAGES).optional(),
 });
 export type ItemParams = z.infer<typeof ItemParamsSchema>;
@@ -135,9 +136,20 @@ export const OutputSchema = z.union([
         .optional(),
       force_path_style: z.boolean().optional(),
       local_dir: z.string().min(1).optional(),
+      public_url: httpUrl
+        .refine((url) => !/[?#]/.test(url), 'must have no query or fragment (file names are appended)')
+        .optional(),
     })
     .superRefine((output, ctx) => {
-      if (isS3Url(output.dir)) return;
+      if (isS3Url(output.dir)) {
+        if (output.public_url !== undefined)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['public_url'],
+            message: 'only applies to a local output (an s3:// output gives the provider presigned URLs)',
+          });
+        return;
+      }
       for (const key of S3_OUTPUT_OPTIONS) {
         if (output[key] !== undefined) {
           ctx.addIssue({ code: 'custom', path: [key], message: 'only applies to an s3:// output' });

@@ -138,6 +138,7 @@ export function planMeta(settings: RunSettings, items: readonly PlannedItem[], h
   if (settings.rateCaps !== undefined) meta.rateCaps = settings.rateCaps;
   if (settings.objectStore !== undefined) meta.objectStore = settings.objectStore;
   if (settings.deadline !== undefined) meta.deadline = settings.deadline;
+  if (settings.publicUrl !== undefined) meta.publicUrl = settings.publicUrl;
   return meta;
 }
 

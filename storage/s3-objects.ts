@@ -2,6 +2,7 @@
 // store. Whole-object reads and writes, listings, and a create that does nothing when the object
 // exists, for records that must never be overwritten.
 // Errors are the store's StorageErrors (errors.ts); the SDK does not retry (Temporal does).
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import {
   GetObjectCommand,
   HeadObjectCommand,
@@ -75,7 +76,7 @@ export class S3Objects {
    */
   async write(
     path: string,
-    text: string,
+    text: string | Uint8Array,
     options: { ifAbsent?: boolean; contentType?: string } = {},
   ): Promise<boolean> {
     const conditional = options.ifAbsent === true;
@@ -97,6 +98,18 @@ export class S3Objects {
       if (conditional && (status === 412 || status === 409)) return false;
       throw classifyS3Error(error, this.#context, true);
     }
+  }
+
+  /**
+   * A URL that lets its holder GET the object at `path` without credentials, for `expiresInS`
+   * seconds from `signingDate`: the same date gives the same URL.
+   */
+  presignedGetUrl(path: string, options: { expiresInS: number; signingDate: Date }): Promise<string> {
+    const command = new GetObjectCommand({ Bucket: this.#target.bucket, Key: this.keyOf(path) });
+    return getSignedUrl(this.#client, command, {
+      expiresIn: options.expiresInS,
+      signingDate: options.signingDate,
+    });
   }
 
   /** Whether an object is at `path`. */

@@ -11,7 +11,7 @@ import { ManualClock } from './support/emulator.js';
 const TASKS = 100_000;
 
 describe('capacity', () => {
-  it(`keeps ${TASKS.toLocaleString('en')} acknowledged tasks, through completion and expiry`, () => {
+  it(`keeps ${TASKS.toLocaleString('en')} acknowledged tasks, through completion and expiry`, async () => {
     const clock = new ManualClock();
     const config = parseEmulatorConfig({
       accounts: [{ id: 'acct_bulk', credits: 10 * TASKS, keys: [{ key: 'sk-bulk' }] }],
@@ -31,7 +31,7 @@ describe('capacity', () => {
 
     const ids: string[] = [];
     for (let i = 0; i < TASKS; i++) {
-      const reply = handleSubmit(ctx, apiCall({ prompt: `prompt ${i}` })) as {
+      const reply = (await handleSubmit(ctx, apiCall({ prompt: `prompt ${i}` }))) as {
         body: { data: { task_id: string }[] };
       };
       ids.push(reply.body.data[0]!.task_id);

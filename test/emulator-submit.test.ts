@@ -11,7 +11,11 @@ const SUBMIT = '/v1/images/generations';
 let emulator: RunningEmulator;
 
 beforeAll(async () => {
-  emulator = await startTestEmulator({ rate_limits: { submit: { per_second: 10_000, burst: 10_000 } } });
+  // The URLs below are checked for their form only (test/emulator-references.test.ts fetches).
+  emulator = await startTestEmulator({
+    rate_limits: { submit: { per_second: 10_000, burst: 10_000 } },
+    reference_images: { fetch: false, timeout_ms: 1_000, max_bytes: 1_000 },
+  });
 });
 
 const submit = (body: unknown, key: string | undefined = KEY) => call(emulator.url, SUBMIT, { key, body });

@@ -125,7 +125,9 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
       const failure = failureSummary(error);
       // Past the deadline it was never sent: it ends as `deadline` with the others not submitted.
       if (failure.type === FailureType.DeadlinePassed) return items.requeueUntried(index);
-      if (failure.type !== FailureType.ApiNotConfigured) s.apiCalls.submit++; // the API answered, with a refusal
+      // The API answered, with a refusal, unless the submit was never sent.
+      if (failure.type !== FailureType.ApiNotConfigured && failure.type !== FailureType.ReferencesUnhosted)
+        s.apiCalls.submit++;
       const reason = accountRefusal(failure);
       if (reason === undefined) return items.finish(index, 'failed', failure);
       // The account, not the item: nothing else would be accepted either. Pause the whole run

@@ -1,12 +1,16 @@
 // `pixelmill run MANIFEST`: validate, then start (or attach to) the manifest's run and, by
 // default, watch it to the end. With nothing configured it embeds everything: a local Temporal
 // dev server (persisted under .pixelmill/), the workers, and the emulator as the API.
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { UserError } from '../../common/errors.js';
 import { runWorkflowId } from '../../common/names.js';
 import { freezePlan } from '../run-files.js';
 import { describePlan, planCatalog, type CatalogPlan } from '../catalog-plan.js';
-import { loadManifest } from '../../manifest/load.js';
+import { loadManifest, type LoadedManifest } from '../../manifest/load.js';
+import { STATE_DIR_NAME } from '../../manifest/schema.js';
+import { PUBLIC_URL_ENV } from '../../references/host.js';
+import { REFERENCES_DIR } from '../../references/reference-uri.js';
 import { quietTemporalLogs } from '../embedded.js';
 import { checkOutputFolder } from '../output-check.js';
 import { startLocalWorkers } from '../local-workers.js';
@@ -82,6 +86,7 @@ async function runManifest(file: string, options: RunOptions, debug: boolean): P
     return 0;
   }
   checkOutputFolder(settings, { force: Boolean(options.force) });
+  referenceHosting(loaded, process.env);
   const emulated = !(process.env.PIXELMILL_API_BASE_URL || settings.apiBaseUrl);
   const say = (line: string): void => void process.stderr.write(`${line}\n`);
   const { webhooks } = settings;
@@ -89,6 +94,7 @@ async function runManifest(file: string, options: RunOptions, debug: boolean): P
 
   quietTemporalLogs(debug);
   const session = await openSession({ log: say });
+  if (session.mode === 'external') requireReferenceUrl(loaded);
   const cleanups: (() => Promise<void>)[] = [() => session.close()];
   try {
     const webhookSecret =
@@ -140,7 +146,7 @@ async function runManifest(file: string, options: RunOptions, debug: boolean): P
       {
         manifestFile: settings.manifestFile,
         input,
-        freezePlan: () => freezePlan(loaded, catalog?.incremental),
+        freezePlan: () => freezePlan(loaded, catalog?.incremental, say),
         again,
       },
       Boolean(options.newRun),
@@ -169,6 +175,32 @@ async function runManifest(file: string, options: RunOptions, debug: boolean): P
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
   }
+}
+
+/**
+ * A local output's reference images are served where the CLI says: output.public_url, else
+ * PIXELMILL_PUBLIC_URL in this environment (frozen into the plan, so workers need not have it).
+ */
+function referenceHosting(loaded: LoadedManifest, env: NodeJS.ProcessEnv): void {
+  const { settings } = loaded;
+  const fromEnv = env[PUBLIC_URL_ENV];
+  if (loaded.references.length === 0 || settings.objectStore || settings.publicUrl || !fromEnv) return;
+  if (!/^https?:\/\/[^?#]+$/i.test(fromEnv) || !URL.canParse(fromEnv))
+    throw new UserError(
+      'config_invalid',
+      `${PUBLIC_URL_ENV}=${fromEnv} is not an http(s) URL without query or fragment`,
+    );
+  settings.publicUrl = fromEnv;
+}
+
+/** With a cluster, a local output's reference images need an address the provider can reach. */
+function requireReferenceUrl(loaded: LoadedManifest): void {
+  const { settings, references } = loaded;
+  if (references.length === 0 || settings.objectStore || settings.publicUrl) return;
+  throw new UserError(
+    'references_unhosted',
+    `${plural(references.length, 'local reference image')} and a local output: with a Temporal cluster the provider cannot fetch them from this machine; use an s3:// output, or set output.public_url (or ${PUBLIC_URL_ENV}) to where ${join(settings.outputDir, STATE_DIR_NAME, REFERENCES_DIR)}/ is served`,
+  );
 }
 
 /**

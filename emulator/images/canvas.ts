@@ -33,6 +33,35 @@ export class RgbCanvas {
     for (let row = y0 + 1; row < y1; row++) this.data.copyWithin(this.#offset(x0, row), first, first + span);
   }
 
+  /**
+   * Draws `image` (RGB pixels, row by row) scaled to w x h at (x, y), nearest neighbour: a
+   * reference thumbnail in a result image.
+   */
+  drawImage(
+    image: { width: number; height: number; rgb: Buffer },
+    x: number,
+    y: number,
+    w: number,
+    h: number,
+  ): void {
+    for (let row = 0; row < h; row++) {
+      const ty = y + row;
+      if (ty < 0 || ty >= this.height) continue;
+      const sy = Math.min(image.height - 1, Math.floor((row * image.height) / h));
+      for (let col = 0; col < w; col++) {
+        const tx = x + col;
+        if (tx < 0 || tx >= this.width) continue;
+        const sx = Math.min(image.width - 1, Math.floor((col * image.width) / w));
+        image.rgb.copy(
+          this.data,
+          this.#offset(tx, ty),
+          (sy * image.width + sx) * 3,
+          (sy * image.width + sx) * 3 + 3,
+        );
+      }
+    }
+  }
+
   /** The colour of one pixel (for tests and debugging). */
   pixel(x: number, y: number): Rgb {
     const i = this.#offset(x, y);

@@ -4,6 +4,7 @@
 // by sha256 across retries.
 import { PixelmillError } from '../../common/errors.js';
 import type { Resolution } from '../wire.js';
+import type { ReferenceThumbnail } from '../references.js';
 import { ByteBoundedLru } from './cache.js';
 import { RgbCanvas } from './canvas.js';
 import { CELL_HEIGHT, CELL_WIDTH, drawTextLine, lineWidth } from './draw-text.js';
@@ -18,6 +19,14 @@ export interface ImageSpec {
   /** Aspect ratio "w:h", or "auto" (square). */
   size: string;
   resolution: Resolution;
+  /** The task's first reference image: drawn at the top left, a third of the short side. */
+  reference?: ReferenceThumbnail;
+}
+
+/** Where a result image shows its reference: the square at (margin, margin) of this side. */
+export function referenceBox(width: number, height: number): { x: number; y: number; side: number } {
+  const margin = Math.max(1, Math.round(Math.min(width, height) * 0.06));
+  return { x: margin, y: margin, side: Math.round(Math.min(width, height) / 3) };
 }
 
 export class ImageSizeError extends PixelmillError {
@@ -70,6 +79,7 @@ export function renderResultPng(spec: ImageSpec): Buffer {
     w: width - 2 * margin,
     h: footerTop - 2 * footerScale - margin,
   });
+  if (spec.reference) paintReference(canvas, spec.reference);
   return encodePng(canvas);
 }
 
@@ -85,7 +95,7 @@ export class RenderedImageCache {
   }
 
   get(spec: ImageSpec): Buffer {
-    const key = JSON.stringify([spec.prompt, spec.index, spec.size, spec.resolution]);
+    const key = JSON.stringify([spec.prompt, spec.index, spec.size, spec.resolution, spec.reference?.sha256]);
     return this.#lru.get(key, () => this.#render(spec));
   }
 
@@ -98,6 +108,21 @@ export class RenderedImageCache {
   get size(): number {
     return this.#lru.size;
   }
+}
+
+/** The reference thumbnail, its aspect kept, centred in the reference box. */
+function paintReference(canvas: RgbCanvas, reference: ReferenceThumbnail): void {
+  const box = referenceBox(canvas.width, canvas.height);
+  const scale = box.side / Math.max(reference.width, reference.height);
+  const w = Math.max(1, Math.round(reference.width * scale));
+  const h = Math.max(1, Math.round(reference.height * scale));
+  canvas.drawImage(
+    reference,
+    box.x + Math.floor((box.side - w) / 2),
+    box.y + Math.floor((box.side - h) / 2),
+    w,
+    h,
+  );
 }
 
 /** Horizontal bands alternating two shades; their number grows with the index. */

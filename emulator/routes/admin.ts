@@ -32,6 +32,8 @@ export interface EmulatorStats {
   tasks_total: number;
   /** Submits answered with the task an earlier submit of the same Idempotency-Key created. */
   idempotent_replays: number;
+  /** Reference images (`image_urls`) downloaded and checked at submit. */
+  reference_images_fetched: number;
 }
 
 export interface GroundTruthTask {
@@ -59,6 +61,7 @@ export function collectStats(ctx: EmulatorContext): EmulatorStats {
     credits_charged: ctx.store.creditsCharged(),
     tasks_total: ctx.store.size,
     idempotent_replays: ctx.stats.idempotentReplays,
+    reference_images_fetched: ctx.references.fetched,
   };
 }
 

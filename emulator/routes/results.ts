@@ -30,6 +30,7 @@ export function handleResult(
     index,
     size: record.size,
     resolution: record.resolution,
+    ...(record.reference ? { reference: record.reference } : {}),
   });
   const { truncate_download_rate: truncateRate, slow_download_kbps: kbps } = ctx.config.faults;
   const truncate = truncateRate > 0 && ctx.downloadRandom() < truncateRate;

@@ -29,6 +29,7 @@ export interface ValidSubmit {
   n: number;
   webhook: string | undefined;
   language: Language | undefined;
+  imageUrls: string[];
 }
 
 /** The language a submit body asks for, when the body parses and names a supported one. */
@@ -97,6 +98,7 @@ export function validateSubmit(body: ParsedBody, ctx: EmulatorContext): ValidSub
     n,
     webhook: webhook as string | undefined,
     language: parseLanguage(language),
+    imageUrls: (imageUrls as string[] | undefined) ?? [],
   };
 }
 
@@ -114,7 +116,7 @@ function idempotencyKeyOf(ctx: EmulatorContext, call: ApiCall): string | undefin
 }
 
 /** What a replay must ask for again: the request as validated, so formatting does not matter. */
-function fingerprintOf(request: ValidSubmit, imageUrls: unknown): string {
+function fingerprintOf(request: Omit<ValidSubmit, 'imageUrls'>, imageUrls: unknown): string {
   return createHash('sha256')
     .update(
       JSON.stringify([
@@ -135,34 +137,45 @@ const acknowledge = (taskId: string): ApiReply => {
   return { status: 200, body: { code: 200, data } };
 };
 
-export function handleSubmit(ctx: EmulatorContext, call: ApiCall): ApiReply {
+export async function handleSubmit(ctx: EmulatorContext, call: ApiCall): Promise<ApiReply> {
   const key = idempotencyKeyOf(ctx, call);
-  const request = validateSubmit(call.body, ctx);
+  const { imageUrls, ...request } = validateSubmit(call.body, ctx);
   const account = call.key.account;
   // A key seen before answers with its task, charging nothing; with another request, a 409.
   // Only a submit that created a task is remembered: one that failed created nothing to replay.
   const idempotency =
     key === undefined ? undefined : { key, fingerprint: fingerprintOf(request, imageUrlsOf(call)) };
-  if (idempotency) {
+  const replay = (): ApiReply | undefined => {
+    if (!idempotency) return undefined;
     const earlier = ctx.store.findByIdempotencyKey(account, idempotency.key);
     if (earlier && earlier.idempotency?.fingerprint !== idempotency.fingerprint)
       throw new EmulatorApiError('idempotency_key_reused');
-    if (earlier) {
-      ctx.stats.idempotentReplays++;
-      return acknowledge(earlier.id);
-    }
-  }
+    if (!earlier) return undefined;
+    ctx.stats.idempotentReplays++;
+    return acknowledge(earlier.id);
+  };
+  const replayed = replay();
+  if (replayed) return replayed;
   const prompt = request.prompt.toLowerCase();
   if (ctx.config.faults.poisoned_prompt_words.some((word) => prompt.includes(word.toLowerCase()))) {
     ctx.stats.recordFault('poisoned_submit');
     throw new EmulatorApiError('build_request_failed');
   }
+  const reference = await ctx.references.fetchAll(imageUrls);
+  // The same key may have created its task while this one downloaded.
+  const replayedLate = replay();
+  if (replayedLate) return replayedLate;
   const { store } = ctx;
   const cost = store.priceOf(request.n, request.resolution);
   store.settle();
   if (account.credits < cost)
     throw new EmulatorApiError('insufficient_credits', { cost, balance: account.credits });
-  const record = store.create({ account, ...request, ...(idempotency ? { idempotency } : {}) });
+  const record = store.create({
+    account,
+    ...request,
+    ...(idempotency ? { idempotency } : {}),
+    ...(reference ? { reference } : {}),
+  });
   if (record.stuck) ctx.stats.recordFault('stuck_task');
   ctx.notifier.schedule(record);
   return acknowledge(record.id);
