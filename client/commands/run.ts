@@ -15,6 +15,7 @@ import { quietTemporalLogs } from '../embedded.js';
 import { checkOutputFolder } from '../output-check.js';
 import { startLocalWorkers } from '../local-workers.js';
 import { openSession, stateDirectory, workflowUrl } from '../session.js';
+import { resolveTemporalTarget } from '../../temporal/connection.js';
 import { startOrAttach } from '../runs.js';
 import { watchRun } from '../watch.js';
 import { isDebug } from './with-run.js';
@@ -92,9 +93,9 @@ async function runManifest(file: string, options: RunOptions, debug: boolean): P
   const { webhooks } = settings;
   let webhookBase: string | undefined;
 
+  if ((await resolveTemporalTarget()).mode === 'external') requireReferenceUrl(loaded);
   quietTemporalLogs(debug);
   const session = await openSession({ log: say });
-  if (session.mode === 'external') requireReferenceUrl(loaded);
   const cleanups: (() => Promise<void>)[] = [() => session.close()];
   try {
     const webhookSecret =
