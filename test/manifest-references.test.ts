@@ -77,7 +77,6 @@ describe('local reference images', () => {
   });
 
   it('reports every unusable reference at its place', () => {
-    const sixteen = Array.from({ length: 16 }, () => 'photos/lamp.png');
     const file = catalog(
       [
         'items:',
@@ -99,6 +98,16 @@ describe('local reference images', () => {
       'm.yaml:7:38 items[4].image_urls[0]: must be an http(s) URL or a local image file',
       'm.yaml:8:38 items[5].image_urls[0]: empty.png: is empty',
       'm.yaml:9:38 items[6].image_urls: 18 reference images once globs are expanded, over the limit of 15',
+    ]);
+  });
+
+  it('refuses more than 15 entries as written, before reading any file', () => {
+    const many = catalog([
+      'items:',
+      `  - { id: h, prompt: x, image_urls: [${Array(16).fill('photos/lamp.png').join(', ')}] }`,
+    ]);
+    expect(problemsOf(many)).toEqual([
+      expect.stringMatching(/m\.yaml:2:\d+ items\[0\]\.image_urls: must have at most 15 entries$/),
     ]);
   });
 
