@@ -107,7 +107,7 @@ describe('local reference images', () => {
       `  - { id: h, prompt: x, image_urls: [${Array(16).fill('photos/lamp.png').join(', ')}] }`,
     ]);
     expect(problemsOf(many)).toEqual([
-      expect.stringMatching(/m\.yaml:2:\d+ items\[0\]\.image_urls: must have at most 15 entries$/),
+      expect.stringMatching(/m\.yaml:3:\d+ items\[0\]\.image_urls: must have at most 15 entries$/),
     ]);
   });
 
