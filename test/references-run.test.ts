@@ -220,7 +220,9 @@ describe('reference images from local files', () => {
     const [gone, fine] = readReport({ outputDir: join(sandbox.dir, 'unreachable-out') });
     expect(gone).toMatchObject({ id: 'gone', status: 'failed' });
     expect(gone!.error).toMatchObject({ type: 'BadRequestError', code: 'api_bad_request' });
-    expect(gone!.error!.message).toContain('400 image_url_unreachable: image_urls[0] could not be downloaded');
+    expect(gone!.error!.message).toContain(
+      '400 image_url_unreachable: image_urls[0] could not be downloaded',
+    );
     expect(fine).toMatchObject({ id: 'fine', status: 'completed' });
   }, 240_000);
 
