@@ -47,6 +47,7 @@ describe('emulator endpoints', () => {
       credits_charged: 3 + 2,
       tasks_total: 3,
       idempotent_replays: 0,
+      reference_images_fetched: 0,
     });
     expect(emulator.stats()).toMatchObject({ tasks_total: 3, credits_charged: 5 });
     expect((await call(emulator.url, '/_emulator/stats')).json.requests['GET /_emulator/stats']).toEqual({
