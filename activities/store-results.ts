@@ -30,6 +30,7 @@ import type { ResolvedDeps } from './deps.js';
 import { toActivityFailure } from './failures.js';
 import type { ImageRecord, OutcomeLine, PlanMeta, RunStateStore } from '../runstate/index.js';
 import { extensionFor, renderResultPath } from '../manifest/result-paths.js';
+import { checkStored, keepBytes } from './image-checks.js';
 
 export const RESULT_EXPIRED: ErrorSummary = {
   type: FailureType.ResultExpired,
@@ -112,13 +113,23 @@ async function storeItem(ctx: StoreContext, request: StoreRequest, item: Planned
         index,
         ext,
       });
-      const stored = await ctx.store.put(path, download.body, {
+      const metadata = {
         'pixelmill-manifest': ctx.meta.name,
         'pixelmill-item-id': item.id,
         'pixelmill-image-index': String(index),
-      });
+      };
+      // The bytes go to the store as they arrive, and are kept for the checks' one decode.
+      const kept = keepBytes(download.body);
+      const stored = await ctx.store.put(path, kept.stream, metadata);
       if (ctx.retrying) await ctx.store.discardPartials?.(path);
-      const image: ImageRecord = { path, sha256: stored.sha256, bytes: stored.bytes, source_url: url };
+      const checked = await checkStored(ctx, kept.bytes(), { path, ext, item, metadata });
+      const image: ImageRecord = {
+        path,
+        sha256: stored.sha256,
+        bytes: stored.bytes,
+        source_url: url,
+        ...checked,
+      };
       images.push(image);
       ctx.known.set(url, image);
     } catch (error) {
@@ -140,7 +151,19 @@ async function storeItem(ctx: StoreContext, request: StoreRequest, item: Planned
       throw toActivityFailure(error);
     }
   }
+  const failed = images.findIndex((image) => image.checks?.some((finding) => finding.level === 'error'));
+  if (failed >= 0) return { status: 'failed', images, error: checkFailure(failed, images[failed]!) };
   return { status: 'completed', images, error: null };
+}
+
+/** The failure of an item whose image `index` failed a check set to `error`. */
+function checkFailure(index: number, image: ImageRecord): ErrorSummary {
+  const finding = image.checks!.find((entry) => entry.level === 'error')!;
+  return {
+    type: FailureType.ImageCheckFailed,
+    code: `check_${finding.check}`,
+    message: `image ${index} ${finding.message}`,
+  };
 }
 
 export function storeResultsActivity(deps: { clients: ApiClients; resolved: ResolvedDeps }) {

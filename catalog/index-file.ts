@@ -4,16 +4,12 @@
 // Every run rewrites it when its report is written; the next run of the catalog reads it to carry
 // over what did not change. It is a guide, not the truth: what is really stored is checked.
 import { z } from 'zod';
-import { parseJsonLines } from '../runstate/index.js';
+import { ImageRecordSchema, parseJsonLines } from '../runstate/index.js';
 
 const FORMAT = 1;
 
-const ImageSchema = z.object({
-  path: z.string(),
-  sha256: z.string(),
-  bytes: z.number().int().min(0),
-  source_url: z.string(),
-});
+/** A stored image as the run's outcomes record it, with what its checks found. */
+const ImageSchema = ImageRecordSchema;
 
 const EntrySchema = z.object({
   key: z.string(),
@@ -93,7 +89,7 @@ function isWellFormed(value: unknown): value is CatalogEntry {
         typeof image.sha256 === 'string' &&
         isCount(image.bytes) &&
         typeof image.source_url === 'string' &&
-        Object.keys(image).length === 4,
+        Object.keys(image).length === 4, // an image with check facts goes through ImageSchema
     )
   );
 }

@@ -18,6 +18,8 @@ export interface LiveProgress {
   apiCalls: ApiCallCounts;
   /** Tasks given up after limits.task_timeout (resubmitted or failed); absent: none. */
   tasksGivenUp?: number;
+  /** Completed tasks whose images failed a check and were generated again; absent: none. */
+  tasksRejected?: number;
   /** A failure Temporal is retrying now (the API unreachable, a store refusing writes). */
   retrying?: Retrying;
   /** The rates the run's calls go at, and why; absent while the governor does not answer. */
@@ -43,6 +45,7 @@ export async function liveProgress(
   let creditsSpent = run.finished.creditsSpent;
   let images = run.finished.images;
   let tasksGivenUp = run.finished.tasksGivenUp ?? 0;
+  let tasksRejected = run.finished.tasksRejected ?? 0;
   let creditsReserved: number | undefined;
   const [shards, retrying, rates] = await Promise.all([
     Promise.all(
@@ -64,6 +67,7 @@ export async function liveProgress(
     if (shard.creditsReserved !== undefined) creditsReserved = (creditsReserved ?? 0) + shard.creditsReserved;
     images += shard.images;
     tasksGivenUp += shard.tasksGivenUp ?? 0;
+    tasksRejected += shard.tasksRejected ?? 0;
   }
   // Items of shards not started yet are queued.
   const known = Object.values(counts).reduce((sum, n) => sum + n, 0);
@@ -76,6 +80,7 @@ export async function liveProgress(
     images,
     apiCalls,
     ...(tasksGivenUp > 0 ? { tasksGivenUp } : {}),
+    ...(tasksRejected > 0 ? { tasksRejected } : {}),
     ...(retrying ? { retrying } : {}),
     ...(rates ? { rates } : {}),
   };

@@ -57,6 +57,7 @@ export const ItemFailureType = typeNames(
   'Cancelled',
   'DeadlinePassed',
   'GenerationFailed',
+  'ImageCheckFailed',
   'NoResultUrls',
   'NotRun',
   'ResultExpired',

@@ -132,6 +132,8 @@ export interface ShardProgress {
   images: number;
   /** Tasks given up after limits.task_timeout (each resubmitted or failed); absent before timeouts. */
   tasksGivenUp?: number;
+  /** Completed tasks whose images failed a check and were generated again (`checks`, `retry.on`). */
+  tasksRejected?: number;
   paused: boolean;
   cancelled: boolean;
 }
@@ -249,6 +251,9 @@ export interface ShardCarriedState {
   deadlinePassed?: boolean;
   /** Tasks given up after limits.task_timeout so far. */
   givenUp?: number;
+  /** Tasks whose images failed a check and were generated again, and what they were charged. */
+  checkRejected?: number;
+  checkRejectedCredits?: number;
   /** When the last batch lookup answered (workflow time, ms), and how many finished tasks it found. */
   lastLookup?: { atMs: number; finished: number };
   /** Generation times the shard's lookups saw (ms, the newest): see workflows/lookup-timing.ts. */
@@ -277,6 +282,9 @@ export interface ShardResult {
   endedByDeadline?: number;
   /** Tasks given up after limits.task_timeout. */
   tasksGivenUp?: number;
+  /** Tasks whose images failed a check and were generated again, and what they were charged. */
+  tasksRejected?: number;
+  creditsRejected?: number;
 }
 
 export interface PauseRequest {
@@ -443,6 +451,9 @@ export interface WriteReportInput {
   apiCalls: ApiCallCounts;
   /** Tasks the run gave up after limits.task_timeout. */
   tasksGivenUp?: number;
+  /** Tasks whose images failed a check and were generated again, and what they were charged. */
+  tasksRejected?: number;
+  creditsRejected?: number;
   /** The median generation time its lookups learned (ms), for the catalog's next plan. */
   generationMs?: number;
   /** An incremental run's carried items. */

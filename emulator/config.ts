@@ -101,6 +101,10 @@ export const EmulatorConfigSchema = z.strictObject({
      * the client cannot tell whether the task exists (what an Idempotency-Key is for).
      */
     lost_submit_response_rate: rate,
+    /** Share of completed tasks whose images have the wrong aspect ratio (a square for any other size). */
+    wrong_aspect_image_rate: rate,
+    /** Share of completed tasks whose images are blank (one flat colour, as some safety filters return). */
+    blank_image_rate: rate,
   }),
 });
 
@@ -152,6 +156,8 @@ export const DEFAULT_EMULATOR_CONFIG: EmulatorConfig = deepFreeze({
     poisoned_prompt_words: [],
     stuck_task_rate: 0,
     lost_submit_response_rate: 0,
+    wrong_aspect_image_rate: 0,
+    blank_image_rate: 0,
   },
 } satisfies EmulatorConfig);
 

@@ -31,6 +31,8 @@ export type InjectedFault =
   | 'truncated_download'
   | 'webhook_duplicate'
   | 'lost_submit_response'
+  | 'wrong_aspect_image'
+  | 'blank_image'
   | MalformedKind;
 
 const INITIAL_LOG_CAPACITY = 4096;
@@ -50,6 +52,8 @@ export class RequestStats {
     truncated_download: 0,
     webhook_duplicate: 0,
     lost_submit_response: 0,
+    wrong_aspect_image: 0,
+    blank_image: 0,
     truncated_json: 0,
     extra_fields: 0,
     unknown_status: 0,

@@ -3,6 +3,12 @@
 // Schema (for editors) and docs/manifest.md (for people) both take their descriptions from here,
 // and a test fails when a field has none.
 import { DEFAULT_MODEL, LANGUAGES, MAX_IMAGE_URLS } from '../api/schemas.js';
+import {
+  ASPECT_TOLERANCE,
+  BLANK_MAX_STDEV,
+  DEFAULT_CHECK_LEVELS,
+  LONG_SIDE_TOLERANCE,
+} from '../checks/image-checks.js';
 import { DEFAULTS } from './normalize.js';
 import { MAX_REFERENCE_BYTES } from './references.js';
 import { DEFAULT_PATH_TEMPLATE, MAX_PROMPT_CHARS, PATH_TEMPLATE_FIELDS } from './schema.js';
@@ -58,6 +64,12 @@ export const FIELD_DOCS: Record<string, string> = {
   retry: 'Which failed generations are submitted again.',
   'retry.max_attempts': `Most submissions of one item, the first included. Default: ${DEFAULTS.retryMaxAttempts}.`,
   'retry.on': `Error types or codes of failed tasks (from the API's task \`error\`) worth another attempt. Default: ${DEFAULTS.retryOn.map((type) => `\`${type}\``).join(', ')}.`,
+  checks: `How each stored image is checked (decoded with libvips): \`error\` fails the item (with the type \`ImageCheckFailed\` and the code \`check_<name>\`, which \`retry.on\` may list to generate it again), \`warn\` keeps it and says so in the report, \`off\` skips the check. Tolerances: docs/checks.md.`,
+  'checks.decodes': `The file decodes as an image, whole (a truncated or corrupt download fails). Default: \`${DEFAULT_CHECK_LEVELS.decodes}\`.`,
+  'checks.format': `The image is in the format the result host announced (a JPEG sent as a PNG). Default: \`${DEFAULT_CHECK_LEVELS.format}\`.`,
+  'checks.aspect_ratio': `Width / height is the item's \`size\`, within ${ASPECT_TOLERANCE * 100}%. Default: \`${DEFAULT_CHECK_LEVELS.aspect_ratio}\`.`,
+  'checks.resolution': `The long side is the item's \`resolution\` tier (1024, 2048, 4096 px), within ${LONG_SIDE_TOLERANCE * 100}%. Default: \`${DEFAULT_CHECK_LEVELS.resolution}\`.`,
+  'checks.blank': `The image is not blank: some channel's pixels vary by at least ${BLANK_MAX_STDEV} (standard deviation, 0-255). Default: \`${DEFAULT_CHECK_LEVELS.blank}\`.`,
   webhooks:
     'Terminal-state webhooks: the API tells the run when a task finishes, so the run skips most lookups and GETs and polls only as a safety net (3x slower). `pixelmill run` receives them itself in embedded mode; with a Temporal cluster run `pixelmill webhook-server`.',
   'webhooks.enabled': 'Set `false` to keep the block but turn webhooks off. Default: `true`.',

@@ -5,6 +5,7 @@ import { resolve } from 'node:path';
 import { DEFAULT_MODEL, type Language, type Resolution } from '../api/schemas.js';
 import { isS3Url, parseS3Url, type S3Location } from '../storage/s3-location.js';
 import type { RateCaps } from '../governor/types.js';
+import { DEFAULT_CHECK_LEVELS, type CheckLevels } from '../checks/image-checks.js';
 import { parseDeadline, parseDuration, type Deadline } from './durations.js';
 import { DEFAULT_PATH_TEMPLATE, type ItemParams, type Manifest, type ManifestItem } from './schema.js';
 
@@ -94,6 +95,8 @@ export interface RunSettings {
   /** `output.allow_non_empty`: the local output folder may hold files of other programs. */
   allowNonEmptyOutput?: boolean;
   retry: { maxAttempts: number; on: string[] };
+  /** Each image check's level (`checks` in the manifest, over DEFAULT_CHECK_LEVELS). */
+  checks: CheckLevels;
   /** Present when the manifest enables webhooks; the secret itself is only ever in the environment. */
   webhooks?: { publicUrl?: string; secretEnv: string };
 }
@@ -144,6 +147,10 @@ function callRates(limits: Manifest['limits']): Pick<RunSettings, 'requestsPerSe
   return { requestsPerSecond: rateCaps.all ?? 0, rateCaps };
 }
 
+function definedOnly<T extends object>(values: T): { [K in keyof T]: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as never;
+}
+
 /** The S3 location of a validated `s3://` output (the schema has already checked the URL). */
 function s3Location(url: string, output: Exclude<Manifest['output'], string>): S3Location {
   const parsed = parseS3Url(url);
@@ -181,6 +188,7 @@ export function runSettings(manifest: Manifest, manifestFile: string, manifestDi
       maxAttempts: manifest.retry?.max_attempts ?? DEFAULTS.retryMaxAttempts,
       on: manifest.retry?.on ?? DEFAULTS.retryOn,
     },
+    checks: { ...DEFAULT_CHECK_LEVELS, ...definedOnly(manifest.checks ?? {}) },
   };
   if (objectStore) settings.objectStore = objectStore;
   if (output && 'allow_non_empty' in output && output.allow_non_empty) settings.allowNonEmptyOutput = true;

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { LANGUAGES, MAX_IMAGE_URLS, RESOLUTIONS } from '../api/schemas.js';
 import { isS3Url, parseS3Url } from '../storage/s3-location.js';
 import { parseDeadline, parseDuration } from './durations.js';
+import { CHECK_NAMES, type CheckName } from '../checks/image-checks.js';
 
 /** Item ids end up in file names and workflow ids: keep them to a portable character set. */
 export const ITEM_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -235,6 +236,13 @@ export const ManifestSchema = z
         max_attempts: z.number().int().min(1).max(20).optional(),
         on: z.array(z.string().min(1)).optional(),
       })
+      .optional(),
+    checks: z
+      .strictObject(
+        Object.fromEntries(
+          CHECK_NAMES.map((name) => [name, z.enum(['error', 'warn', 'off']).optional()]),
+        ) as Record<CheckName, z.ZodOptional<z.ZodEnum<{ error: 'error'; warn: 'warn'; off: 'off' }>>>,
+      )
       .optional(),
     webhooks: WebhooksSchema.optional(),
     items: z.array(ItemSchema).optional(),

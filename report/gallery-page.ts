@@ -65,6 +65,7 @@ main{display:grid;grid-template-columns:repeat(auto-fill,minmax(230px,1fr));gap:
 .facts{margin:0;color:var(--muted);font-size:12px}
 .facts span{white-space:nowrap}
 .error{margin:0;color:#c62828;font-size:12px;overflow-wrap:anywhere}
+.checks{margin:0;color:#a15c00;font-size:12px;overflow-wrap:anywhere}
 .more{font-size:12px}
 body[data-filter=completed] .card:not([data-status=completed]),
 body[data-filter=failed] .card:not([data-status=failed]),

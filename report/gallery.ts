@@ -131,8 +131,10 @@ function thumbnails(line: ReportLine, n: number): string {
   const shown = line.images.slice(0, MAX_THUMBNAILS);
   const links = shown.map((image, index) => {
     const href = imageHref(image.path);
+    // The thumbnail when the run made one: a 10,000-image sheet loads KBs per card, not MBs.
+    const src = image.thumbnail !== undefined ? imageHref(image.thumbnail) : href;
     const alt = `${id}, image ${index + 1} of ${n}`;
-    return `<a class="full" href="${href}"><img src="${href}" alt="${alt}" loading="lazy" decoding="async" width="230" height="170"></a>`;
+    return `<a class="full" href="${href}"><img src="${src}" alt="${alt}" loading="lazy" decoding="async" width="230" height="170"></a>`;
   });
   return `<div class="thumbs${shown.length > 1 ? ' multi' : ''}">${links.join('')}</div>`;
 }
@@ -165,13 +167,19 @@ function card({ line, item }: GalleryEntry): string {
     line.error === null
       ? ''
       : `<p class="error">${escapeHtml(`${line.error.type}/${line.error.code}: ${line.error.message}`)}</p>`;
+  const findings = line.images.flatMap((image, k) =>
+    (image.checks ?? []).map(
+      (finding) => `image ${k + 1}: ${finding.check} ${finding.level}: ${finding.message}`,
+    ),
+  );
+  const checks = findings.length === 0 ? '' : `<p class="checks">${escapeHtml(findings.join('; '))}</p>`;
   const prompt = escapeHtml(item.prompt);
   return `<article class="card" data-status="${escapeHtml(line.status)}" data-id="${escapeHtml(line.id)}">
 ${thumbnails(line, item.n)}<div class="info">
 <div class="head"><h2 class="id">${escapeHtml(line.id)}</h2><span class="badge ${escapeHtml(line.status)}">${escapeHtml(line.status)}</span></div>
 <p class="prompt" title="${prompt}">${prompt}</p>
 <p class="facts" title="${escapeHtml(details)}">${facts}</p>
-${error}${moreImages(line)}</div>
+${error}${checks}${moreImages(line)}</div>
 </article>
 `;
 }

@@ -13,6 +13,21 @@ export const NOT_RUN = {
   message: 'the run ended before this item was finished: it was not submitted, or its task was not collected',
 } as const;
 
+/** One stored image of a report line, with what its checks found (absent for older outputs). */
+export interface ReportImage {
+  path: string;
+  sha256: string;
+  bytes: number;
+  source_url: string;
+  format?: string;
+  width?: number;
+  height?: number;
+  /** Its thumbnail, relative to the output: what the gallery shows. */
+  thumbnail?: string;
+  /** The checks it failed (checks/image-checks.ts), at their levels. */
+  checks?: { check: string; level: 'error' | 'warn'; message: string }[];
+}
+
 /** One line of report.jsonl; the field order here is the order in the file. */
 export interface ReportLine {
   id: string;
@@ -20,7 +35,7 @@ export interface ReportLine {
   task_id: string | null;
   attempts: number;
   credits_cost: number;
-  images: { path: string; sha256: string; bytes: number; source_url: string }[];
+  images: ReportImage[];
   error: { type: string; code: string; message: string } | null;
   /** Carried over by an incremental run: the run that generated it (workflow id @ execution). */
   reused_from?: string;
@@ -50,6 +65,10 @@ export function reportLine(id: string, outcome: OutcomeLine | undefined): Report
       sha256: image.sha256,
       bytes: image.bytes,
       source_url: image.source_url,
+      ...(image.format !== undefined ? { format: image.format } : {}),
+      ...(image.width !== undefined ? { width: image.width, height: image.height ?? 0 } : {}),
+      ...(image.thumbnail !== undefined ? { thumbnail: image.thumbnail } : {}),
+      ...(image.checks?.length ? { checks: image.checks } : {}),
     })),
     error:
       outcome.error === null

@@ -111,7 +111,9 @@ export async function writeReportFiles(sources: ReportSources): Promise<WrittenR
     skipped: 0,
   };
   let images = 0;
-  let credits = 0;
+  let credits = run.creditsRejected ?? 0;
+  /** Images whose checks failed, by check and level: `{aspect_ratio: {error: 2}}`. */
+  const findings: Record<string, { error: number; warn: number }> = {};
   /** Items not completed, by their error's code: `task_timeout`, `deadline`, `build_request_failed`, ... */
   const byCode: Record<string, number> = {};
   const notCompleted = new NotCompletedGroups();
@@ -123,6 +125,8 @@ export async function writeReportFiles(sources: ReportSources): Promise<WrittenR
       if (line.error) byCode[line.error.code] = (byCode[line.error.code] ?? 0) + 1;
       if (line.status !== 'completed') notCompleted.add(line);
       images += line.images.length;
+      for (const finding of line.images.flatMap((image) => image.checks ?? []))
+        (findings[finding.check] ??= { error: 0, warn: 0 })[finding.level]++;
       credits += line.credits_cost;
       yield `${JSON.stringify(line)}\n`;
     }
@@ -141,6 +145,7 @@ export async function writeReportFiles(sources: ReportSources): Promise<WrittenR
     counts: byStatus,
     not_completed_by_code: byCode,
     tasks_given_up: run.tasksGivenUp ?? 0,
+    checks: { failed: findings, tasks_regenerated: run.tasksRejected ?? 0 },
     images,
     credits_charged: credits,
     api_calls: { submit: run.apiCalls.submit, lookup: run.apiCalls.lookup, get: run.apiCalls.get },

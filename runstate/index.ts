@@ -12,7 +12,7 @@ export {
   type StateLocation,
 } from './store.js';
 export { parseJsonLines, writeFileAtomic } from './files.js';
-export type { ImageRecord, OutcomeLine } from './outcomes.js';
+export { ImageRecordSchema, type ImageRecord, type OutcomeLine } from './outcomes.js';
 export {
   DEFAULT_CREDITS_PER_IMAGE,
   estimatedCredits,

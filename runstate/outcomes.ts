@@ -5,6 +5,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { CHECK_NAMES } from '../checks/image-checks.js';
 import type { PlanRef } from '../common/types.js';
 import { appendJsonLines, parseJsonLines } from './files.js';
 
@@ -16,6 +17,16 @@ export const ImageRecordSchema = z.object({
   sha256: z.string(),
   bytes: z.number().int().min(0),
   source_url: z.string(),
+  /** What the image checks found when it was stored (checks/): its format and dimensions, */
+  format: z.string().optional(),
+  width: z.number().int().min(0).optional(),
+  height: z.number().int().min(0).optional(),
+  /** its thumbnail (relative to the output), */
+  thumbnail: z.string().optional(),
+  /** and the checks it failed, at their levels. */
+  checks: z
+    .array(z.object({ check: z.enum(CHECK_NAMES), level: z.enum(['error', 'warn']), message: z.string() }))
+    .optional(),
 });
 export type ImageRecord = z.infer<typeof ImageRecordSchema>;
 

@@ -128,6 +128,7 @@ export function planMeta(settings: RunSettings, items: readonly PlannedItem[], h
     pathTemplate: settings.pathTemplate,
     taskTimeoutMs: settings.taskTimeoutMs,
     retry: settings.retry,
+    checks: settings.checks,
     itemCount: items.length,
     imageCount: items.reduce((sum, item) => sum + item.n, 0),
     creditsPerImage: { ...DEFAULT_CREDITS_PER_IMAGE },

@@ -115,9 +115,6 @@ describe('a catalog run under chaos', () => {
       killAt: [0.3, 0.75],
       restartAt: 0.5,
       webhookOutageMs: 0,
-      // Lost tasks and their 20 s timeouts are the first case's; here they would only lengthen
-      // the suite's longest test.
-      faults: { stuck_task_rate: 0 },
       sharedNothing: true,
       deadlineMs: RUN_DEADLINE_MS,
       cli: CLI,

@@ -101,6 +101,13 @@ describe('local reference images', () => {
     ]);
   });
 
+  it("takes a reference already in the run's store as it is (retry-failed's manifests name them so)", () => {
+    const uri = `pixelmill-ref:${'b'.repeat(64)}.png`;
+    const loaded = loadManifest(catalog(['items:', `  - { id: a, prompt: x, image_urls: ["${uri}"] }`]));
+    expect(loaded.items[0]!.image_urls).toEqual([uri]);
+    expect(loaded.references).toEqual([]);
+  });
+
   it('refuses more than 15 entries as written, before reading any file', () => {
     const many = catalog([
       'items:',

@@ -17,6 +17,8 @@ export interface FinishedTotals {
   apiCalls: ApiCallCounts;
   images: number;
   tasksGivenUp: number;
+  tasksRejected: number;
+  creditsRejected: number;
 }
 
 export class RunTotals {
@@ -26,6 +28,8 @@ export class RunTotals {
     apiCalls: { submit: 0, lookup: 0, get: 0 },
     images: 0,
     tasksGivenUp: 0,
+    tasksRejected: 0,
+    creditsRejected: 0,
   };
   /** Items the deadline left unfinished. */
   endedByDeadline = 0;
@@ -66,6 +70,8 @@ export class RunTotals {
     finished.creditsSpent += result.creditsSpent;
     finished.images += result.images;
     finished.tasksGivenUp += result.tasksGivenUp ?? 0;
+    finished.tasksRejected += result.tasksRejected ?? 0;
+    finished.creditsRejected += result.creditsRejected ?? 0;
     if (this.#unallocated !== undefined && allowance !== undefined)
       this.#unallocated += allowance - result.creditsSpent;
     if (result.pollMs !== undefined) this.learnedPollMs = result.pollMs;

@@ -295,6 +295,9 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
       startedAt: startTime.toISOString(),
       apiCalls: totals.finished.apiCalls,
       ...(totals.finished.tasksGivenUp > 0 ? { tasksGivenUp: totals.finished.tasksGivenUp } : {}),
+      ...(totals.finished.tasksRejected > 0
+        ? { tasksRejected: totals.finished.tasksRejected, creditsRejected: totals.finished.creditsRejected }
+        : {}),
       ...(totals.learnedGenerationMs?.length ? { generationMs: median(totals.learnedGenerationMs) } : {}),
       ...(totals.carryOver ? { carryOver: totals.carryOver } : {}),
     },

@@ -8,7 +8,7 @@ import { isFinal, Phase } from './tracking.js';
  * read, whether or not its images are stored yet (failed tasks are refunded, so they count 0).
  */
 export function creditsSpent(state: ShardCarriedState): number {
-  return state.credits.reduce((sum, credits) => sum + (credits ?? 0), 0);
+  return state.credits.reduce((sum, credits) => sum + (credits ?? 0), state.checkRejectedCredits ?? 0);
 }
 
 /** Estimated credits of the tasks at the API whose charge is not read yet; undefined without a budget. */
@@ -30,6 +30,6 @@ export function nextWouldExceed(state: ShardCarriedState, allowance: number): bo
   const committed = phase.reduce((sum, p, i) => {
     if (isFinal(p)) return sum + (credits[i] ?? 0);
     return p === Phase.queued ? sum : sum + (estimates?.[i] ?? 0);
-  }, 0);
+  }, state.checkRejectedCredits ?? 0);
   return committed + (estimates?.[phase.indexOf(Phase.queued)] ?? 0) > allowance;
 }

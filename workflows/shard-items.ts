@@ -320,6 +320,14 @@ export class ShardItems {
       if (item.status === 'completed') {
         this.#move(index, Phase.completed);
         this.state.images += item.images;
+      } else if (item.error?.type === FailureType.ImageCheckFailed && this.#resubmits(index, item.error)) {
+        // Its images failed a check the retry policy names: generated again. The rejected task
+        // was charged all the same.
+        this.state.checkRejected = (this.state.checkRejected ?? 0) + 1;
+        this.state.checkRejectedCredits =
+          (this.state.checkRejectedCredits ?? 0) + (this.state.credits[index] ?? 0);
+        this.state.credits[index] = 0;
+        this.#requeue(index);
       } else {
         this.finish(index, item.status, item.error ?? null);
       }

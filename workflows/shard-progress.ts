@@ -42,6 +42,7 @@ export class ShardProgressPublisher {
       apiCalls: { ...s.apiCalls },
       images: s.images,
       tasksGivenUp: s.givenUp ?? 0,
+      ...(s.checkRejected ? { tasksRejected: s.checkRejected } : {}),
       paused: s.paused,
       cancelled: s.cancelled,
     };
@@ -61,6 +62,12 @@ export class ShardProgressPublisher {
       ...(busyPollMs !== undefined ? { pollMs: busyPollMs } : {}),
       ...(end.endedByDeadline > 0 ? { endedByDeadline: end.endedByDeadline } : {}),
       ...(tasksGivenUp ? { tasksGivenUp } : {}),
+      ...(this.items.state.checkRejected
+        ? {
+            tasksRejected: this.items.state.checkRejected,
+            creditsRejected: this.items.state.checkRejectedCredits ?? 0,
+          }
+        : {}),
     };
   }
 

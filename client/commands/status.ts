@@ -51,6 +51,8 @@ export interface RunStatus {
   retrying: Retrying | null;
   /** Tasks given up after limits.task_timeout so far (each resubmitted or failed), while the run runs. */
   tasksGivenUp: number | null;
+  /** Completed tasks whose images failed a check and were generated again so far, while the run runs. */
+  tasksRejected: number | null;
   apiCalls: ApiCallCounts | null;
   /** The rates the run's calls go at and why (fixed, or discovered per group), while it runs and at its end. */
   rates: RunRates | null;
@@ -148,6 +150,7 @@ export async function runStatus(
     deadline: null,
     retrying: null,
     tasksGivenUp: null,
+    tasksRejected: null,
     apiCalls: null,
     rates: null,
     catalog: null,
@@ -181,6 +184,7 @@ export async function runStatus(
         deadline: live.run.deadlineAt !== undefined ? new Date(live.run.deadlineAt).toISOString() : null,
         retrying: live.retrying ?? null,
         tasksGivenUp: live.tasksGivenUp ?? 0,
+        tasksRejected: live.tasksRejected ?? 0,
         apiCalls: live.apiCalls,
         rates: live.rates ?? null,
         catalog: live.run.carryOver ?? null,

@@ -90,12 +90,13 @@ function deadline(view: ProgressView): string[] {
   return [left > 0 ? `deadline ${when}Z (in ${formatDuration(left / 1000)})` : 'deadline passed'];
 }
 
-/** Counts other than the five every run has, when there are any; and tasks given up. */
-function rareCounts(counts: ItemCounts, givenUp = 0): string[] {
+/** Counts other than the five every run has, when there are any; tasks given up or rejected. */
+function rareCounts(counts: ItemCounts, givenUp = 0, rejected = 0): string[] {
   return (['expired', 'cancelled', 'skipped'] as const)
     .filter((key) => counts[key] > 0)
     .map((key) => `${key} ${counts[key]}`)
-    .concat(givenUp > 0 ? [`given up ${givenUp}`] : []);
+    .concat(givenUp > 0 ? [`given up ${givenUp}`] : [])
+    .concat(rejected > 0 ? [`failed checks ${rejected}`] : []);
 }
 
 /** An incremental run's items carried over (among the completed), and those fetched again. */
@@ -156,7 +157,9 @@ export function renderFrame(view: ProgressView, c: Colors, columns = Number.POSI
     `storing ${counts.storing}`,
     c.green(`completed ${counts.completed}`),
     (counts.failed > 0 ? c.red : c.dim)(`failed ${counts.failed}`),
-    ...rareCounts(counts, view.progress.tasksGivenUp).map((text) => c.yellow(text)),
+    ...rareCounts(counts, view.progress.tasksGivenUp, view.progress.tasksRejected).map((text) =>
+      c.yellow(text),
+    ),
     ...carried(view).map((text) => c.cyan(text)),
   ];
   const rates = [
@@ -193,7 +196,7 @@ export function renderLine(view: ProgressView): string {
     `storing ${counts.storing}`,
     `completed ${counts.completed}`,
     `failed ${counts.failed}`,
-    ...rareCounts(counts, view.progress.tasksGivenUp),
+    ...rareCounts(counts, view.progress.tasksGivenUp, view.progress.tasksRejected),
     ...carried(view),
     requests(view),
     `images ${formatRate(view.rates.imagesPerMinute)}/min`,

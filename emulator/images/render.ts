@@ -6,6 +6,7 @@ import { PixelmillError } from '../../common/errors.js';
 import type { Resolution } from '../wire.js';
 import type { ReferenceThumbnail } from '../references.js';
 import { ByteBoundedLru } from './cache.js';
+import { wrongAspectOf, type ImageFault } from './faults.js';
 import { RgbCanvas } from './canvas.js';
 import { CELL_HEIGHT, CELL_WIDTH, drawTextLine, lineWidth } from './draw-text.js';
 import { paletteFor, type Palette } from './palette.js';
@@ -21,6 +22,8 @@ export interface ImageSpec {
   resolution: Resolution;
   /** The task's first reference image: drawn at the top left, a third of the short side. */
   reference?: ReferenceThumbnail;
+  /** A fault the config injects into this task's images (faults.ts). */
+  fault?: ImageFault;
 }
 
 /** Where a result image shows its reference: the square at (margin, margin) of this side. */
@@ -65,9 +68,14 @@ export function imageDimensions(size: string, resolution: Resolution): { width: 
 }
 
 export function renderResultPng(spec: ImageSpec): Buffer {
-  const { width, height } = imageDimensions(spec.size, spec.resolution);
+  const size = spec.fault === 'wrong_aspect' ? wrongAspectOf(spec.size) : spec.size;
+  const { width, height } = imageDimensions(size, spec.resolution);
   const canvas = new RgbCanvas(width, height);
   const palette = paletteFor(spec.prompt);
+  if (spec.fault === 'blank') {
+    canvas.fillRect(0, 0, width, height, palette.light);
+    return encodePng(canvas);
+  }
   const margin = Math.max(1, Math.round(Math.min(width, height) * 0.06));
   const footerScale = Math.max(1, Math.floor(Math.min(width, height) / 160));
   const footerTop = height - margin - 7 * footerScale;
@@ -95,7 +103,14 @@ export class RenderedImageCache {
   }
 
   get(spec: ImageSpec): Buffer {
-    const key = JSON.stringify([spec.prompt, spec.index, spec.size, spec.resolution, spec.reference?.sha256]);
+    const key = JSON.stringify([
+      spec.prompt,
+      spec.index,
+      spec.size,
+      spec.resolution,
+      spec.reference?.sha256,
+      spec.fault,
+    ]);
     return this.#lru.get(key, () => this.#render(spec));
   }
 

@@ -6,8 +6,14 @@ import type { EmulatorContext } from '../context.js';
 import { sendPng } from '../downloads.js';
 import { EmulatorApiError } from '../errors.js';
 import { isTaskIdShape } from '../task-id.js';
+import { imageFaultOf, type ImageFault } from '../images/faults.js';
 
 export const RESULTS_PREFIX = '/results/';
+
+function imageFault(ctx: EmulatorContext, taskId: string): { fault?: ImageFault } {
+  const fault = imageFaultOf(ctx.config.seed, taskId, ctx.config.faults);
+  return fault ? { fault } : {};
+}
 
 /** Serves `rest`, the path after `/results/`, e.g. `task_01H.../0.png`. */
 export function handleResult(
@@ -31,6 +37,7 @@ export function handleResult(
     size: record.size,
     resolution: record.resolution,
     ...(record.reference ? { reference: record.reference } : {}),
+    ...imageFault(ctx, record.id),
   });
   const { truncate_download_rate: truncateRate, slow_download_kbps: kbps } = ctx.config.faults;
   const truncate = truncateRate > 0 && ctx.downloadRandom() < truncateRate;
