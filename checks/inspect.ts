@@ -20,23 +20,45 @@ export async function inspectImage(bytes: Buffer): Promise<Inspected> {
   const options = { failOn: 'truncated', limitInputPixels: MAX_INPUT_PIXELS, sequentialRead: true } as const;
   let facts: ImageFacts;
   try {
+    // The header only: cheap, and it names the format and full size.
     const meta = await sharp(bytes, options).metadata();
     facts = { ...(meta.format ? { format: meta.format } : {}), width: meta.width, height: meta.height };
   } catch (error) {
     return { facts: { decodeError: reasonOf(error) } };
   }
   try {
-    const thumbnail = await sharp(bytes, options)
+    // The one decode, straight to thumbnail pixels: the blank check reads those, and they are
+    // encoded as they are (a quarter of the CPU of a Lanczos resize to WebP, decoded again).
+    const { data, info } = await sharp(bytes, options)
       .rotate()
-      .resize(THUMBNAIL_SIDE, THUMBNAIL_SIDE, { fit: 'inside', withoutEnlargement: true })
-      .webp({ quality: 80 })
-      .toBuffer();
-    const stats = await sharp(thumbnail).stats();
-    const stdev = Math.max(...stats.channels.slice(0, 3).map((channel) => channel.stdev));
-    return { facts: { ...facts, stdev }, thumbnail };
+      .resize(THUMBNAIL_SIDE, THUMBNAIL_SIDE, { fit: 'inside', withoutEnlargement: true, kernel: 'linear' })
+      .removeAlpha()
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    const raw = { width: info.width, height: info.height, channels: info.channels };
+    const thumbnail = await sharp(data, { raw }).webp({ quality: 80, effort: 0 }).toBuffer();
+    return { facts: { ...facts, stdev: largestStdev(data, info.channels) }, thumbnail };
   } catch (error) {
     return { facts: { ...facts, decodeError: reasonOf(error) } };
   }
+}
+
+/** The largest standard deviation of one channel over the pixels (RGB, row by row). */
+function largestStdev(pixels: Buffer, channels: number): number {
+  let largest = 0;
+  const count = pixels.length / channels;
+  for (let c = 0; c < Math.min(channels, 3); c++) {
+    let sum = 0;
+    let squares = 0;
+    for (let k = c; k < pixels.length; k += channels) {
+      const value = pixels[k]!;
+      sum += value;
+      squares += value * value;
+    }
+    const mean = sum / count;
+    largest = Math.max(largest, Math.sqrt(Math.max(0, squares / count - mean * mean)));
+  }
+  return largest;
 }
 
 function reasonOf(error: unknown): string {

@@ -65,6 +65,10 @@ main{display:grid;grid-template-columns:repeat(auto-fill,minmax(230px,1fr));gap:
 .facts{margin:0;color:var(--muted);font-size:12px}
 .facts span{white-space:nowrap}
 .error{margin:0;color:#c62828;font-size:12px;overflow-wrap:anywhere}
+#review[hidden]{display:none}
+#review{display:flex;gap:8px;align-items:center;flex-wrap:wrap;margin:8px 0 0;padding:6px 8px;background:#fff8e1;border-radius:6px;font-size:13px}
+#review code{overflow-wrap:anywhere;flex:1 1 300px}
+.pick{margin:0 6px 0 0}
 .checks{margin:0;color:#a15c00;font-size:12px;overflow-wrap:anywhere}
 .more{font-size:12px}
 body[data-filter=completed] .card:not([data-status=completed]),
@@ -108,7 +112,7 @@ export const GALLERY_SCRIPT = `
         if (match && (filter === 'all' || card.dataset.status === filter)) visible += 1;
       });
     }
-    shown.textContent = visible + ' shown';
+    shown.textContent = 'showing ' + visible + ' of ' + cards.length;
     // An empty filter says so, rather than showing a blank page.
     const which = filter === 'all' ? '' : filter + ' ';
     empty.textContent = query === '' ? 'No ' + which + 'items.' : 'No ' + which + 'items match "' + search.value.trim() + '".';
@@ -130,14 +134,76 @@ export const GALLERY_SCRIPT = `
     const link = event.target.closest('a.full');
     if (!link || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
     event.preventDefault();
+    show(link);
+    viewer.showModal();
+  });
+  viewer.addEventListener('click', (event) => {
+    if (event.target === viewer || event.target.matches('.close')) viewer.close();
+    else if (event.target.matches('.prev')) step(-1);
+    else if (event.target.matches('.next')) step(1);
+  });
+  viewer.addEventListener('close', () => full.removeAttribute('src'));
+
+  // Review: items picked (a card's checkbox, or x in the viewer) make the redo command line.
+  const picked = new Set();
+  const review = document.getElementById('review');
+  const redo = document.getElementById('redo');
+  const idsFile = document.getElementById('ids-file');
+  const viewerPick = viewer.querySelector('.viewer-pick');
+  function setPicked(card, on) {
+    if (on) picked.add(card.dataset.id);
+    else picked.delete(card.dataset.id);
+    card.querySelector('.pick').checked = on;
+    if (current && current.closest('.card') === card) viewerPick.checked = on;
+    review.hidden = picked.size === 0;
+    document.getElementById('picked').textContent = picked.size + ' selected';
+    const ids = Array.from(picked);
+    redo.textContent = 'pixelmill redo ' + body.dataset.run + ' --ids ' + ids.join(',');
+    idsFile.href = 'data:text/plain;charset=utf-8,' + encodeURIComponent(ids.join('\\n') + '\\n');
+  }
+  document.querySelector('main').addEventListener('change', (event) => {
+    if (event.target.matches('.pick')) setPicked(event.target.closest('.card'), event.target.checked);
+  });
+  viewerPick.addEventListener('change', () => { if (current) setPicked(current.closest('.card'), viewerPick.checked); });
+  document.getElementById('copy-redo').addEventListener('click', (event) => {
+    const button = event.target;
+    navigator.clipboard.writeText(redo.textContent).then(
+      () => { button.textContent = 'Copied'; },
+      () => { getSelection().selectAllChildren(redo); button.textContent = 'Press Ctrl+C'; },
+    );
+  });
+  document.getElementById('clear-picks').addEventListener('click', () => {
+    for (const card of cards) if (picked.has(card.dataset.id)) setPicked(card, false);
+  });
+
+  // The viewer steps through the images of the cards shown, in order.
+  let current = null;
+  const shownLinks = () =>
+    Array.from(document.querySelectorAll('main .card a.full')).filter((link) => link.closest('.card').offsetParent !== null);
+  function show(link) {
+    current = link;
     full.src = link.getAttribute('href');
     full.alt = link.querySelector('img').alt;
     caption.textContent = full.alt;
     original.href = link.getAttribute('href');
-    viewer.showModal();
+    viewerPick.checked = picked.has(link.closest('.card').dataset.id);
+  }
+  function step(by) {
+    const links = shownLinks();
+    const at = links.indexOf(current);
+    const next = links[at + by];
+    if (next) show(next);
+  }
+  document.addEventListener('keydown', (event) => {
+    if (event.target === search || event.metaKey || event.ctrlKey || event.altKey) return;
+    if (viewer.open && event.key === 'ArrowRight') step(1);
+    else if (viewer.open && event.key === 'ArrowLeft') step(-1);
+    else if (event.key === 'x') {
+      const card = viewer.open && current ? current.closest('.card') : document.activeElement && document.activeElement.closest('.card');
+      if (card) setPicked(card, !picked.has(card.dataset.id));
+    } else return;
+    event.preventDefault();
   });
-  viewer.addEventListener('click', (event) => { if (event.target === viewer || event.target.matches('.close')) viewer.close(); });
-  viewer.addEventListener('close', () => full.removeAttribute('src'));
   setFilter(location.hash.slice(1) || 'all');
 })();
 `;

@@ -110,15 +110,22 @@ function pageHead(summary: GallerySummary): string {
 <title>${name} · pixelmill gallery</title>
 <style>${GALLERY_CSS}</style>
 </head>
-<body data-filter="all">
+<body data-filter="all" data-run="${escapeHtml(summary.run_id)}">
 <header>
 <h1>${name}</h1>
 <p class="run">${run}</p>
 <nav class="filters" aria-label="Filter items">
 ${buttons.join('\n')}
 <input type="search" id="search" placeholder="Search id or prompt" aria-label="Search id or prompt">
-<output id="shown">${summary.items} shown</output>
+<output id="shown">showing ${summary.items} of ${summary.items}</output>
 </nav>
+<div id="review" hidden>
+<output id="picked">0 selected</output>
+<code id="redo"></code>
+<button type="button" id="copy-redo">Copy command</button>
+<a id="ids-file" download="redo-ids.txt" href="#">Download ids</a>
+<button type="button" id="clear-picks">Clear</button>
+</div>
 </header>
 <p id="empty" hidden></p>
 <main>
@@ -176,7 +183,7 @@ function card({ line, item }: GalleryEntry): string {
   const prompt = escapeHtml(item.prompt);
   return `<article class="card" data-status="${escapeHtml(line.status)}" data-id="${escapeHtml(line.id)}">
 ${thumbnails(line, item.n)}<div class="info">
-<div class="head"><h2 class="id">${escapeHtml(line.id)}</h2><span class="badge ${escapeHtml(line.status)}">${escapeHtml(line.status)}</span></div>
+<div class="head"><input type="checkbox" class="pick" aria-label="Select ${escapeHtml(line.id)} to generate again"><h2 class="id">${escapeHtml(line.id)}</h2><span class="badge ${escapeHtml(line.status)}">${escapeHtml(line.status)}</span></div>
 <p class="prompt" title="${prompt}">${prompt}</p>
 <p class="facts" title="${escapeHtml(details)}">${facts}</p>
 ${error}${checks}${moreImages(line)}</div>
@@ -188,7 +195,7 @@ function pageTail(): string {
   return `</main>
 <dialog id="viewer" aria-label="Image">
 <img alt="">
-<p><span class="caption"></span><span><a class="original" href="">open file</a> <button type="button" class="close">Close</button></span></p>
+<p><span class="caption"></span><span><button type="button" class="prev" aria-label="Previous image">&larr;</button> <button type="button" class="next" aria-label="Next image">&rarr;</button> <label><input type="checkbox" class="viewer-pick"> select (x)</label> <a class="original" href="">open file</a> <button type="button" class="close">Close</button></span></p>
 </dialog>
 <script>${GALLERY_SCRIPT}</script>
 </body>

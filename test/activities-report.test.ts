@@ -203,6 +203,7 @@ describe('writeReport', () => {
         not_run: 1,
       },
       tasks_given_up: 0,
+      checks: { failed: {}, tasks_regenerated: 0 },
       images: 2,
       credits_charged: 2,
       api_calls: { submit: 5, lookup: 7, get: 3 },

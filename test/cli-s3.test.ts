@@ -54,15 +54,12 @@ async function expectImagesInBucket(lines: ReportLine[]): Promise<void> {
   }
 }
 
-beforeAll(async () => {
-  server = await startS3Server();
-  await server.createBucket(BUCKET);
-  sandbox = await cliSandbox(server.env);
-  sandbox.env.PIXELMILL_EMULATOR_CONFIG = emulatorConfig('emulator.yaml', ['forbidden']);
-  const items = Array.from(
-    { length: ITEMS },
-    (_, i) => `  - { id: s${i}, prompt: "${BLOCKED.has(i) ? 'forbidden ' : ''}lamp ${i}" }`,
-  );
+/** Item i of the catalog: a lamp, its prompt blocked for the items in BLOCKED. */
+const lampItem = (i: number): string =>
+  `  - { id: s${i}, prompt: "${BLOCKED.has(i) ? 'forbidden ' : ''}lamp ${i}" }`;
+
+/** The catalog into the bucket, with more `output:` lines if given. */
+function writeCatalog(items: string[], output: string[] = []): void {
   writeFileSync(
     join(sandbox.dir, 'catalog.yaml'),
     [
@@ -72,10 +69,19 @@ beforeAll(async () => {
       `  dir: s3://${BUCKET}/${PREFIX}`,
       `  endpoint: ${server.endpoint}`,
       '  force_path_style: true',
+      ...output,
       'items:',
       ...items,
     ].join('\n'),
   );
+}
+
+beforeAll(async () => {
+  server = await startS3Server();
+  await server.createBucket(BUCKET);
+  sandbox = await cliSandbox(server.env);
+  sandbox.env.PIXELMILL_EMULATOR_CONFIG = emulatorConfig('emulator.yaml', ['forbidden']);
+  writeCatalog(Array.from({ length: ITEMS }, (_, i) => lampItem(i)));
 }, 60_000);
 
 afterAll(async () => {
@@ -135,24 +141,11 @@ describe('a run into s3://', () => {
 
   it('runs an edited catalog incrementally in the bucket: what changed generated, the rest copied', async () => {
     const before = new Map((await report()).map((line) => [line.id, line]));
-    const items = Array.from({ length: ITEMS + 1 }, (_, i) =>
-      i === 0
-        ? '  - { id: s0, prompt: "lamp 0, brass" }'
-        : `  - { id: s${i}, prompt: "${BLOCKED.has(i) ? 'forbidden ' : ''}lamp ${i}" }`,
-    );
-    writeFileSync(
-      join(sandbox.dir, 'catalog.yaml'),
-      [
-        'name: s3-test',
-        'limits: { requests_per_second: 100 }',
-        'output:',
-        `  dir: s3://${BUCKET}/${PREFIX}`,
-        `  endpoint: ${server.endpoint}`,
-        '  force_path_style: true',
-        '  path_template: "v2/{id}_{index}.{ext}"',
-        'items:',
-        ...items,
-      ].join('\n'),
+    writeCatalog(
+      Array.from({ length: ITEMS + 1 }, (_, i) =>
+        i === 0 ? '  - { id: s0, prompt: "lamp 0, brass" }' : lampItem(i),
+      ),
+      ['  path_template: "v2/{id}_{index}.{ext}"'],
     );
     const run = await sandbox.run(['run', 'catalog.yaml', '--no-progress', '--prune'], {
       env: { PIXELMILL_EMULATOR_CONFIG: emulatorConfig('unblocked.yaml', []) },

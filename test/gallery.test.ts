@@ -7,6 +7,7 @@ import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } fro
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { PNG } from 'pngjs';
+import sharp from 'sharp';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities } from '../activities/index.js';
@@ -257,7 +258,7 @@ describe('gallery (index.html)', () => {
       entries.map(({ line }) => line.id),
     );
     expect(await page.locator('h1').textContent()).toBe('furniture-catalog');
-    expect(await page.locator('#shown').textContent()).toBe(`${entries.length} shown`);
+    expect(await page.locator('#shown').textContent()).toBe(`showing ${entries.length} of ${entries.length}`);
     const card = (id: string) => page.locator(`main .card[data-id="${id}"]`);
     expect(await card('walnut-table').locator('.facts').textContent()).toMatch(
       /^16:9 · 2K · 1\/1 image · 2 credits · /,
@@ -293,7 +294,7 @@ describe('gallery (index.html)', () => {
     await failed.click();
     expect(await visibleIds(page)).toEqual(['linen-sofa', 'velvet-ottoman']);
     expect(await failed.getAttribute('aria-pressed')).toBe('true');
-    expect(await page.locator('#shown').textContent()).toBe('2 shown');
+    expect(await page.locator('#shown').textContent()).toBe(`showing 2 of ${entries.length}`);
     expect(new URL(page.url()).hash).toBe('#failed');
     await page.locator('button[data-filter="completed"]').click();
     expect(await visibleIds(page)).toEqual(
@@ -305,7 +306,7 @@ describe('gallery (index.html)', () => {
     // Search by prompt words or id, combined with a status filter.
     await page.locator('#search').fill('LAMP');
     expect(await visibleIds(page)).toEqual(['brass-lamp', 'lamp-7']);
-    expect(await page.locator('#shown').textContent()).toBe('2 shown');
+    expect(await page.locator('#shown').textContent()).toBe(`showing 2 of ${entries.length}`);
     expect(await page.locator('#empty').isHidden()).toBe(true);
     await page.locator('button[data-filter="failed"]').click();
     expect(await visibleIds(page)).toEqual([]);
@@ -337,13 +338,68 @@ describe('gallery (index.html)', () => {
     await page.close();
   }, 120_000);
 
+  it('shows thumbnails, steps through images, and turns a selection into the redo command', async () => {
+    const dir = tempDir();
+    const { summary, entries } = demoRun(dir, DEMO.slice(0, 4));
+    // The first item's image has a thumbnail beside it, as a checked run stores.
+    const [first] = entries;
+    const thumbnail = `.thumbnails/${first!.line.images[0]!.path}.webp`;
+    mkdirSync(join(dir, '.thumbnails'), { recursive: true });
+    writeFileSync(
+      join(dir, thumbnail),
+      await sharp(join(dir, first!.line.images[0]!.path)).resize(320).webp().toBuffer(),
+    );
+    first!.line.images[0]!.thumbnail = thumbnail;
+    await writeGallery(join(dir, GALLERY_FILE), summary, entries);
+    const { page, problems } = await openGallery(join(dir, GALLERY_FILE));
+    const card = (id: string) => page.locator(`main .card[data-id="${id}"]`);
+    const firstId = first!.line.id;
+    expect(await card(firstId).locator('img').getAttribute('src')).toBe(thumbnail);
+    expect(await loadedWidth(page, `main .card[data-id="${firstId}"] img`)).toBe(320);
+    expect(await card(firstId).locator('a.full').getAttribute('href')).toBe(first!.line.images[0]!.path);
+
+    // Picked by checkbox: the command line and the ids file say so.
+    expect(await page.locator('#review').isHidden()).toBe(true);
+    const withImages = entries.filter(({ line }) => line.images.length > 0).map(({ line }) => line.id);
+    await card(withImages[1]!).locator('.pick').check();
+    await card(firstId).locator('.pick').check();
+    expect(await page.locator('#picked').textContent()).toBe('2 selected');
+    expect(await page.locator('#redo').textContent()).toBe(
+      `pixelmill redo pixelmill/furniture-catalog --ids ${withImages[1]},${firstId}`,
+    );
+    const href = (await page.locator('#ids-file').getAttribute('href'))!;
+    expect(decodeURIComponent(href.replace(/^data:text\/plain;charset=utf-8,/, ''))).toBe(
+      `${withImages[1]}\n${firstId}\n`,
+    );
+
+    // The viewer: the full image, next and previous with the arrow keys, x to unpick.
+    await card(firstId).locator('a.full').first().click();
+    await expect.poll(() => page.locator('#viewer').isVisible()).toBe(true);
+    expect(await loadedWidth(page, '#viewer img')).toBe(1024);
+    expect(await page.locator('#viewer .viewer-pick').isChecked()).toBe(true);
+    await page.keyboard.press('ArrowRight');
+    expect(await page.locator('#viewer .caption').textContent()).toMatch(
+      new RegExp(`^${withImages[1]}, image 1`),
+    );
+    await page.keyboard.press('x');
+    expect(await page.locator('#picked').textContent()).toBe('1 selected');
+    expect(await card(withImages[1]!).locator('.pick').isChecked()).toBe(false);
+    await page.keyboard.press('ArrowLeft');
+    expect(await page.locator('#viewer .caption').textContent()).toMatch(new RegExp(`^${firstId}, image 1`));
+    await page.keyboard.press('Escape');
+    await page.locator('#clear-picks').click();
+    expect(await page.locator('#review').isHidden()).toBe(true);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
   it('opens with the filter named in the URL hash', async () => {
     const dir = tempDir();
     const { summary, entries } = demoRun(dir, DEMO.slice(0, 4));
     await writeGallery(join(dir, GALLERY_FILE), summary, entries);
     const { page, problems } = await openGallery(join(dir, GALLERY_FILE), '#failed');
     expect(await visibleIds(page)).toEqual(['linen-sofa']);
-    expect(await page.locator('#shown').textContent()).toBe('1 shown');
+    expect(await page.locator('#shown').textContent()).toBe('showing 1 of 4');
     // Statuses absent from the run get no button, completed and failed always do.
     expect(await page.locator('.filters button').evaluateAll((buttons) => buttons.length)).toBe(3);
     expect(problems).toEqual([]);
@@ -431,10 +487,10 @@ describe('gallery (index.html)', () => {
     expect(loaded).toBeGreaterThan(0);
     expect(loaded).toBeLessThan(500);
     await page.locator('button[data-filter="failed"]').click();
-    expect(await page.locator('#shown').textContent()).toBe(`${failedCount} shown`);
+    expect(await page.locator('#shown').textContent()).toBe(`showing ${failedCount} of 10000`);
     expect(await visibleIds(page)).toHaveLength(failedCount);
     await page.locator('#search').fill('number 9998');
-    expect(await page.locator('#shown').textContent()).toBe('0 shown');
+    expect(await page.locator('#shown').textContent()).toBe('showing 0 of 10000');
     await page.locator('button[data-filter="all"]').click();
     expect(await visibleIds(page)).toEqual(['item-09998']);
     expect(problems).toEqual([]);

@@ -37,7 +37,8 @@ beforeAll(async () => {
   emulator = await startTestEmulator({
     time_scale: 0.005,
     rate_limits: { submit: { per_second: 1000, burst: 1000 }, query: { per_second: 1000, burst: 1000 } },
-    faults: { wrong_aspect_image_rate: 0.15, blank_image_rate: 0.15 },
+    // A quarter each: with 24 items, both kinds occur in a run but for a one-in-a-thousand draw.
+    faults: { wrong_aspect_image_rate: 0.25, blank_image_rate: 0.25 },
   });
   sandbox = await cliSandbox({ PIXELMILL_API_BASE_URL: emulator.url, PIXELMILL_API_KEY: 'sk-live-demo' });
 }, 60_000);
@@ -48,7 +49,7 @@ afterAll(async () => {
 
 describe('checked images', () => {
   it('regenerates the items whose images fail a check the retry policy names, and says what it cost', async () => {
-    writeCatalog('regenerated', ['retry: { max_attempts: 8, on: [ImageCheckFailed] }']);
+    writeCatalog('regenerated', ['retry: { max_attempts: 20, on: [ImageCheckFailed] }']);
     const before = injected();
     const run = await sandbox.run(['run', 'regenerated.yaml', '--no-progress'], { timeoutMs: 150_000 });
     expect(run.code, run.stderr).toBe(0);
@@ -105,5 +106,26 @@ describe('checked images', () => {
       blank: { error: 0, warn: warned.length },
     });
     expect(readFileSync(join(output, 'index.html'), 'utf8')).toContain('blank warn: is blank');
+  }, 240_000);
+
+  it('generates chosen items again with redo, whatever their status, and refuses ids the run lacks', async () => {
+    const output = join(sandbox.dir, 'checked');
+    const before = new Map(readReport({ outputDir: output }).map((line) => [line.id, line]));
+    const unknown = await sandbox.run(['redo', 'checked.yaml', '--ids', 'p1,nope'], { timeoutMs: 60_000 });
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('pixelmill/checked has no item nope: nothing was started');
+    const chosen = ['p0', 'p1'];
+    const run = await sandbox.run(['redo', 'checked.yaml', '--ids', chosen.join(','), '--no-progress'], {
+      timeoutMs: 150_000,
+    });
+    expect([0, 3]).toContain(run.code);
+    expect(run.stderr).toMatch(
+      /started pixelmill\/checked\/retry-\d+: 2 chosen items of pixelmill\/checked again/,
+    );
+    const after = readReport({ outputDir: output });
+    for (const line of after) {
+      const earlier = before.get(line.id)!;
+      expect(line.attempts, line.id).toBe(earlier.attempts + (chosen.includes(line.id) ? 1 : 0));
+    }
   }, 240_000);
 });

@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { generationKey } from '../catalog/generation-key.js';
-import { isUserError, type UserError } from '../common/errors.js';
 import { loadManifest } from '../manifest/load.js';
+import { problemsOf } from './support/manifest-problems.js';
 import { tempDir } from './support/temp-dir.js';
 
 let png: Buffer;
@@ -31,16 +31,6 @@ function catalog(manifest: string[], files: Record<string, string | Buffer> = {}
   for (const [name, content] of Object.entries(files)) writeFileSync(join(dir, name), content);
   writeFileSync(join(dir, 'm.yaml'), ['name: refs', ...manifest].join('\n'));
   return join(dir, 'm.yaml');
-}
-
-function problemsOf(file: string): readonly string[] {
-  try {
-    loadManifest(file);
-  } catch (error) {
-    if (isUserError(error)) return (error as UserError).problems;
-    throw error;
-  }
-  throw new Error('expected the manifest to be rejected');
 }
 
 describe('local reference images', () => {

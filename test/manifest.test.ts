@@ -3,23 +3,13 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isUserError, type UserError } from '../common/errors.js';
 import { loadManifest } from '../manifest/load.js';
+import { problemsOf } from './support/manifest-problems.js';
 
 function fixture(files: Record<string, string | Buffer>): string {
   const dir = mkdtempSync(join(tmpdir(), 'pixelmill-manifest-'));
   for (const [name, content] of Object.entries(files)) writeFileSync(join(dir, name), content);
   return dir;
-}
-
-function problemsOf(file: string): readonly string[] {
-  try {
-    loadManifest(file);
-  } catch (error) {
-    if (isUserError(error)) return (error as UserError).problems;
-    throw error;
-  }
-  throw new Error('expected the manifest to be rejected');
 }
 
 describe('loadManifest', () => {

@@ -172,29 +172,22 @@ describe('reference images from local files', () => {
 
   it('refuses a manifest with bad references before anything is submitted', async () => {
     const tasks = await tasksAtApi();
+    const bad = [
+      '  - { id: a, prompt: x, image_urls: [photos/missing.png] }',
+      '  - { id: b, prompt: x, image_urls: [photos] }',
+      '  - { id: c, prompt: x, image_urls: [photos/notes.txt] }',
+    ];
+    const sixteen = Array.from({ length: 16 }, () => 'photos/chair.png').join(', ');
     writeCatalog(
       'bad.yaml',
       ['output: ./bad-out'],
-      [
-        '  - { id: a, prompt: x, image_urls: [photos/missing.png] }',
-        '  - { id: b, prompt: x, image_urls: [photos] }',
-        '  - { id: c, prompt: x, image_urls: [photos/notes.txt] }',
-        `  - { id: d, prompt: x, image_urls: [${Array.from({ length: 16 }, () => 'photos/chair.png').join(', ')}] }`,
-      ],
+      [...bad, `  - { id: d, prompt: x, image_urls: [${sixteen}] }`],
     );
     const run = await sandbox.run(['run', 'bad.yaml', '--no-progress']);
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/bad\.yaml:\d+:\d+ items\[3\]\.image_urls: must have at most 15 entries/);
     expect(run.stderr).not.toMatch(/\n\s+at /); // no stack trace
-    writeCatalog(
-      'bad.yaml',
-      ['output: ./bad-out'],
-      [
-        '  - { id: a, prompt: x, image_urls: [photos/missing.png] }',
-        '  - { id: b, prompt: x, image_urls: [photos] }',
-        '  - { id: c, prompt: x, image_urls: [photos/notes.txt] }',
-      ],
-    );
+    writeCatalog('bad.yaml', ['output: ./bad-out'], bad);
     const again = await sandbox.run(['run', 'bad.yaml', '--no-progress']);
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(

@@ -18,6 +18,7 @@ import { watchRun } from '../watch.js';
 import { registerListCommand } from './list.js';
 import { describeReport, registerReportCommand } from './report.js';
 import { registerRetryFailedCommand } from './retry-failed.js';
+import { registerRedoCommand } from './redo.js';
 import { registerStatusCommand } from './status.js';
 import { examples, RUN_ARGUMENT, withRun } from './with-run.js';
 
@@ -87,6 +88,7 @@ export function registerControlCommands(program: Command): void {
   }
 
   registerRetryFailedCommand(program);
+  registerRedoCommand(program);
   registerReportCommand(program);
 
   program

@@ -38,14 +38,14 @@ import { describeReport } from './report.js';
 import { examples, isDebug, RUN_ARGUMENT, withRun } from './with-run.js';
 import { s3UrlOf } from '../../storage/s3-location.js';
 
-interface RetryOptions {
+export interface RetryOptions {
   budget?: number;
   progress: boolean;
   /** Retry failures that cannot succeed again too. */
   all?: boolean;
 }
 
-function parseBudget(value: string): number {
+export function parseBudget(value: string): number {
   const n = Number(value);
   if (!/^\d+$/.test(value) || n < 1)
     throw new InvalidArgumentError('expected a whole number of credits from 1');
@@ -90,19 +90,37 @@ interface PreparedRetry {
   skipped: string[];
 }
 
-/** Writes retry-N.yaml and retry-N.json for the failed items; no record when none is to be retried. */
-async function prepareRetry(location: RunLocation, options: RetryOptions): Promise<PreparedRetry> {
+/**
+ * Which items a new attempt runs: `true` runs it, `false` leaves it out, a string leaves it out
+ * and says why (counted in the command's message).
+ */
+export type ItemChoice = (item: PlannedItem, outcome: OutcomeLine | undefined) => boolean | string;
+
+/** retry-failed's choice: failed items (and the deadline's), less those that cannot succeed again. */
+function failedItems(options: RetryOptions): ItemChoice {
+  return (_, outcome) => {
+    if (!outcome || !retryable(outcome)) return false;
+    return (options.all ? undefined : cannotSucceedAgain(outcome)) ?? true;
+  };
+}
+
+/** Writes retry-N.yaml and retry-N.json for the chosen items; no record when none is chosen. */
+async function prepareRetry(
+  location: RunLocation,
+  options: RetryOptions,
+  choose: ItemChoice,
+  check?: () => void,
+): Promise<PreparedRetry> {
   const loaded = await readPlan(location.plan);
   const latest = await runState.latestOutcomes(location.plan, loaded.items);
   const failed: PlannedItem[] = [];
   const skipped: string[] = [];
   for (const [index, item] of loaded.items.entries()) {
-    const outcome = latest[index];
-    if (!outcome || !retryable(outcome)) continue;
-    const reason = options.all ? undefined : cannotSucceedAgain(outcome);
-    if (reason === undefined) failed.push(item);
-    else skipped.push(reason);
+    const choice = choose(item, latest[index]);
+    if (choice === true) failed.push(item);
+    else if (typeof choice === 'string') skipped.push(choice);
   }
+  check?.();
   if (failed.length === 0) return { skipped };
   const budgetCredits = retryBudget(loaded, latest, options);
   const stateDir = retryRecordsDir(location);
@@ -129,11 +147,21 @@ async function prepareRetry(location: RunLocation, options: RetryOptions): Promi
   return { record, manifest, skipped };
 }
 
-async function retryFailed(
+/** What a new attempt is for: which items, and how the command names them. */
+export interface AttemptKind {
+  choose: ItemChoice;
+  /** `failed item`, `chosen item`. */
+  noun: string;
+  /** Called once the items are chosen, before anything starts: may refuse with a UserError. */
+  check?: () => void;
+}
+
+export async function runAgain(
   session: Session,
   runId: string,
   options: RetryOptions,
   runManifest: LoadedManifest | undefined,
+  kind: AttemptKind,
 ): Promise<number> {
   const location = await locateRun(session.client, runId, runManifest);
   if (location.status === 'RUNNING') {
@@ -145,7 +173,7 @@ async function retryFailed(
   const { running } = await foldEndedRetries(session.client, location);
   const prepared: PreparedRetry = running
     ? { record: running, skipped: [] }
-    : await prepareRetry(location, options);
+    : await prepareRetry(location, options, kind.choose, kind.check);
   const { record, skipped } = prepared;
   if (skipped.length > 0) {
     const items = skipped.length === 1 ? '1 item' : `${skipped.length} items`;
@@ -158,7 +186,7 @@ async function retryFailed(
       say(`pixelmill: ${runId} has no other failed items: nothing to retry`);
       return 3;
     }
-    say(`pixelmill: ${runId} has no failed items: nothing to retry`);
+    say(`pixelmill: ${runId} has no ${kind.noun}s: nothing to retry`);
     return 0;
   }
   const retryManifest = prepared.manifest ?? loadManifest(record.manifestFile);
@@ -182,7 +210,7 @@ async function retryFailed(
     const { objectStore } = (await readPlan(location.plan)).meta;
     const into = objectStore ? s3UrlOf(objectStore) : location.outputDir;
     say(
-      `pixelmill: ${how === 'started' ? 'started' : 'attached to'} ${record.runId}: ${plural(record.items, 'failed item')} of ${runId} again, into ${into}`,
+      `pixelmill: ${how === 'started' ? 'started' : 'attached to'} ${record.runId}: ${plural(record.items, kind.noun)} of ${runId} again, into ${into}`,
     );
     const link = workflowUrl(session, record.runId);
     if (link) say(`pixelmill: Temporal Web UI: ${link}`);
@@ -245,7 +273,10 @@ export function registerRetryFailedCommand(program: Command): void {
       return withRun(
         { ...resolved, runId: originalRunId(resolved.runId) },
         async (session, runId, manifest) => {
-          process.exitCode = await retryFailed(session, runId, options, manifest);
+          process.exitCode = await runAgain(session, runId, options, manifest, {
+            choose: failedItems(options),
+            noun: 'failed item',
+          });
         },
         { log: say },
       );
