@@ -143,13 +143,19 @@ export interface ChaosItem {
   size: string;
 }
 
-/** Whether item `i` of a chaos catalog has a prompt the API refuses to build. */
-export const isPoisoned = (i: number): boolean => i % 100 === 37;
+/**
+ * Whether item `i` of a chaos catalog of `count` items has a prompt the API refuses to build:
+ * one in 100, all in the first 60%. A poisoned item first tried when hardly any other submit
+ * is left to compare with is refused only after ALONE_SUBMIT_TRIES (about 15 minutes, on
+ * purpose: activities/api-evidence.ts), far past a test's deadline; test/api-evidence.test.ts
+ * covers that case.
+ */
+export const isPoisoned = (i: number, count: number): boolean => i % 100 === 37 && i < 0.6 * count;
 
 export function chaosItems(count: number, seed: number): ChaosItem[] {
   return Array.from({ length: count }, (_, i) => ({
     id: `sku-${String(i).padStart(5, '0')}`,
-    prompt: `chaos ${seed} product ${i}: a linen armchair, ${isPoisoned(i) ? CHAOS_POISON_WORD : 'studio light'}`,
+    prompt: `chaos ${seed} product ${i}: a linen armchair, ${isPoisoned(i, count) ? CHAOS_POISON_WORD : 'studio light'}`,
     n: (i % 2) + 1,
     size: SIZES[i % SIZES.length]!,
   }));
