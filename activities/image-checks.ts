@@ -31,9 +31,14 @@ export function keepBytes(body: Readable): { stream: Readable; bytes: () => Buff
 type CheckedFields = Pick<ImageRecord, 'format' | 'width' | 'height' | 'thumbnail' | 'checks'>;
 
 export async function checkStored(
-  ctx: { meta: PlanMeta; store: ResultStore },
+  ctx: { meta: Pick<PlanMeta, 'checks'>; store: ResultStore },
   bytes: Buffer,
-  image: { path: string; ext: string; item: PlannedItem; metadata: StoredAttributes },
+  image: {
+    path: string;
+    ext: string;
+    item: Pick<PlannedItem, 'size' | 'resolution'>;
+    metadata: StoredAttributes;
+  },
 ): Promise<CheckedFields> {
   const { facts, thumbnail } = await inspectImage(bytes);
   const findings: CheckFinding[] = checkImage(

@@ -36,6 +36,8 @@ export interface Summary {
   images: number;
   credits_charged: number;
   tasks_given_up: number;
+  /** Absent in outputs written before the checks. */
+  checks?: { tasks_regenerated: number };
   api_calls: { submit: number; lookup: number; get: number };
   emulated: boolean;
 }

@@ -3,6 +3,7 @@
 // `npm run chaos` can print them and test/chaos.test.ts can hold them to their bounds. The reading
 // of report.jsonl, summary.json and the ground truth is bench/catalog-audit.ts's, shared
 // with the durability test.
+import { imageFaultOf } from '../emulator/images/faults.js';
 import type { RunningEmulator } from '../emulator/index.js';
 import type { GroundTruthTask } from '../emulator/routes/admin.js';
 import type { ReportLine } from '../report/report-line.js';
@@ -36,6 +37,12 @@ export interface ChaosAudit {
   extra_submissions: number;
   /** Credits the emulator charged for those extra tasks (the price of the duplicates). */
   credits_charged_for_duplicates: number;
+  /**
+   * Completed tasks whose images the emulator made wrong (faults.wrong_aspect_image_rate,
+   * blank_image_rate) and the run's checks rejected, so their item was generated again.
+   */
+  tasks_rejected_by_checks: number;
+  credits_rejected_by_checks: number;
   /**
    * Retried submits that took the task of an attempt cut off after the API answered, from the
    * submit journal (runstate/submit-journal.ts): the duplicates the journal saved.
@@ -97,6 +104,10 @@ export async function auditChaosRun({
     else tasksByPrompt.set(task.prompt, [task]);
   }
   const taskById = new Map(tasks.map((task) => [task.id, task]));
+  /** A completed task whose images the emulator made wrong on purpose: the checks must reject it. */
+  const faultyImages = (task: GroundTruthTask): boolean =>
+    task.status === 'completed' &&
+    imageFaultOf(emulator.config.seed, task.id, emulator.config.faults) !== undefined;
   const audit: ChaosAudit = {
     items: items.length,
     images_expected: items.reduce((sum, item) => sum + item.n, 0),
@@ -109,6 +120,8 @@ export async function auditChaosRun({
     prompts_submitted_more_than_once: 0,
     extra_submissions: 0,
     credits_charged_for_duplicates: 0,
+    tasks_rejected_by_checks: 0,
+    credits_rejected_by_checks: 0,
     ...journalFigures(await files.journal(), tasks),
     report_inconsistencies: 0,
     tasks_at_api: tasks.length,
@@ -153,11 +166,15 @@ export async function auditChaosRun({
     }
     // Without crashes each attempt is exactly one task; more means a submit was repeated.
     const extra = submitted.length - line.attempts;
-    // An item is resubmitted only after a failed task, so a completed task it does not report is
-    // a duplicate; failed ones were refunded.
-    audit.credits_charged_for_duplicates += submitted
-      .filter((task) => task.id !== line.task_id && task.status === 'completed')
-      .reduce((sum, task) => sum + task.credits_cost, 0);
+    // An item is resubmitted only after a failed task or a rejected image, so a completed task
+    // with good images it does not report is a duplicate; failed ones were refunded.
+    for (const task of submitted) {
+      if (task.id === line.task_id || task.status !== 'completed') continue;
+      if (faultyImages(task)) {
+        audit.tasks_rejected_by_checks++;
+        audit.credits_rejected_by_checks += task.credits_cost;
+      } else audit.credits_charged_for_duplicates += task.credits_cost;
+    }
     if (extra > 0) {
       audit.prompts_submitted_more_than_once++;
       audit.extra_submissions += extra;
@@ -172,9 +189,9 @@ export async function auditChaosRun({
     const task = line.task_id === null ? undefined : taskById.get(line.task_id);
     if (line.status === 'completed') {
       audit.completed++;
-      if (!task || task.prompt !== item.prompt || task.status !== 'completed') {
+      if (!task || task.prompt !== item.prompt || task.status !== 'completed' || faultyImages(task)) {
         inconsistent(
-          `${item.id}: reported completed with task ${line.task_id}, which the API has as ${task?.status ?? 'unknown'}${task && task.prompt !== item.prompt ? ' for another prompt' : ''}`,
+          `${item.id}: reported completed with task ${line.task_id}, which the API has as ${task?.status ?? 'unknown'}${task && task.prompt !== item.prompt ? ' for another prompt' : ''}${task && faultyImages(task) ? ' with wrong images' : ''}`,
         );
         continue;
       }
@@ -199,10 +216,11 @@ export async function auditChaosRun({
       continue;
     }
     const allFailed =
-      submitted.length >= maxAttempts && submitted.every((t) => t.status === 'failed' || lostAtApi(t));
+      submitted.length >= maxAttempts &&
+      submitted.every((t) => t.status === 'failed' || lostAtApi(t) || faultyImages(t));
     if (
       line.status === 'failed' &&
-      (line.error?.code === 'generation_failed' || line.error?.code === 'task_timeout') &&
+      FAILED_BY_API.has(line.error?.code ?? '') &&
       line.attempts === maxAttempts &&
       allFailed
     ) {
@@ -222,6 +240,9 @@ export async function auditChaosRun({
     inconsistent(line);
   return audit;
 }
+
+/** The codes of an item whose every task failed at the API, was lost there or made wrong images. */
+const FAILED_BY_API = new Set(['generation_failed', 'task_timeout', 'check_aspect_ratio', 'check_blank']);
 
 /** A task still unfinished once the run is over: lost by the API, which never finishes it. */
 function lostAtApi(task: GroundTruthTask): boolean {
@@ -306,7 +327,13 @@ function summaryInconsistencies(
   summary: Summary,
   lines: ReportLine[],
   charged: number,
-  audit: Pick<ChaosAudit, 'credits_charged_for_duplicates' | 'tasks_lost_at_api'>,
+  audit: Pick<
+    ChaosAudit,
+    | 'credits_charged_for_duplicates'
+    | 'tasks_lost_at_api'
+    | 'tasks_rejected_by_checks'
+    | 'credits_rejected_by_checks'
+  >,
 ): string[] {
   const found: string[] = [];
   const count = (status: string): number => lines.filter((line) => line.status === status).length;
@@ -317,12 +344,22 @@ function summaryInconsistencies(
   const images = lines.reduce((sum, line) => sum + line.images.length, 0);
   if (summary.images !== images) found.push(`summary counts ${summary.images} images, the report ${images}`);
   const credits = lines.reduce((sum, line) => sum + line.credits_cost, 0);
-  if (summary.credits_charged !== credits)
-    found.push(`summary charges ${summary.credits_charged} credits, the report ${credits}`);
+  const rejected = audit.credits_rejected_by_checks;
+  if (summary.credits_charged !== credits + rejected)
+    found.push(
+      `summary charges ${summary.credits_charged} credits; the report ${credits} + images rejected ${rejected}`,
+    );
   if (summary.tasks_given_up !== audit.tasks_lost_at_api)
     found.push(`summary gives up ${summary.tasks_given_up} tasks, the API lost ${audit.tasks_lost_at_api}`);
+  const regenerated = summary.checks?.tasks_regenerated ?? 0;
+  if (regenerated !== audit.tasks_rejected_by_checks)
+    found.push(
+      `summary regenerates ${regenerated} tasks' items, the API made ${audit.tasks_rejected_by_checks} wrong`,
+    );
   const duplicates = audit.credits_charged_for_duplicates;
-  if (charged !== credits + duplicates)
-    found.push(`the API charged ${charged} credits; report ${credits} + duplicates ${duplicates}`);
+  if (charged !== credits + duplicates + rejected)
+    found.push(
+      `the API charged ${charged} credits; report ${credits} + duplicates ${duplicates} + rejected ${rejected}`,
+    );
   return found;
 }

@@ -89,7 +89,8 @@ export function disruptionSchedule(options: ChaosOptions): Disruption[] {
  * Every fault at once, at rates that keep the run finishable: about 1 in 20 API calls answered
  * 5xx, 1 in 10 queries malformed, 429s from a bucket far below the run's rate, 1 in 50 downloads cut
  * off and every download throttled, 1 in 10 generations failing, 1 in 100 tasks lost (processing
- * forever), 1 in 5 webhooks sent twice, and every submit of a poisoned prompt refused.
+ * forever), 1 in 25 tasks with wrong images (of another aspect ratio, or blank) for the checks to
+ * reject, 1 in 5 webhooks sent twice, and every submit of a poisoned prompt refused.
  * Tasks take 2-3 s, so with the run's max_in_flight they finish all through the run (and a webhook
  * outage loses some); results live an hour of real time, so a stalled run is not an expiry test.
  */
@@ -123,6 +124,8 @@ export function chaosEmulatorConfig(
       slow_download_kbps: 2_000,
       webhook_duplicate_rate: 0.2,
       stuck_task_rate: 0.01,
+      wrong_aspect_image_rate: 0.02,
+      blank_image_rate: 0.02,
       poisoned_prompt_words: [CHAOS_POISON_WORD],
       ...faults,
     },
@@ -182,7 +185,10 @@ export function writeChaosManifest(
       task_timeout: CHAOS_TASK_TIMEOUT,
     },
     output,
-    retry: { max_attempts: CHAOS_MAX_ATTEMPTS, on: ['generation_failed', 'task_timeout'] },
+    retry: {
+      max_attempts: CHAOS_MAX_ATTEMPTS,
+      on: ['generation_failed', 'task_timeout', 'ImageCheckFailed'],
+    },
     webhooks: { enabled: true, public_url: webhookUrl },
     items,
   };

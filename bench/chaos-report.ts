@@ -88,6 +88,8 @@ export function formatChaosReport(result: ChaosResult, checks: ChaosCheck[]): st
       ['downloads cut off', String(faults.truncated_download)],
       ['failed generations', String(faults.failed_generations)],
       ['tasks lost (stuck_task_rate)', String(faults.stuck_task)],
+      ['tasks with wrong-aspect images', String(faults.wrong_aspect_image)],
+      ['tasks with blank images', String(faults.blank_image)],
       ['poisoned submits refused', String(faults.poisoned_submit)],
       ['duplicate webhooks sent', String(faults.webhook_duplicate)],
     ]),
@@ -96,6 +98,8 @@ export function formatChaosReport(result: ChaosResult, checks: ChaosCheck[]): st
       `${result.api_calls.get} task GETs; ${result.api_calls.downloads} downloads`,
     `webhooks: ${result.webhooks.delivered} delivered, ${result.webhooks.gave_up} given up (left to polling)`,
     `extra submissions: ${audit.extra_submissions} tasks, ${audit.credits_charged_for_duplicates} credits charged for them`,
+    `checks: ${audit.tasks_rejected_by_checks} tasks' images rejected and their items generated again ` +
+      `(${audit.credits_rejected_by_checks} credits)`,
     `submit journal: ${audit.submits_taken_over} retried submits took their cut-off attempt's task instead; ` +
       `a task reached it ${audit.journal_lag_ms.p50} ms after the API created it (p99 ${audit.journal_lag_ms.p99}, ` +
       `max ${audit.journal_lag_ms.max}); ${audit.tasks_not_journaled} tasks never did (their answer was not read)`,

@@ -21,7 +21,7 @@ export function shebangNodeFlags(shebang: string): string[] {
 }
 
 /** The flags of bin/pixelmill.js's shebang, read from it: the CLI runs here as `npx pixelmill` runs it. */
-function cliNodeFlags(): string[] {
+export function cliNodeFlags(): string[] {
   const bin = new URL('../../bin/pixelmill.js', import.meta.url); // from dist/bench/
   return shebangNodeFlags(readFileSync(bin, 'utf8').split('\n')[0]!);
 }

@@ -301,18 +301,14 @@ export function formatTable(result: BenchResult): string {
     const details = adaptiveDetails(adaptive);
     if (details.length > 1) sections.push(renderTable(details));
   }
-  if (result.targets.length) {
-    sections.push(
-      renderTable([
-        ['target', 'limit', 'value', 'met'],
-        ...result.targets.map((t): Cell[] => [
-          t.name,
-          t.limit,
-          t.value,
-          t.met === null ? '-' : t.met ? 'yes' : 'NO',
-        ]),
-      ]),
-    );
-  }
+  if (result.targets.length) sections.push(targetsTable(result.targets));
   return `${sections.join('\n\n')}\n`;
+}
+
+/** Each target with its limit, its value and whether it was met. */
+export function targetsTable(targets: Target[]): string {
+  return renderTable([
+    ['target', 'limit', 'value', 'met'],
+    ...targets.map((t): Cell[] => [t.name, t.limit, t.value, t.met === null ? '-' : t.met ? 'yes' : 'NO']),
+  ]);
 }

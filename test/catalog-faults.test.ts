@@ -209,6 +209,26 @@ describe('catalog runs against a misbehaving API', () => {
     }
   }, 90_000);
 
+  it('images the checks reject are generated again, and the Temporal UI details say how many', async () => {
+    const { emulator, catalog } = await scenario(
+      { faults: { wrong_aspect_image_rate: 0.5 } },
+      { name: 'rejected', items: items(6), retry: { maxAttempts: 12, on: ['ImageCheckFailed'] } },
+    );
+    const handle = await startRun(harness.env.client, catalog);
+    const result = (await handle.result()) as RunResult;
+    expect(result.counts).toMatchObject({ completed: 6, failed: 0 });
+    const rejected = emulator.injectedFaults().wrong_aspect_image!;
+    expect(rejected).toBeGreaterThan(0);
+    const tasks = rejected === 1 ? '1 task' : `${rejected} tasks`;
+    const metadata = (await handle.query('__temporal_workflow_metadata')) as { currentDetails?: string };
+    expect(metadata.currentDetails).toContain(
+      `The checks rejected the images of ${tasks}, whose items were generated again.`,
+    );
+    const shard = harness.env.client.workflow.getHandle(shardWorkflowId(handle.workflowId, 0));
+    const shardMetadata = (await shard.query('__temporal_workflow_metadata')) as { currentDetails?: string };
+    expect(shardMetadata.currentDetails).toContain(`${tasks} with images rejected by the checks`);
+  }, 90_000);
+
   it('a result that expires before it is stored is reported expired, and the run still finishes', async () => {
     // Real-time clock with short generations; each image downloads in about 2 s (27 KB at 100
     // kbps) while results live 3-4 s: the first images of a batch are stored, later ones expire.

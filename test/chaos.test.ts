@@ -101,6 +101,10 @@ describe('a catalog run under chaos', () => {
     expect(faults.truncated_json + faults.extra_fields + faults.unknown_status).toBeGreaterThan(0);
     expect(faults.poisoned_submit).toBeGreaterThan(0);
     expect(faults.stuck_task).toBeGreaterThan(0);
+    // Wrong images were made, rejected by the checks and generated again (summary.json agrees:
+    // the audit compares its checks.tasks_regenerated and credits with the emulator's).
+    expect(faults.wrong_aspect_image + faults.blank_image).toBeGreaterThan(0);
+    expect(audit.tasks_rejected_by_checks).toBeGreaterThan(0);
     // Every lost task was given up (summary.json says so, checked by the audit) and resubmitted.
     expect(audit.tasks_lost_at_api).toBe(faults.stuck_task);
   }, 360_000);

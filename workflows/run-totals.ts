@@ -79,14 +79,16 @@ export class RunTotals {
   }
 
   /** What the finished shards did, plus what the running ones last told. */
-  sofar(): { counts: ItemCounts; credits: number } {
+  sofar(): { counts: ItemCounts; credits: number; tasksRejected: number } {
     const counts = { ...this.finished.counts };
     let credits = this.finished.creditsSpent;
+    let tasksRejected = this.finished.tasksRejected;
     for (const shard of this.#told.values()) {
       addTotals(counts, shard.counts);
       credits += shard.creditsSpent;
+      tasksRejected += shard.tasksRejected ?? 0;
     }
-    return { counts, credits };
+    return { counts, credits, tasksRejected };
   }
 
   /** An incremental run's carried items: completed when carried, the rest generated after all. */

@@ -157,6 +157,10 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
       : ` API rate: discovered by ${governorWorkflowId(input.apiAccount)}, whose details show the rates in force.`;
   function publish(final?: { counts: ItemCounts; credits: number }): void {
     const { counts, credits } = final ?? totals.sofar();
+    const { tasksRejected } = totals.sofar();
+    const rejected = tasksRejected
+      ? ` The checks rejected the images of ${plural(tasksRejected, 'task')}, whose items were generated again.`
+      : '';
     const done = started - running.size;
     const shardCount = shards.length;
     const deadline =
@@ -171,6 +175,7 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
         : `${done} of ${plural(shardCount, 'shard')} finished, ${running.size} running: ${counts.completed} of ` +
           `${plural(plan.itemCount, 'item')} completed, ${counts.failed} failed so far; ${plural(credits, 'credit')}.`) +
         reuse() +
+        rejected +
         deadline +
         rate,
     );

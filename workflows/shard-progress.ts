@@ -79,10 +79,14 @@ export class ShardProgressPublisher {
     const counts = this.items.counts();
     const done = finishedItems(counts);
     const givenUp = this.items.state.givenUp;
+    const rejected = this.items.state.checkRejected;
     setCurrentDetails(
       `${done} of ${plural(this.input.shard.count, 'item')} final: ${counts.completed} completed, ${counts.failed} failed; ` +
         `${counts.submitted + counts.processing} at the API, ${counts.storing} storing, ${counts.queued} queued.` +
-        (givenUp ? ` ${plural(givenUp, 'task')} given up after limits.task_timeout.` : ''),
+        (givenUp ? ` ${plural(givenUp, 'task')} given up after limits.task_timeout.` : '') +
+        (rejected
+          ? ` ${plural(rejected, 'task')} with images rejected by the checks (items generated again).`
+          : ''),
     );
     const step = this.input.limits.progressStep;
     if (step !== undefined && Math.floor(done / step) > Math.floor(this.#toldRun / step)) {
