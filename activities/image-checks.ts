@@ -1,8 +1,8 @@
-// storeResults' checks of each image it stores (checks/): the downloaded bytes are kept as they
-// stream into the store, decoded once after, checked against what the item asked for at the
-// levels the plan gives, and a thumbnail of them stored beside the outputs for the gallery
-// (`.thumbnails/<path>.webp`).
-import { Readable, Transform, pipeline } from 'node:stream';
+// storeResults' checks of each image it stores (checks/): decoded once from the local file the
+// store wrote (the stored file, or an upload's spool), never from memory, checked against what
+// the item asked for at the levels the plan gives, and a thumbnail of it stored beside the
+// outputs for the gallery (`.thumbnails/<path>.webp`).
+import { Readable } from 'node:stream';
 import { checkImage, DEFAULT_CHECK_LEVELS, type CheckFinding } from '../checks/image-checks.js';
 import { inspectImage } from '../checks/inspect.js';
 import type { PlannedItem } from '../manifest/normalize.js';
@@ -14,25 +14,12 @@ export function thumbnailPath(path: string): string {
   return `.thumbnails/${path}.webp`;
 }
 
-/** `body` passed through, its bytes kept for the checks (one image: a few MB at most). */
-export function keepBytes(body: Readable): { stream: Readable; bytes: () => Buffer } {
-  const chunks: Buffer[] = [];
-  const keeper = new Transform({
-    transform(chunk: Buffer, _encoding, done) {
-      chunks.push(chunk);
-      done(null, chunk);
-    },
-  });
-  // Errors of the download reach the store through the stream it reads.
-  const stream = pipeline(body, keeper, () => undefined);
-  return { stream, bytes: () => Buffer.concat(chunks) };
-}
-
-type CheckedFields = Pick<ImageRecord, 'format' | 'width' | 'height' | 'thumbnail' | 'checks'>;
+export type CheckedFields = Pick<ImageRecord, 'format' | 'width' | 'height' | 'thumbnail' | 'checks'>;
 
 export async function checkStored(
   ctx: { meta: Pick<PlanMeta, 'checks'>; store: ResultStore },
-  bytes: Buffer,
+  /** The image: a local file (what the stores hand `put`'s reader), or its bytes. */
+  input: string | Buffer,
   image: {
     path: string;
     ext: string;
@@ -40,7 +27,7 @@ export async function checkStored(
     metadata: StoredAttributes;
   },
 ): Promise<CheckedFields> {
-  const { facts, thumbnail } = await inspectImage(bytes);
+  const { facts, thumbnail } = await inspectImage(input);
   const findings: CheckFinding[] = checkImage(
     facts,
     { size: image.item.size, resolution: image.item.resolution, ext: image.ext },

@@ -30,7 +30,7 @@ import type { ResolvedDeps } from './deps.js';
 import { toActivityFailure } from './failures.js';
 import type { ImageRecord, OutcomeLine, PlanMeta, RunStateStore } from '../runstate/index.js';
 import { extensionFor, renderResultPath } from '../manifest/result-paths.js';
-import { checkStored, keepBytes } from './image-checks.js';
+import { checkStored, type CheckedFields } from './image-checks.js';
 
 export const RESULT_EXPIRED: ErrorSummary = {
   type: FailureType.ResultExpired,
@@ -118,11 +118,12 @@ async function storeItem(ctx: StoreContext, request: StoreRequest, item: Planned
         'pixelmill-item-id': item.id,
         'pixelmill-image-index': String(index),
       };
-      // The bytes go to the store as they arrive, and are kept for the checks' one decode.
-      const kept = keepBytes(download.body);
-      const stored = await ctx.store.put(path, kept.stream, metadata);
+      // The bytes stream to the store; the checks decode the file it wrote.
+      let checked: CheckedFields = {};
+      const stored = await ctx.store.put(path, download.body, metadata, async (file) => {
+        checked = await checkStored(ctx, file, { path, ext, item, metadata });
+      });
       if (ctx.retrying) await ctx.store.discardPartials?.(path);
-      const checked = await checkStored(ctx, kept.bytes(), { path, ext, item, metadata });
       const image: ImageRecord = {
         path,
         sha256: stored.sha256,

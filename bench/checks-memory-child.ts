@@ -1,14 +1,14 @@
 // The memory benchmark's worker side, a process of its own so that its RSS is the figure: it
 // stores `--images` results from `--url` as a worker's transfer queue does (`--lanes` store
 // activities at once, each image downloaded with the API client, streamed into a local store and
-// checked with its thumbnail, the calls storeItem makes), sampling its RSS as it goes. Prints one
-// JSON line: MemoryFigures.
+// checked from the file it wrote, with its thumbnail: the calls storeItem makes), sampling its RSS
+// as it goes. Prints one JSON line: MemoryFigures (MB = 10^6 bytes).
 //
 //   node <worker flags> dist/bench/checks-memory-child.js --url URL --images 100 --lanes 16 --dir DIR
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createImageApiClient } from '../api/index.js';
-import { checkStored, keepBytes } from '../activities/image-checks.js';
+import { checkStored, type CheckedFields } from '../activities/image-checks.js';
 import { DEFAULT_CHECK_LEVELS } from '../checks/image-checks.js';
 import { LocalResultStore } from '../storage/local.js';
 
@@ -41,19 +41,20 @@ const client = createImageApiClient({ baseUrl: url, apiKey: 'bench' });
 const mb = (bytes: number): number => Math.round(bytes / 1e5) / 10;
 function highWaterMb(): number {
   const line = readFileSync('/proc/self/status', 'utf8').match(/^VmHWM:\s+(\d+) kB/m);
-  return line ? Math.round(Number(line[1]) / 102.4) / 10 : Number.NaN;
+  return line ? mb(Number(line[1]) * 1024) : Number.NaN;
 }
 
 async function storeOne(k: number): Promise<void> {
   const download = await client.downloadResult(`${url}/image/${k}.png`);
   const path = `images/${k}.png`;
-  const kept = keepBytes(download.body);
-  await store.put(path, kept.stream);
-  const checked = await checkStored({ meta: { checks: DEFAULT_CHECK_LEVELS }, store }, kept.bytes(), {
-    path,
-    ext: 'png',
-    item: { size: '1:1', resolution: '4K' },
-    metadata: {},
+  let checked: CheckedFields = {};
+  await store.put(path, download.body, {}, async (file) => {
+    checked = await checkStored({ meta: { checks: DEFAULT_CHECK_LEVELS }, store }, file, {
+      path,
+      ext: 'png',
+      item: { size: '1:1', resolution: '4K' },
+      metadata: {},
+    });
   });
   if (checked.thumbnail === undefined || checked.checks !== undefined)
     throw new Error(`image ${k} did not pass its checks: ${JSON.stringify(checked)}`);

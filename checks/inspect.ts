@@ -1,7 +1,7 @@
 // Decodes one stored image with sharp (libvips) and returns what the checks need (its format,
-// dimensions and pixel spread) and its thumbnail for the gallery, in one decode: libvips shrinks
-// JPEG and WebP on load and streams PNG rows, so a 4K image never sits in memory whole more than
-// once. A file that does not decode, or is cut short, says why instead of throwing.
+// dimensions and pixel spread) and its thumbnail for the gallery, in one decode: read from its
+// file, libvips shrinks JPEG and WebP on load and streams PNG rows, so a 4K image is never in
+// memory whole. A file that does not decode, or is cut short, says why instead of throwing.
 import sharp from 'sharp';
 import type { ImageFacts } from './image-checks.js';
 
@@ -16,12 +16,13 @@ export interface Inspected {
   thumbnail?: Buffer;
 }
 
-export async function inspectImage(bytes: Buffer): Promise<Inspected> {
+/** `input`: the image's file, or its bytes. */
+export async function inspectImage(input: string | Buffer): Promise<Inspected> {
   const options = { failOn: 'truncated', limitInputPixels: MAX_INPUT_PIXELS, sequentialRead: true } as const;
   let facts: ImageFacts;
   try {
     // The header only: cheap, and it names the format and full size.
-    const meta = await sharp(bytes, options).metadata();
+    const meta = await sharp(input, options).metadata();
     facts = { ...(meta.format ? { format: meta.format } : {}), width: meta.width, height: meta.height };
   } catch (error) {
     return { facts: { decodeError: reasonOf(error) } };
@@ -29,7 +30,7 @@ export async function inspectImage(bytes: Buffer): Promise<Inspected> {
   try {
     // The one decode, straight to thumbnail pixels: the blank check reads those, and they are
     // encoded as they are (a quarter of the CPU of a Lanczos resize to WebP, decoded again).
-    const { data, info } = await sharp(bytes, options)
+    const { data, info } = await sharp(input, options)
       .rotate()
       .resize(THUMBNAIL_SIDE, THUMBNAIL_SIDE, { fit: 'inside', withoutEnlargement: true, kernel: 'linear' })
       .removeAlpha()

@@ -9,7 +9,12 @@ import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:pat
 import type { Readable } from 'node:stream';
 import { sha256OfFile, writeHashed } from './files.js';
 import { classifyFileError } from './errors.js';
-import { UnsafeStoragePathError, type ResultStore, type StoredImage } from './result-store.js';
+import {
+  UnsafeStoragePathError,
+  type ResultStore,
+  type StoredAttributes,
+  type StoredImage,
+} from './result-store.js';
 
 /** `.<name>.<12 hex>.tmp`: an image being written, or left half-written by a killed worker. */
 const PARTIAL_FILE = /^\..+\.[0-9a-f]{12}\.tmp$/;
@@ -60,20 +65,29 @@ export class LocalResultStore implements ResultStore {
     }
   }
 
-  async put(path: string, body: Readable): Promise<StoredImage> {
+  async put(
+    path: string,
+    body: Readable,
+    _attributes?: StoredAttributes,
+    withFile?: (file: string) => Promise<void>,
+  ): Promise<StoredImage> {
     // The body may fail (a dropped connection) before the pipeline below is attached, while the
     // directory is being created: keep that error rather than letting it go uncaught.
     let early: unknown;
     const keep = (error: unknown): void => void (early ??= error);
     body.on('error', keep);
+    const file = this.resolvePath(path);
+    let stored: StoredImage;
     try {
-      return await this.#write(this.resolvePath(path), body);
+      stored = await this.#write(file, body);
     } catch (error) {
       body.destroy();
       throw early ?? classifyFileError(error, path);
     } finally {
       body.off('error', keep);
     }
+    await withFile?.(file);
+    return stored;
   }
 
   /** Removes what earlier, cut-off writes of `path` left beside it. */

@@ -32,9 +32,16 @@ export interface ResultStore {
   /**
    * Stores the stream at `path` (relative to the root), hashing it on the way. The image appears
    * at `path` only once it is complete: a failed or cancelled stream leaves the previous content
-   * (if any) in place and no partial file behind.
+   * (if any) in place and no partial file behind. `withFile`, when given, is called before `put`
+   * resolves with a local file of the complete bytes (the stored file, or an upload's spool), for
+   * a reader that must not hold the image in memory (the checks' decode); its error is put's.
    */
-  put(path: string, body: Readable, attributes?: StoredAttributes): Promise<StoredImage>;
+  put(
+    path: string,
+    body: Readable,
+    attributes?: StoredAttributes,
+    withFile?: (file: string) => Promise<void>,
+  ): Promise<StoredImage>;
   /**
    * Stores the local file `file` at `path`, with the same guarantees as `put`. When the store
    * already holds exactly these bytes there (a local store writing its own file, an object with

@@ -144,7 +144,12 @@ export class S3ResultStore implements ResultStore {
     return isSame(await this.#head(this.keyOf(path)), expected);
   }
 
-  async put(path: string, body: Readable, attributes?: StoredAttributes): Promise<StoredImage> {
+  async put(
+    path: string,
+    body: Readable,
+    attributes?: StoredAttributes,
+    withFile?: (file: string) => Promise<void>,
+  ): Promise<StoredImage> {
     // As in the local store: an error of the body before the pipeline is attached is kept.
     let early: unknown;
     const keep = (error: unknown): void => void (early ??= error);
@@ -153,7 +158,9 @@ export class S3ResultStore implements ResultStore {
     try {
       const key = this.keyOf(path);
       const stored = await writeHashed(body, spool, 0o600);
-      return await this.#upload(key, path, spool, stored, attributes);
+      const uploaded = await this.#upload(key, path, spool, stored, attributes);
+      await withFile?.(spool);
+      return uploaded;
     } catch (error) {
       body.destroy();
       throw early ?? error;

@@ -4,7 +4,7 @@
 // credentials fail with one clear line; report files are published beside the images.
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, statSync, writeFileSync } from 'node:fs';
+import { createReadStream, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { setFlagsFromString } from 'node:v8';
@@ -98,6 +98,22 @@ describe('S3ResultStore', () => {
     expect(await store.has('oak/oak_0.png', digest(smallPng(5)))).toBe(false);
     expect(await store.has('oak/missing.png', stored)).toBe(false);
     expect(store.counts).toEqual({ uploaded: 1, skipped: 0 });
+  });
+
+  it("hands put's reader the upload's spool, whole, and removes it after", async () => {
+    const store = storeAt('with-file');
+    const image = smallPng(13);
+    let seen: { file: string; bytes: Buffer } | undefined;
+    await store.put('b.png', Readable.from([image]), {}, async (file) => {
+      seen = { file, bytes: readFileSync(file) };
+    });
+    expect(seen!.bytes.equals(image)).toBe(true);
+    expect(existsSync(seen!.file)).toBe(false);
+    // The reader's failure is put's.
+    const failure = await rejection(
+      store.put('c.png', Readable.from([image]), {}, () => Promise.reject(new Error('thumbnail refused'))),
+    );
+    expect(failure).toMatchObject({ message: 'thumbnail refused' });
   });
 
   it('does not upload again when the object already has the same sha256, and replaces a different one', async () => {
