@@ -84,11 +84,14 @@ function manifestOfRun(runId: string, manifestFile: string): LoadedManifest {
   }
 }
 
+/** Tries per S3 call in the CLI: nothing retries a command's own writes (the plan) for it. */
+const CLI_S3_ATTEMPTS = 4;
+
 /**
  * The run state the CLI freezes plans into, reads and folds retries into: each run's own store.
  * Plans are immutable: one command reads each once.
  */
-export const runState = new RunStateRouter({ planCacheSize: 1 });
+export const runState = new RunStateRouter({ planCacheSize: 1, s3: { maxAttempts: CLI_S3_ATTEMPTS } });
 
 /**
  * Freezes `manifest` into its run's store (the output folder, or objects under an S3 output):

@@ -105,6 +105,10 @@ export const EmulatorConfigSchema = z.strictObject({
     wrong_aspect_image_rate: rate,
     /** Share of completed tasks whose images are blank (one flat colour, as some safety filters return). */
     blank_image_rate: rate,
+    /** Share of completed tasks whose images are corrupt: whole files, but their pixel data cut short. */
+    corrupt_image_rate: rate,
+    /** Share of completed tasks whose images are JPEG bytes served as image/png. */
+    jpeg_image_rate: rate,
   }),
 });
 
@@ -158,6 +162,8 @@ export const DEFAULT_EMULATOR_CONFIG: EmulatorConfig = deepFreeze({
     lost_submit_response_rate: 0,
     wrong_aspect_image_rate: 0,
     blank_image_rate: 0,
+    corrupt_image_rate: 0,
+    jpeg_image_rate: 0,
   },
 } satisfies EmulatorConfig);
 

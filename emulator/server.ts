@@ -163,7 +163,7 @@ export function createEmulatorServer(ctx: EmulatorContext, log: (line: string) =
           break;
         case 'result':
           exchange.label = stats.labelId(method, RESULT_PATTERN);
-          handleResult(ctx, req, res, resolved.rest);
+          await handleResult(ctx, req, res, resolved.rest);
           break;
         case 'admin':
           exchange.label = stats.labelId(method, `${ADMIN_PREFIX}${resolved.name}`);

@@ -33,6 +33,8 @@ export type InjectedFault =
   | 'lost_submit_response'
   | 'wrong_aspect_image'
   | 'blank_image'
+  | 'corrupt_image'
+  | 'jpeg_image'
   | MalformedKind;
 
 const INITIAL_LOG_CAPACITY = 4096;
@@ -54,6 +56,8 @@ export class RequestStats {
     lost_submit_response: 0,
     wrong_aspect_image: 0,
     blank_image: 0,
+    corrupt_image: 0,
+    jpeg_image: 0,
     truncated_json: 0,
     extra_fields: 0,
     unknown_status: 0,

@@ -12,6 +12,12 @@ export interface S3ConnectionOptions {
   env?: NodeJS.ProcessEnv;
   /** Explicit credentials (tests); default: the standard AWS chain. */
   credentials?: S3ClientConfig['credentials'];
+  /**
+   * Tries per call, with the SDK's backoff, for a transient failure (a 5xx, a dropped
+   * connection). 1 (the default) in activities, whose retries are Temporal's; more in the CLI,
+   * which has no Temporal around it.
+   */
+  maxAttempts?: number;
 }
 
 interface ResolvedConnection {
@@ -26,7 +32,7 @@ export function s3ConnectionOf(options: S3ConnectionOptions & { location: S3Loca
   const region =
     location.region ?? env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? (endpoint ? FALLBACK_REGION : undefined);
   const config: S3ClientConfig = {
-    maxAttempts: 1,
+    maxAttempts: options.maxAttempts ?? 1,
     // S3-compatible servers often reject the SDK's default trailing CRC checksums; the sha256
     // that matters is computed here and sent explicitly.
     requestChecksumCalculation: 'WHEN_REQUIRED',

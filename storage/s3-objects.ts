@@ -1,7 +1,8 @@
 // Small text objects under an S3 location: what run state (runstate/s3.ts) keeps in an object
 // store. Whole-object reads and writes, listings, and a create that does nothing when the object
 // exists, for records that must never be overwritten.
-// Errors are the store's StorageErrors (errors.ts); the SDK does not retry (Temporal does).
+// Errors are the store's StorageErrors (errors.ts); the SDK retries only when the connection asks
+// (the CLI's: s3-connection.ts maxAttempts), as in activities Temporal does.
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import {
   GetObjectCommand,

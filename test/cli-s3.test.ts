@@ -2,8 +2,11 @@
 // S3-compatible server: `run` stores every completed item's images in the bucket and publishes
 // report.jsonl, summary.json and the gallery beside them; `retry-failed` (the block lifted) stores
 // the rest in the same bucket and prefix and republishes the report. Nothing lands on local disk
-// but state and the report files before publishing.
+// but state and the report files before publishing. A store that fails a write once does not stop
+// the CLI.
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -175,5 +178,58 @@ describe('a run into s3://', () => {
     expect(images.sort()).toEqual(
       lines.flatMap((line) => line.images.map((image) => `${PREFIX}/${image.path}`)).sort(),
     );
+  }, 180_000);
+
+  it('tries a write again when the store fails it once (HTTP 500): the plan is frozen, the run completes', async () => {
+    // Between the CLI and the store: the first write under .pixelmill/ (the plan) answers S3's
+    // InternalError, the rest pass through, signed headers untouched.
+    let failed = 0;
+    const proxy = createServer((req, res) => {
+      if (failed === 0 && req.method === 'PUT' && req.url?.includes('/.pixelmill/')) {
+        failed++;
+        req.resume();
+        res.writeHead(500, { 'content-type': 'application/xml' });
+        res.end(
+          '<?xml version="1.0" encoding="UTF-8"?><Error><Code>InternalError</Code><Message>try again</Message></Error>',
+        );
+        return;
+      }
+      const upstream = httpRequest(
+        new URL(req.url!, server.endpoint),
+        { method: req.method, headers: req.headers },
+        (answer) => {
+          res.writeHead(answer.statusCode!, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      upstream.on('error', () => res.destroy());
+      req.pipe(upstream);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      const prefix = 'flaky/2026';
+      writeFileSync(
+        join(sandbox.dir, 'flaky.yaml'),
+        [
+          'name: s3-flaky',
+          'limits: { requests_per_second: 100 }',
+          'output:',
+          `  dir: s3://${BUCKET}/${prefix}`,
+          `  endpoint: http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+          '  force_path_style: true',
+          'items:',
+          '  - { id: f0, prompt: "flaky lamp 0" }',
+          '  - { id: f1, prompt: "flaky lamp 1" }',
+        ].join('\n'),
+      );
+      const run = await sandbox.run(['run', 'flaky.yaml', '--no-progress']);
+      expect(run.code, run.stderr).toBe(0);
+      expect(failed).toBe(1);
+      const lines = parseReport(await objectText(`${prefix}/report.jsonl`));
+      expect(lines.map((line) => line.status)).toEqual(['completed', 'completed']);
+    } finally {
+      proxy.closeAllConnections();
+      await new Promise((resolve) => proxy.close(resolve));
+    }
   }, 180_000);
 });

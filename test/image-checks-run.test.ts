@@ -3,6 +3,7 @@
 // (real sharp): report.jsonl gives its format and size and a thumbnail beside the outputs, which
 // the gallery shows; a failed check at `error` fails its item with ImageCheckFailed, which the
 // retry policy regenerates when it names it (its charge counted), and at `warn` keeps it, said.
+// Corrupt files and JPEGs served as PNG come from a second emulator.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
@@ -106,6 +107,42 @@ describe('checked images', () => {
       blank: { error: 0, warn: warned.length },
     });
     expect(readFileSync(join(output, 'index.html'), 'utf8')).toContain('blank warn: is blank');
+  }, 240_000);
+
+  it('fails a corrupt image and a JPEG served as PNG with their checks, and regenerates them by policy', async () => {
+    const other = await startTestEmulator({
+      time_scale: 0.005,
+      rate_limits: { submit: { per_second: 1000, burst: 1000 }, query: { per_second: 1000, burst: 1000 } },
+      faults: { corrupt_image_rate: 0.25, jpeg_image_rate: 0.25 },
+    });
+    const env = { PIXELMILL_API_BASE_URL: other.url };
+    writeCatalog('formats', ['checks: { format: error }']);
+    const failing = await sandbox.run(['run', 'formats.yaml', '--no-progress'], { env, timeoutMs: 150_000 });
+    expect(failing.code, failing.stderr).toBe(3);
+    const faults = other.injectedFaults();
+    expect(faults.corrupt_image).toBeGreaterThan(0);
+    expect(faults.jpeg_image).toBeGreaterThan(0);
+    const failed = readReport({ outputDir: join(sandbox.dir, 'formats') }).filter(
+      (line) => line.status === 'failed',
+    );
+    const byCode = (code: string) => failed.filter((line) => line.error?.code === code);
+    expect(byCode('check_decodes')).toHaveLength(faults.corrupt_image!);
+    expect(byCode('check_format')).toHaveLength(faults.jpeg_image!);
+    expect(byCode('check_format')[0]!.error!.message).toBe('image 0 is JPEG, announced as PNG');
+    expect(failed).toHaveLength(faults.corrupt_image! + faults.jpeg_image!);
+
+    writeCatalog('reformats', [
+      'checks: { format: error }',
+      'retry: { max_attempts: 20, on: [ImageCheckFailed] }',
+    ]);
+    const before = other.injectedFaults();
+    const run = await sandbox.run(['run', 'reformats.yaml', '--no-progress'], { env, timeoutMs: 150_000 });
+    expect(run.code, run.stderr).toBe(0);
+    const after = other.injectedFaults();
+    const faulty = after.corrupt_image! - before.corrupt_image! + (after.jpeg_image! - before.jpeg_image!);
+    const lines = readReport({ outputDir: join(sandbox.dir, 'reformats') });
+    expect(lines.every((line) => line.status === 'completed' && line.images[0]!.format === 'png')).toBe(true);
+    expect(lines.reduce((sum, line) => sum + line.attempts, 0) - ITEMS).toBe(faulty);
   }, 240_000);
 
   it('generates chosen items again with redo, whatever their status, and refuses ids the run lacks', async () => {

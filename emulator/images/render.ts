@@ -88,7 +88,7 @@ export function renderResultPng(spec: ImageSpec): Buffer {
     h: footerTop - 2 * footerScale - margin,
   });
   if (spec.reference) paintReference(canvas, spec.reference);
-  return encodePng(canvas);
+  return encodePng(canvas, { cutShort: spec.fault === 'corrupt' });
 }
 
 /** Encoded result images by spec, least recently used evicted first once `maxBytes` is exceeded. */

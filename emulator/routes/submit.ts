@@ -11,7 +11,7 @@ import { jsonObjectBody, type ParsedBody } from '../body.js';
 import type { ApiCall, ApiReply, EmulatorContext } from '../context.js';
 import { EmulatorApiError } from '../errors.js';
 import { parseLanguage } from '../i18n.js';
-import { imageFaultOf } from '../images/faults.js';
+import { IMAGE_FAULT_COUNTERS, imageFaultOf } from '../images/faults.js';
 import {
   DEFAULT_MODEL,
   LANGUAGES,
@@ -180,7 +180,7 @@ export async function handleSubmit(ctx: EmulatorContext, call: ApiCall): Promise
   if (record.stuck) ctx.stats.recordFault('stuck_task');
   else if (!record.failure) {
     const fault = imageFaultOf(ctx.config.seed, record.id, ctx.config.faults);
-    if (fault) ctx.stats.recordFault(fault === 'blank' ? 'blank_image' : 'wrong_aspect_image');
+    if (fault) ctx.stats.recordFault(IMAGE_FAULT_COUNTERS[fault]);
   }
   ctx.notifier.schedule(record);
   return acknowledge(record.id);
