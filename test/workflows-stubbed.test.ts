@@ -120,6 +120,28 @@ describe('run and shard workflows (stub activities)', () => {
     expect(firstSubmitOfShard4).toBeLessThan(Math.min(...lastStores));
   });
 
+  it('hands a shard off while a submit the API keeps failing is still retrying', async () => {
+    // max_in_flight 400 runs two shards at a time. The first item of each is held (the API keeps
+    // failing it, so Temporal keeps retrying) until the third shard submits, or for 30 s at most:
+    // the third shard must start once the first two have sent everything else.
+    const thirdShardSubmitted = (api: FakeApi): boolean => api.submits.some((s) => s.index >= 2 * SHARD_SIZE);
+    const { api, start } = startRun({
+      items: 3 * SHARD_SIZE,
+      maxInFlight: 400,
+      holdSubmit: async (index, fake) => {
+        if (index % SHARD_SIZE !== 0 || index >= 2 * SHARD_SIZE) return;
+        const end = Date.now() + 30_000;
+        while (!thirdShardSubmitted(fake) && Date.now() < end) await new Promise((r) => setTimeout(r, 25));
+      },
+    });
+    const result = await withWorkers(api, async () => (await start()).result() as Promise<RunResult>);
+    expect(result.counts.completed).toBe(3 * SHARD_SIZE);
+    const firstOfThird = api.timeline.findIndex((e) => e.event === 'submit' && e.index >= 2 * SHARD_SIZE);
+    const held = api.timeline.findIndex((e) => e.event === 'submit' && e.index === 0);
+    expect(firstOfThird).toBeGreaterThanOrEqual(0);
+    expect(firstOfThird).toBeLessThan(held);
+  }, 90_000);
+
   it('resubmits failures the retry policy names, and reports the others with their error', async () => {
     const { api, start } = startRun({
       items: 50,

@@ -171,14 +171,16 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
   }
 
   /**
-   * Tells the run once every item has been submitted, so that it starts the next shard now rather
-   * than when this one's last tasks are stored (workflows/in-flight-shares.ts). What is at the API
-   * then is all this shard can ever hold again: a resubmit reuses the failed item's slot.
+   * Tells the run once every item has been sent to submit, so that it starts the next shard now
+   * rather than when this one's last tasks are stored (workflows/in-flight-shares.ts). What is at
+   * the API then, submits still in flight included, is all this shard can ever hold again: a
+   * resubmit reuses the failed item's slot. A submit the API keeps failing (Temporal retrying it
+   * for minutes, until its refusal is proven) must not hold the next shard back.
    */
   async function handOffWhenSubmitted(): Promise<void> {
     if (!limits.handOff || s.handedOff) return;
     const stopped = (): boolean => draining || s.cancelled || !workLeft();
-    await condition(() => stopped() || (items.count(Phase.queued) === 0 && pendingSubmits === 0));
+    await condition(() => stopped() || items.count(Phase.queued) === 0);
     if (stopped()) return;
     s.handedOff = true;
     const handoff = {

@@ -35,6 +35,11 @@ export interface FakeScenario {
   generate?: number;
   /** Carried items whose stored result cannot be had any more (by plan index). */
   carryFails?: (index: number) => boolean;
+  /**
+   * Holds an item's submit until the promise settles, as an API that keeps failing it holds the
+   * activity in Temporal's retries; the submit then succeeds.
+   */
+  holdSubmit?: (index: number, api: FakeApi) => Promise<void> | undefined;
 }
 
 export type FakeEvent =
@@ -123,6 +128,7 @@ export function fakeApi(scenario: FakeScenario): FakeApi {
         refusal.left--;
         throw ApplicationFailure.create({ type: refusal.type, message: refusal.message, nonRetryable: true });
       }
+      await scenario.holdSubmit?.(input.index, api);
       api.timeline.push({ event: 'submit', index: input.index, attempt: input.attempt });
       const taskId = `task-${input.index}-${input.attempt}`;
       // Idempotent, as a provider with idempotency keys is: an attempt of this call that runs late
