@@ -18,7 +18,7 @@ import { checksThroughput, type ThroughputFigures } from './checks-throughput.js
 import { round, target, type Target } from './figures.js';
 import { galleryBenchmark, type GalleryFigures } from './gallery-load.js';
 import { photoLikeImage } from './photo-like.js';
-import { cleanUpAll, cleanUpOnSignals, cliNodeFlags, exited, spawnNode } from './processes.js';
+import { cleanUpAll, cleanUpOnSignals, exited, spawnLikeCli } from './processes.js';
 import { renderTable, targetsTable } from './report.js';
 
 const PARTS = ['throughput', 'memory', 'gallery'] as const;
@@ -59,8 +59,7 @@ async function memoryBenchmark(images: number): Promise<{ image_mb: number; runs
   try {
     for (const lanes of MEMORY_LANES) {
       const dir = mkdtempSync(join(tmpdir(), 'pixelmill-checks-memory-'));
-      const process = spawnNode([
-        ...cliNodeFlags(),
+      const process = spawnLikeCli([
         child,
         '--url',
         url,

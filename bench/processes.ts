@@ -12,18 +12,30 @@ import { freePort } from '../temporal/dev-server-process.js';
 /** The built CLI entry (dist/client/main.js). */
 export const CLI = fileURLToPath(new URL('../client/main.js', import.meta.url));
 
-/** The node flags in a `#!/usr/bin/env -S node <flags>` line (bin/pixelmill.js's first). */
-export function shebangNodeFlags(shebang: string): string[] {
-  return shebang
-    .replace(/^#!\/usr\/bin\/env -S node ?/, '')
-    .split(' ')
-    .filter(Boolean);
+/** How bin/pixelmill.js starts node: the variables and node flags of its shebang. */
+export interface CliLaunch {
+  env: Record<string, string>;
+  nodeFlags: string[];
 }
 
-/** The flags of bin/pixelmill.js's shebang, read from it: the CLI runs here as `npx pixelmill` runs it. */
-export function cliNodeFlags(): string[] {
+/** Reads a `#!/usr/bin/env -S [NAME=value ...] node [flags]` line (bin/pixelmill.js's first). */
+export function parseShebang(shebang: string): CliLaunch {
+  const words = shebang
+    .replace(/^#!\/usr\/bin\/env -S /, '')
+    .split(' ')
+    .filter(Boolean);
+  const nodeAt = words.indexOf('node');
+  if (nodeAt < 0) throw new Error(`not a node shebang: ${shebang}`);
+  const env = Object.fromEntries(
+    words.slice(0, nodeAt).map((word) => word.split('=', 2) as [string, string]),
+  );
+  return { env, nodeFlags: words.slice(nodeAt + 1) };
+}
+
+/** bin/pixelmill.js's shebang, read from it: the CLI runs here as `npx pixelmill` runs it. */
+export function cliLaunch(): CliLaunch {
   const bin = new URL('../../bin/pixelmill.js', import.meta.url); // from dist/bench/
-  return shebangNodeFlags(readFileSync(bin, 'utf8').split('\n')[0]!);
+  return parseShebang(readFileSync(bin, 'utf8').split('\n')[0]!);
 }
 
 /**
@@ -38,7 +50,13 @@ function profileFlags(): string[] {
 
 /** `pixelmill <args>` as a child process. */
 export function spawnCli(args: string[], options: SpawnOptions = {}): ChildProcess {
-  return spawnNode([...cliNodeFlags(), ...profileFlags(), CLI, ...args], options);
+  return spawnLikeCli([...profileFlags(), CLI, ...args], options);
+}
+
+/** `node <args>` with the CLI's shebang variables and node flags: a process that measures like it. */
+export function spawnLikeCli(args: string[], options: SpawnOptions = {}): ChildProcess {
+  const { env, nodeFlags } = cliLaunch();
+  return spawnNode([...nodeFlags, ...args], { ...options, env: { ...(options.env ?? process.env), ...env } });
 }
 
 const children = new Set<ChildProcess>();

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { shebangNodeFlags } from '../bench/processes.js';
+import { parseShebang } from '../bench/processes.js';
 import { PIXELMILL_SEARCH_ATTRIBUTES } from '../common/search-attributes.js';
 import { DEMO_API_KEY, loadEmulatorConfig } from '../emulator/index.js';
 import { resolveTemporalTarget } from '../temporal/connection.js';
@@ -150,11 +150,17 @@ describe('docker-compose.yml', () => {
     }
     const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
     expect(dockerfile).toMatch(/^FROM node:20-slim\b/m);
-    // The node flags of the shebang, which an ENTRYPOINT with "node" bypasses, are passed along.
-    const flags = shebangNodeFlags(readFileSync(join(ROOT, 'bin', 'pixelmill.js'), 'utf8').split('\n')[0]!);
-    expect(flags.length).toBeGreaterThan(0);
-    const entrypoint = JSON.stringify(['node', ...flags, 'bin/pixelmill.js']).replaceAll(',', ', ');
+    // The shebang's variables and node flags, which an ENTRYPOINT with "node" bypasses, are passed along.
+    const launch = parseShebang(readFileSync(join(ROOT, 'bin', 'pixelmill.js'), 'utf8').split('\n')[0]!);
+    expect(launch.nodeFlags.length).toBeGreaterThan(0);
+    expect(Object.keys(launch.env).length).toBeGreaterThan(0);
+    const entrypoint = JSON.stringify(['node', ...launch.nodeFlags, 'bin/pixelmill.js']).replaceAll(
+      ',',
+      ', ',
+    );
     expect(dockerfile.split('\n')).toContain(`ENTRYPOINT ${entrypoint}`);
+    for (const [name, value] of Object.entries(launch.env))
+      expect(dockerfile).toMatch(new RegExp(`^\\s*(ENV )?${name}=${value}\\b`, 'm'));
   });
 
   it('lets the worker scale: no container name, no host port; and drain on stop', () => {

@@ -1,5 +1,5 @@
 // The adaptive rate governor end to end (issue #13): `pixelmill worker` processes on a real dev
-// server, the real emulator over HTTP limiting each endpoint group to 20 calls/s, and manifests
+// server, the real emulator over HTTP limiting each endpoint group to 40 calls/s, and manifests
 // that name no rate. The emulator's request log is the judge of 429s and of each run's share.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@temporalio/client';
@@ -25,7 +25,7 @@ import { waitUntil } from './support/wait.js';
 import { startTestEmulator } from './support/emulator.js';
 import { emulatorLines } from '../bench/catalog-audit.js';
 
-const LIMIT = 20;
+const LIMIT = 40;
 const LIMITED: EmulatorConfigOverrides = {
   time_scale: 0.01,
   rate_limits: {
@@ -69,7 +69,7 @@ async function governorView(client: Client, account: string): Promise<GovernorVi
   return client.workflow.getHandle(governorWorkflowId(account)).query(governorViewQuery);
 }
 
-describe('a manifest with no rate, against a provider limiting each group to 20/s', () => {
+describe('a manifest with no rate, against a provider limiting each group to 40/s', () => {
   it('discovers the limit: the run completes with under 2% of its calls answered 429', async () => {
     const { env, dir } = harness;
     const { emulator, worker, apiAccount } = await limitedApi();
@@ -202,7 +202,9 @@ describe('a manifest with no rate, against a provider limiting each group to 20/
       'the governor to discover the limit',
       async () => {
         const view = await governorView(env.client, apiAccount).catch(() => undefined);
-        return view && view.groups.submit.source !== 'discovering' && view.groups.submit.ratePerSecond > 10
+        return view &&
+          view.groups.submit.source !== 'discovering' &&
+          view.groups.submit.ratePerSecond > LIMIT / 2
           ? view
           : undefined;
       },
