@@ -9,7 +9,7 @@ import { writeItemsFile, writeManifest } from './catalog-files.js';
 import { BENCH_API_KEY, type EmulatorProcess } from './emulator-process.js';
 import { round } from './figures.js';
 import {
-  PeakRssSampler,
+  ProcessSampler,
   spawnCli,
   exited,
   startDevServerIn,
@@ -37,7 +37,7 @@ async function timeValidate(
 ): Promise<{ seconds: number; peakRssMb: number }> {
   const started = performance.now();
   const child = spawnCli(['validate', manifest], { cwd: dir });
-  const rss = new PeakRssSampler(child.pid!, 50);
+  const rss = new ProcessSampler(child.pid!, 50);
   let out = '';
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));

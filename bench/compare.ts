@@ -11,11 +11,14 @@ import {
 } from './emulator-process.js';
 import { apiCallFigures, boundOf, round, type ApiCallFigures, type Bound } from './figures.js';
 import type { HistoryFigures } from './histories.js';
-import type { NaiveFigures } from './naive.js';
+import type { BaselineFigures } from './baseline-api.js';
 import { runPixelmill, type BenchS3Output } from './pixelmill-run.js';
-import { exited, PeakRssSampler, spawnNode } from './processes.js';
+import { exited, ProcessSampler, spawnNode } from './processes.js';
 
-const NAIVE = fileURLToPath(new URL('./naive.js', import.meta.url));
+const BASELINES = {
+  naive: fileURLToPath(new URL('./naive.js', import.meta.url)),
+  script: fileURLToPath(new URL('./script.js', import.meta.url)),
+};
 
 export interface CompareSpec {
   /** A folder of its own for this side. */
@@ -27,7 +30,7 @@ export interface CompareSpec {
 }
 
 export interface SideResult {
-  system: 'pixelmill' | 'naive';
+  system: 'pixelmill' | keyof typeof BASELINES;
   finished: boolean;
   items: number;
   items_completed: number;
@@ -42,6 +45,8 @@ export interface SideResult {
   /** API calls / wall time: how much of the rate limit the client used. */
   api_calls_per_s: number;
   peak_rss_mb: number;
+  /** CPU seconds of the client's process (pixelmill: the CLI hosting the workers). */
+  cpu_s: number;
   /** pixelmill only: the run's Temporal histories. */
   histories: HistoryFigures | null;
   bytes_stored: number;
@@ -51,6 +56,7 @@ export interface SideResult {
   /** pixelmill only: CLI process lifetime, the dev server's peak RSS, and where the CLI's output went. */
   process_s?: number;
   temporal_server_peak_rss_mb?: number;
+  temporal_server_cpu_s?: number;
   log?: string;
 }
 
@@ -61,8 +67,9 @@ interface Measured {
   wallS: number;
   bytes: number;
   rssMb: number;
+  cpuS: number;
   histories: HistoryFigures | null;
-  extra: Pick<SideResult, 'process_s' | 'temporal_server_peak_rss_mb' | 'log'>;
+  extra: Pick<SideResult, 'process_s' | 'temporal_server_peak_rss_mb' | 'temporal_server_cpu_s' | 'log'>;
 }
 
 async function measureSide(
@@ -98,6 +105,7 @@ async function measureSide(
       api_calls: calls,
       api_calls_per_s: measured.wallS > 0 ? round(calls.total / measured.wallS, 1) : 0,
       peak_rss_mb: measured.rssMb,
+      cpu_s: measured.cpuS,
       histories: measured.histories,
       bytes_stored: measured.bytes,
       rehost_mb_per_s: measured.wallS > 0 ? round(measured.bytes / 1e6 / measured.wallS, 3) : 0,
@@ -110,7 +118,12 @@ async function measureSide(
 }
 
 export function comparePixelmill(
-  spec: CompareSpec & { maxInFlight: number; webhooks?: Record<string, unknown>; s3?: BenchS3Output },
+  spec: CompareSpec & {
+    maxInFlight: number;
+    webhooks?: Record<string, unknown>;
+    s3?: BenchS3Output;
+    cpuProfileDir?: string;
+  },
 ): Promise<SideResult> {
   return measureSide('pixelmill', spec, spec.webhooks !== undefined, async (emulator) => {
     const figures = await runPixelmill({
@@ -122,6 +135,7 @@ export function comparePixelmill(
       maxInFlight: spec.maxInFlight,
       ...(spec.webhooks ? { webhooks: spec.webhooks } : {}),
       ...(spec.s3 ? { s3: spec.s3 } : {}),
+      ...(spec.cpuProfileDir ? { cpuProfileDir: spec.cpuProfileDir } : {}),
       deadline: spec.deadline,
     });
     return {
@@ -131,31 +145,36 @@ export function comparePixelmill(
       wallS: figures.wall_s,
       bytes: figures.bytes_stored,
       rssMb: figures.peak_rss_mb,
+      cpuS: figures.cpu_s,
       histories: figures.histories,
       extra: {
         process_s: figures.process_s,
         temporal_server_peak_rss_mb: figures.temporal_server_peak_rss_mb,
+        temporal_server_cpu_s: figures.temporal_server_cpu_s,
         log: figures.cli_log,
       },
     };
   });
 }
 
-export interface NaiveSpec {
+export interface BaselineSpec {
   dir: string;
   items: number;
   concurrency: number;
   deadline: number;
-  /** The provider's rate per endpoint group, told to the baseline (naive.ts --rps); absent: none. */
+  /** The provider's rate per endpoint group, told to the baseline (--rps); absent: none. */
   rps?: number;
 }
 
-/** The naive baseline (bench/naive.ts) as its own process against `emulator`; its figures and peak RSS. */
-export async function runNaive(
+export type BaselineRun = BaselineFigures & { peak_rss_mb: number; cpu_s: number };
+
+/** A hand-written baseline (bench/naive.ts or bench/script.ts) as its own process against `emulator`. */
+export async function runBaselineProcess(
+  baseline: keyof typeof BASELINES,
   emulator: EmulatorProcess,
-  spec: NaiveSpec,
-): Promise<NaiveFigures & { peak_rss_mb: number }> {
-  const args = [NAIVE, '--url', emulator.url, '--items', String(spec.items)];
+  spec: BaselineSpec,
+): Promise<BaselineRun> {
+  const args = [BASELINES[baseline], '--url', emulator.url, '--items', String(spec.items)];
   args.push('--concurrency', String(spec.concurrency), '--out', join(spec.dir, 'out'));
   args.push('--deadline', String(spec.deadline));
   if (spec.rps !== undefined) args.push('--rps', String(spec.rps));
@@ -163,20 +182,38 @@ export async function runNaive(
     env: { ...process.env, PIXELMILL_API_KEY: BENCH_API_KEY },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const sampler = new PeakRssSampler(child.pid!);
+  const sampler = new ProcessSampler(child.pid!);
   let out = '';
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
   const code = await exited(child);
   const rssMb = sampler.stop();
-  if (code !== 0) throw new Error(`the naive baseline exited with code ${code}`);
-  return { ...(JSON.parse(out) as NaiveFigures), peak_rss_mb: rssMb };
+  if (code !== 0) throw new Error(`the ${baseline} baseline exited with code ${code}`);
+  return {
+    ...(JSON.parse(out) as BaselineFigures),
+    peak_rss_mb: rssMb,
+    cpu_s: round(sampler.cpuSeconds(), 2),
+  };
 }
 
-export function compareNaive(spec: CompareSpec & { concurrency: number }): Promise<SideResult> {
-  return measureSide('naive', spec, false, async (emulator) => {
-    // Not told the rate (no --rps): the baseline of issue #6 only waits out 429s.
+export function runNaive(emulator: EmulatorProcess, spec: BaselineSpec): Promise<BaselineRun> {
+  return runBaselineProcess('naive', emulator, spec);
+}
+
+/** One side measured with a baseline process on its own fresh emulator. */
+export function compareBaseline(
+  baseline: keyof typeof BASELINES,
+  spec: CompareSpec & { concurrency: number; toldRate: boolean },
+): Promise<SideResult> {
+  return measureSide(baseline, spec, false, async (emulator) => {
     const { dir, items, concurrency, deadline } = spec;
-    const figures = await runNaive(emulator, { dir, items, concurrency, deadline });
+    const rps = spec.toldRate ? { rps: spec.rps } : {};
+    const figures = await runBaselineProcess(baseline, emulator, {
+      dir,
+      items,
+      concurrency,
+      deadline,
+      ...rps,
+    });
     return {
       finished: figures.finished,
       completed: figures.items_completed,
@@ -184,8 +221,14 @@ export function compareNaive(spec: CompareSpec & { concurrency: number }): Promi
       wallS: figures.wall_s,
       bytes: figures.bytes_stored,
       rssMb: figures.peak_rss_mb,
+      cpuS: figures.cpu_s,
       histories: null,
       extra: {},
     };
   });
+}
+
+export function compareNaive(spec: CompareSpec & { concurrency: number }): Promise<SideResult> {
+  // Not told the rate: the baseline of issue #6 only waits out 429s.
+  return compareBaseline('naive', { ...spec, toldRate: false });
 }

@@ -14,7 +14,7 @@ import type { CompareSpec } from './compare.js';
 import { startEmulatorProcess } from './emulator-process.js';
 import { round } from './figures.js';
 import { runPixelmill, type PixelmillRunFigures } from './pixelmill-run.js';
-import { exited, PeakRssSampler, spawnCli } from './processes.js';
+import { exited, ProcessSampler, spawnCli } from './processes.js';
 
 /** One item in 100 has its prompt edited. */
 const edited = (index: number): boolean => index % 100 === 0;
@@ -137,7 +137,7 @@ async function planFigures(dir: string, items: number): Promise<PlanFigures> {
   await writeItemsFile(dir, items, edited);
   const started = performance.now();
   const child = spawnCli(['plan', original, '--json'], { cwd: dir });
-  const rss = new PeakRssSampler(child.pid!, 50);
+  const rss = new ProcessSampler(child.pid!, 50);
   let out = '';
   let err = '';
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));

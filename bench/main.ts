@@ -9,7 +9,10 @@
 //   s3         the same run with an s3:// output on rclone serve s3 (state and images in the
 //              bucket), and the object-store requests per image (bench/s3-output.ts)
 //   naive      the baseline (bench/naive.ts) on a fresh emulator with the same config
-//   capacity   pixelmill's images/s when neither the rate limit nor generation time binds
+//   capacity   pixelmill's images/s when neither the rate limit nor generation time binds, beside
+//              the script baseline (bench/script.ts) on an identical emulator, and each one's CPU
+//              per image; --cpu-prof DIR writes V8 CPU profiles of the CLI's threads there
+//              (summed up by node dist/bench/cpu-profile.js DIR)
 //   emulator   the emulator's requests/s on one core (bench/emulator-throughput.ts)
 //   big        a 100,000-item manifest: validate time, and time until its run has started
 //   incremental issue #16: the pixelmill run again with 1% of its prompts edited (tasks, credits,
@@ -24,11 +27,12 @@
 // seconds and its wall time is projected from the items it finished.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ADAPTIVE_PARTS, adaptiveBenchmark, type AdaptivePart } from './adaptive.js';
 import { bigManifest } from './big-manifest.js';
+import { capacityBenchmark } from './capacity.js';
 import { incrementalBenchmark } from './incremental.js';
 import { s3OutputBenchmark } from './s3-output.js';
 import { compareNaive, comparePixelmill } from './compare.js';
@@ -49,10 +53,6 @@ const PHASES = [
 ] as const;
 type Phase = (typeof PHASES)[number];
 
-/** The highest `requests_per_second` a manifest accepts: "the rate limit is not the bottleneck". */
-const UNBOUND_RPS = 10_000;
-const CAPACITY_TIME_SCALE = 0.001;
-
 interface Options {
   items: number;
   rps: number;
@@ -64,6 +64,7 @@ interface Options {
   naiveConcurrency: number;
   naiveLimitS: number;
   capacityItems: number;
+  cpuProfileDir?: string;
   emulatorSeconds: number;
   emulatorTasks: number;
   bigItems: number;
@@ -96,6 +97,7 @@ function parseOptions(argv: string[]): Options {
       'naive-concurrency': { type: 'string', default: '8' },
       'naive-limit': { type: 'string', default: '900' },
       'capacity-items': { type: 'string' },
+      'cpu-prof': { type: 'string' },
       'emulator-seconds': { type: 'string', default: '10' },
       'emulator-tasks': { type: 'string', default: '100000' },
       'big-items': { type: 'string', default: '100000' },
@@ -137,6 +139,7 @@ function parseOptions(argv: string[]): Options {
     naiveConcurrency: positive('naive-concurrency', values['naive-concurrency']),
     naiveLimitS: positive('naive-limit', values['naive-limit'], false),
     capacityItems: values['capacity-items'] ? positive('capacity-items', values['capacity-items']) : items,
+    ...(values['cpu-prof'] ? { cpuProfileDir: resolve(values['cpu-prof']) } : {}),
     emulatorSeconds: positive('emulator-seconds', values['emulator-seconds'], false),
     emulatorTasks: positive('emulator-tasks', values['emulator-tasks']),
     bigItems: positive('big-items', values['big-items']),
@@ -215,21 +218,12 @@ async function runPhases(options: Options, root: string, result: BenchResult): P
         deadline: Math.min(deadline, Date.now() + options.naiveLimitS * 1000),
       });
     } else if (phase === 'capacity') {
-      const side = await comparePixelmill({
+      result.capacity = await capacityBenchmark({
         dir: dirOf(phase),
         items: options.capacityItems,
-        rps: UNBOUND_RPS,
-        timeScale: CAPACITY_TIME_SCALE,
-        maxInFlight: 2_000,
         deadline,
+        ...(options.cpuProfileDir ? { cpuProfileDir: options.cpuProfileDir } : {}),
       });
-      result.capacity = {
-        items: options.capacityItems,
-        rps: UNBOUND_RPS,
-        time_scale: CAPACITY_TIME_SCALE,
-        images_per_s: side.wall_s > 0 ? round(side.images / side.wall_s, 1) : 0,
-        side,
-      };
     } else if (phase === 'adaptive') {
       result.adaptive = await adaptiveBenchmark({
         dir: dirOf(phase),

@@ -10,8 +10,9 @@ import { Client, Connection } from '@temporalio/client';
 import { runWorkflowId } from '../common/names.js';
 import { writeItemsFile, writeManifest } from './catalog-files.js';
 import { benchCliEnv, type EmulatorProcess } from './emulator-process.js';
+import { round } from './figures.js';
 import { runHistoryFigures, type HistoryFigures } from './histories.js';
-import { spawnCli, exited, PeakRssSampler, startDevServerIn, stopRegisteredDevServer } from './processes.js';
+import { spawnCli, exited, ProcessSampler, startDevServerIn, stopRegisteredDevServer } from './processes.js';
 
 export interface PixelmillRunSpec {
   /** An empty folder for the manifest, items, output and Temporal state. */
@@ -29,6 +30,8 @@ export interface PixelmillRunSpec {
   s3?: BenchS3Output;
   /** Items (1-based) whose prompts are edited: a second run in the same folder is incremental. */
   edited?: (index: number) => boolean;
+  /** A folder for V8 CPU profiles of the CLI's threads (node --cpu-prof), written as it exits. */
+  cpuProfileDir?: string;
 }
 
 export interface BenchS3Output {
@@ -53,6 +56,9 @@ export interface PixelmillRunFigures {
   peak_rss_mb: number;
   /** The Temporal dev server's own peak RSS (a separate process). */
   temporal_server_peak_rss_mb: number;
+  /** CPU seconds, user and system: the CLI hosting the workers, and the dev server during the run. */
+  cpu_s: number;
+  temporal_server_cpu_s: number;
   histories: HistoryFigures;
   cli_log: string;
 }
@@ -139,9 +145,9 @@ export async function runPixelmill(spec: PixelmillRunSpec): Promise<PixelmillRun
       PIXELMILL_WEBHOOK_PORT: '',
     };
     const started = performance.now();
-    const cli = spawnCli(['run', manifest, '--no-progress'], { cwd: spec.dir, env });
-    const sampler = new PeakRssSampler(cli.pid!);
-    const serverSampler = new PeakRssSampler(server.pid, 1_000);
+    const cli = spawnCli(['run', manifest, '--no-progress'], { cwd: spec.dir, env }, spec.cpuProfileDir);
+    const sampler = new ProcessSampler(cli.pid!);
+    const serverSampler = new ProcessSampler(server.pid, 1_000);
     let log = '';
     cli.stdout!.on('data', (chunk: Buffer) => (log += chunk.toString()));
     cli.stderr!.on('data', (chunk: Buffer) => (log += chunk.toString()));
@@ -186,6 +192,8 @@ export async function runPixelmill(spec: PixelmillRunSpec): Promise<PixelmillRun
       bytes_stored: totals.bytes,
       peak_rss_mb: peakRssMb,
       temporal_server_peak_rss_mb: serverRssMb,
+      cpu_s: round(sampler.cpuSeconds(), 2),
+      temporal_server_cpu_s: round(serverSampler.cpuSeconds(), 2),
       histories,
       cli_log: logFile,
     };

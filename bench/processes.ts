@@ -39,18 +39,23 @@ export function cliLaunch(): CliLaunch {
 }
 
 /**
- * With PIXELMILL_BENCH_CPU_PROF=<dir>, every CLI child (the run, the emulator) writes a V8 CPU
- * profile there when it exits: where a benchmark's CPU goes (node refuses --cpu-prof in
- * NODE_OPTIONS, so it is passed here).
+ * Node flags for a V8 CPU profile of each of a process's threads, written to `dir` as it exits
+ * (node refuses --cpu-prof in NODE_OPTIONS, so it goes on the command line).
  */
-function profileFlags(): string[] {
-  const dir = process.env.PIXELMILL_BENCH_CPU_PROF;
+function profileFlags(dir: string | undefined): string[] {
   return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
 }
 
-/** `pixelmill <args>` as a child process. */
-export function spawnCli(args: string[], options: SpawnOptions = {}): ChildProcess {
-  return spawnLikeCli([...profileFlags(), CLI, ...args], options);
+/**
+ * `pixelmill <args>` as a child process, profiled into `cpuProfileDir`; with
+ * PIXELMILL_BENCH_CPU_PROF=<dir>, every CLI child (the run, the emulator) is profiled there.
+ */
+export function spawnCli(
+  args: string[],
+  options: SpawnOptions = {},
+  cpuProfileDir = process.env.PIXELMILL_BENCH_CPU_PROF,
+): ChildProcess {
+  return spawnLikeCli([...profileFlags(cpuProfileDir), CLI, ...args], options);
 }
 
 /** `node <args>` with the CLI's shebang variables and node flags: a process that measures like it. */
@@ -170,12 +175,19 @@ export function cleanUpOnSignals(): void {
 
 export { freePort };
 
+/** Clock ticks per second of /proc's CPU times: USER_HZ, 100 on every Linux ABI node runs on. */
+const USER_HZ = 100;
+
 /**
- * Tracks a process's peak resident memory from /proc: VmHWM is the kernel's own high-water mark,
- * so sampling only has to catch the last reading before the process exits.
+ * Tracks a process's peak resident memory and its CPU time from /proc. VmHWM is the kernel's own
+ * high-water mark, so sampling only has to catch the last reading before the process exits; the
+ * CPU time is what the process used between the first and the last reading (one interval of it
+ * may be missed at exit).
  */
-export class PeakRssSampler {
+export class ProcessSampler {
   private peakKb = 0;
+  private firstCpuTicks: number | undefined;
+  private lastCpuTicks = 0;
   private readonly timer: NodeJS.Timeout;
 
   constructor(
@@ -192,9 +204,20 @@ export class PeakRssSampler {
       const hwm = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
       const rss = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
       this.peakKb = Math.max(this.peakKb, hwm, rss);
+      // Fields 14 and 15 (utime, stime) of stat; the command name before them may hold spaces.
+      const stat = readFileSync(`/proc/${this.pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const ticks = Number(fields[11]) + Number(fields[12]);
+      this.firstCpuTicks ??= ticks;
+      this.lastCpuTicks = ticks;
     } catch {
       // The process has exited; the last sample stands.
     }
+  }
+
+  /** CPU seconds (user and system) since sampling began. */
+  cpuSeconds(): number {
+    return (this.lastCpuTicks - (this.firstCpuTicks ?? this.lastCpuTicks)) / USER_HZ;
   }
 
   /** Stops sampling; the peak in MB. */

@@ -4,19 +4,11 @@
 // local one.
 import type { AdaptiveFigures, AdaptiveResult } from './adaptive.js';
 import type { BigManifestFigures } from './big-manifest.js';
+import type { CapacityResult } from './capacity.js';
 import type { IncrementalFigures } from './incremental.js';
 import type { SideResult } from './compare.js';
 import { round, target, targetAtLeast, type Target } from './figures.js';
 import type { S3OutputResult } from './s3-output.js';
-
-export interface CapacityResult {
-  items: number;
-  /** The manifest's and the emulator's rate limit: high enough not to bind. */
-  rps: number;
-  time_scale: number;
-  images_per_s: number;
-  side: SideResult;
-}
 
 export interface BenchResult {
   benchmark: 'pixelmill';
@@ -42,6 +34,19 @@ export interface BenchResult {
   /** Issue #16: the catalog run again with 1% of its prompts edited, and `plan` of a big catalog. */
   incremental: IncrementalFigures | null;
   targets: Target[];
+}
+
+/** Issue #21: at least the script's images/s, at most twice its CPU per image. */
+function capacityTargets(capacity: CapacityResult): Target[] {
+  const { cpu_ms_per_image: cpu } = capacity;
+  return [
+    targetAtLeast("capacity: images/s / the script's", capacity.ratio_to_script, 1),
+    target(
+      "capacity: CPU per image / the script's",
+      cpu.script ? round(cpu.pixelmill / cpu.script, 2) : null,
+      2,
+    ),
+  ];
 }
 
 function adaptiveTargets(adaptive: AdaptiveResult): Target[] {
@@ -90,6 +95,7 @@ export function targetsOf(result: BenchResult, webhooks: boolean): Target[] {
       target(`run of ${result.big_manifest.items} items started (s)`, result.big_manifest.run_start_s, 10),
     );
   if (result.adaptive) targets.push(...adaptiveTargets(result.adaptive));
+  if (result.capacity) targets.push(...capacityTargets(result.capacity));
   if (result.incremental) {
     const { incremental } = result;
     targets.push(target('incremental: second run wall / first run wall', incremental.wall_ratio, 0.05));
@@ -264,7 +270,21 @@ export function formatTable(result: BenchResult): string {
       `orchestrator images/s, rate limit ${capacity.rps}/s, time_scale ${capacity.time_scale} (${capacity.items} items)`,
       capacity.images_per_s,
     ]);
-    other.push(['  its peak RSS MB', capacity.side.peak_rss_mb]);
+    other.push([
+      '  its peak RSS MB (CLI, dev server)',
+      `${capacity.side.peak_rss_mb}, ${capacity.side.temporal_server_peak_rss_mb ?? '-'}`,
+    ]);
+    const cpu = capacity.cpu_ms_per_image;
+    other.push([
+      '  its CPU ms per image (CLI + dev server)',
+      `${cpu.pixelmill} (${cpu.pixelmill_cli} + ${cpu.temporal_server})`,
+    ]);
+    if (capacity.script) {
+      other.push(['script baseline images/s, same emulator', capacity.script_images_per_s]);
+      other.push(['  its peak RSS MB', capacity.script.peak_rss_mb]);
+      other.push(['  its CPU ms per image', cpu.script]);
+      other.push(["pixelmill images/s / the script's", capacity.ratio_to_script]);
+    }
   }
   if (result.emulator_throughput)
     other.push([

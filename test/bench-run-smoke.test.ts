@@ -83,7 +83,14 @@ it('a tiny `npm run bench` runs its phases and reports every figure', { timeout:
     emulator: { time_scale: number; rate_limit_per_s: number; mean_generation_s: number };
     pixelmill: Side;
     naive: Side;
-    capacity: { items: number; images_per_s: number; side: Side };
+    capacity: {
+      items: number;
+      images_per_s: number;
+      side: Side & { cpu_s: number; temporal_server_cpu_s: number };
+      script: Side & { cpu_s: number };
+      ratio_to_script: number;
+      cpu_ms_per_image: { pixelmill: number; pixelmill_cli: number; temporal_server: number; script: number };
+    };
     big_manifest: { items: number; validate_s: number; run_start_s: number };
     targets: { name: string; value: number | null; met: boolean | null }[];
   };
@@ -106,11 +113,25 @@ it('a tiny `npm run bench` runs its phases and reports every figure', { timeout:
 
   expectCompleteSide(result.capacity.side, 'pixelmill', 20);
   expect(result.capacity.images_per_s).toBeGreaterThan(0);
+  // The script baseline beside it: batch lookups, then one GET per finished task.
+  const { script, side: capacitySide, cpu_ms_per_image: cpu } = result.capacity;
+  expectCompleteSide(script, 'script', 20);
+  expect(script.api_calls.by_endpoint['POST /v1/tasks/batch']?.calls).toBeGreaterThanOrEqual(1);
+  expect(script.api_calls.by_endpoint['GET /v1/tasks/{id}']?.calls).toBe(20);
+  expect(result.capacity.ratio_to_script).toBeCloseTo(
+    result.capacity.images_per_s / (script.images / script.wall_s),
+    1,
+  );
+  // CPU from /proc: each process used some, and the per-image figures add up.
+  expect(capacitySide.cpu_s).toBeGreaterThan(0);
+  expect(capacitySide.temporal_server_cpu_s).toBeGreaterThan(0);
+  expect(script.cpu_s).toBeGreaterThan(0);
+  expect(cpu.pixelmill).toBeCloseTo(cpu.pixelmill_cli + cpu.temporal_server, 1);
   expect(result.big_manifest.items).toBe(2000);
   expect(result.big_manifest.validate_s).toBeGreaterThan(0);
   expect(result.big_manifest.run_start_s).toBeGreaterThan(0);
 
-  expect(result.targets.map((t) => t.name)).toHaveLength(5);
+  expect(result.targets.map((t) => t.name)).toHaveLength(7);
   for (const t of result.targets) expect(t.value, t.name).not.toBeNull();
   expect(stdout).toMatch(/wall \/ bound/);
   expect(stdout).toMatch(/API calls per image/);
