@@ -5,7 +5,7 @@
 //
 //   node dist/bench/cpu-profile.js DIR [--top 15]
 import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
 
 interface ProfileNode {
@@ -72,7 +72,11 @@ function main(): void {
       busyUs += us;
       const place = placeOf(url, functionName);
       add(places, place, us);
-      add(functions, `${functionName || '(anonymous)'} ${place}${url ? `:${lineNumber + 1}` : ''}`, us);
+      add(
+        functions,
+        `${functionName || '(anonymous)'} ${place}${url ? ` ${basename(url)}:${lineNumber + 1}` : ''}`,
+        us,
+      );
     }
   }
   process.stdout.write(
