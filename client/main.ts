@@ -12,8 +12,7 @@ import { registerControlCommands } from './commands/control.js';
 import { exitCodesHelp } from './exit-codes.js';
 import { registerWorkerCommand } from './commands/worker.js';
 import { registerWebhookServerCommand } from './commands/webhook-server.js';
-
-const MAX_PROBLEMS_SHOWN = 200;
+import { userErrorText } from './user-error-text.js';
 
 function packageVersion(): string {
   const file = join(projectRoot(), 'package.json');
@@ -50,12 +49,7 @@ async function main(argv: string[]): Promise<number> {
     // Commander has printed the usage problem (or the help, exit code 0).
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
     if (isUserError(error)) {
-      process.stderr.write(`pixelmill: ${error.message}\n`);
-      // Every problem at once, but not a million lines: a broken catalog repeats itself.
-      for (const problem of error.problems.slice(0, MAX_PROBLEMS_SHOWN))
-        process.stderr.write(`  ${problem}\n`);
-      const more = error.problems.length - MAX_PROBLEMS_SHOWN;
-      if (more > 0) process.stderr.write(`  ... and ${more} more problems\n`);
+      process.stderr.write(userErrorText(error));
       return 1;
     }
     const debug = program.opts<{ debug?: boolean }>().debug;

@@ -147,9 +147,11 @@ describe('two runs on one Temporal, each with its own API and key', () => {
   it('refuses to attach to a running run from a command set up for another API, then resumes with its own', async () => {
     const [alpha] = sides;
     const key = 'sk-live-gamma-key';
-    // Slow tasks (10 s): the run is still at the API when its CLI dies.
+    // Tasks of 2 to 3 s: the run is still at the API when its CLI dies, a moment after it
+    // started. Once it is dead no worker serves the run, so it stays running however long the
+    // refused commands below take; longer tasks only made the resumed run wait for them.
     const gamma = await startTestEmulator({
-      time_scale: 0.2,
+      time_scale: 0.05,
       accounts: [{ id: 'acct_gamma', credits: 1_000_000, keys: [{ key }] }],
     });
     writeManifest('gamma');
