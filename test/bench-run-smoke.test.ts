@@ -76,13 +76,13 @@ function expectCompleteSide(side: Side, system: string, items: number): void {
 it('a tiny `npm run bench` runs its phases and reports every figure', { timeout: 600_000 }, async () => {
   const run = await runBench([
     ...['--items', String(ITEMS), '--rps', '50', '--time-scale', '0.01'],
-    ...['--capacity-items', '20', '--big-items', '2000', '--phases', 'pixelmill,naive,capacity,big'],
+    ...['--capacity-items', '20', '--big-items', '2000', '--phases', 'pixelmill,capacity,big'],
   ]);
   const { stdout } = run;
   const result = run.result as {
     emulator: { time_scale: number; rate_limit_per_s: number; mean_generation_s: number };
     pixelmill: Side;
-    naive: Side;
+    naive: Side | null;
     capacity: {
       items: number;
       images_per_s: number;
@@ -106,10 +106,9 @@ it('a tiny `npm run bench` runs its phases and reports every figure', { timeout:
   expect(histories.events_total).toBeGreaterThanOrEqual(histories.largest.events);
   expect(histories.events_per_item).toBeCloseTo(histories.events_total / ITEMS, 1);
 
-  expectCompleteSide(result.naive, 'naive', ITEMS);
-  expect(result.naive.histories).toBeNull();
-  // The baseline polls each task with GET: at least one per image.
-  expect(result.naive.api_calls.by_endpoint['GET /v1/tasks/{id}']?.calls).toBeGreaterThanOrEqual(ITEMS);
+  // The naive baseline's process is bench-smoke.test.ts's (the adaptive phase's naive part); its
+  // phase measures it the way the capacity phase measures the script, checked below.
+  expect(result.naive).toBeNull();
 
   expectCompleteSide(result.capacity.side, 'pixelmill', 20);
   expect(result.capacity.images_per_s).toBeGreaterThan(0);

@@ -168,7 +168,8 @@ describe('catalog runs against a misbehaving API', () => {
       name: 'outage',
       items: items(30, (i) => `outage product ${i}`),
       baseUrl: first.url,
-      requestsPerSecond: 5,
+      // Slow enough that most submits are still to come when the API goes down (2.5 s of them).
+      requestsPerSecond: 10,
     });
     const handle = await startRun(harness.env.client, catalog);
     await waitUntil('some tasks accepted', async () => (await groundTruth(first)).length >= 5);
