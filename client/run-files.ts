@@ -85,7 +85,7 @@ function manifestOfRun(runId: string, manifestFile: string): LoadedManifest {
 }
 
 /** Tries per S3 call in the CLI: nothing retries a command's own writes (the plan) for it. */
-const CLI_S3_ATTEMPTS = 4;
+export const CLI_S3_ATTEMPTS = 4;
 
 /**
  * The run state the CLI freezes plans into, reads and folds retries into: each run's own store.
