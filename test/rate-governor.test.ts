@@ -59,6 +59,20 @@ async function limitedApi() {
   return { emulator, worker, apiAccount: apiAccountId(emulator.url, DEMO_API_KEY) };
 }
 
+/** Admitted calls per second of a route over its busiest stretch of `seconds`. */
+function busiestStretch(calls: Logged[], route: string, seconds: number): number {
+  const times = calls
+    .filter((call) => call.route.includes(route) && call.status !== 429)
+    .map((call) => call.t_ms)
+    .sort((a, b) => a - b);
+  let busiest = 0;
+  for (let first = 0, last = 0; last < times.length; last++) {
+    while (times[last]! - times[first]! >= seconds * 1000) first++;
+    busiest = Math.max(busiest, last - first + 1);
+  }
+  return busiest / seconds;
+}
+
 const refusedShare = (calls: Logged[]): number =>
   calls.filter((call) => call.status === 429).length / calls.length;
 
@@ -117,9 +131,12 @@ describe('a manifest with no rate, against a provider limiting each group to 40/
     expect(summary.rates.mode).toBe('auto');
     if (summary.rates.mode === 'auto')
       expect(['discovered', 'retry-after']).toContain(summary.rates.submit.source);
-    // It found the limit: within 25% of it, not the starting rate.
+    // It found the limit: the submits went at it for a while, not at the starting rate...
+    expect(busiestStretch(calls, 'generations', 5)).toBeGreaterThan(0.75 * LIMIT);
+    // ...and the rate in force is near it. A probe goes past the last ceiling by design (the limit
+    // may have risen) until a 429 finds it again, so the bound is the probe's, not the limit's.
     expect(view.groups.submit.ratePerSecond).toBeGreaterThan(0.75 * LIMIT);
-    expect(view.groups.submit.ratePerSecond).toBeLessThan(1.25 * LIMIT);
+    expect(view.groups.submit.ratePerSecond).toBeLessThan(1.5 * LIMIT);
     await worker.kill();
   }, 240_000);
 
