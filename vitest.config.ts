@@ -12,7 +12,6 @@ export default defineConfig({
   test: {
     // Tests start real servers (Temporal dev server, emulator); on 2 cores a few files at a time is fastest.
     maxWorkers: 2,
-    setupFiles: ['test/support/setup.ts'],
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,

@@ -10,6 +10,7 @@
 // random failures, a blocked prompt, resubmits and a shard that continues as new; one stopped by
 // its budget; one paused, resumed and cancelled by signals; one of three shards that hand off to
 // each other; one whose rate the account's governor discovers (its history is saved too).
+import './support/quiet-runtime.js';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -2,6 +2,7 @@
 // HTTP on a compressed clock, a manifest in a temp dir, and workers either in this process or as
 // `pixelmill worker` child processes (which a test may SIGKILL). Everything started here is
 // stopped in this module's afterAll for the importing file, or by the caller earlier.
+import './quiet-runtime.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

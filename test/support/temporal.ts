@@ -1,4 +1,5 @@
 // Starts real Temporal servers for tests, from the binaries temporal/binaries.ts resolves.
+import './quiet-runtime.js';
 import { fileURLToPath } from 'node:url';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
