@@ -5,8 +5,8 @@
 //
 // Retries are Temporal's: a transient download failure (truncation, 5xx, network) fails the
 // activity and the next attempt resumes. Two things keep that cheap and exact:
-// - the heartbeat after each item carries the outcome lines finished so far, so a retry skips
-//   those items and appends their lines with its own;
+// - the heartbeat (every few seconds, and when an attempt fails) carries the outcome lines
+//   finished so far, so a retry skips those items and appends their lines with its own;
 // - an image whose source URL is already recorded for this shard, and whose file still has the
 //   recorded size and sha256, is not downloaded again.
 import { setMaxListeners } from 'node:events';
@@ -185,6 +185,9 @@ export function storeResultsActivity(deps: { clients: ApiClients; resolved: Reso
       runState,
     };
     const progress = previousProgress(context);
+    // Beaten on whileAlive's interval and when the attempt fails, not per item: each beat encodes
+    // every line so far, which per item made a batch's beats quadratic. What a killed worker
+    // stored after its last beat is not recorded either, and its retry stores it again.
     const beat = (): void =>
       context?.heartbeat({
         done: [...progress.done.values()],
@@ -196,8 +199,9 @@ export function storeResultsActivity(deps: { clients: ApiClients; resolved: Reso
       runState.appendOutcomes(input.plan, input.shard, [...progress.lines.values()], appendSequence(context));
     let output: StoreResultsOutput;
     try {
-      output = await whileAlive(() => storeAll(input, ctx, progress, beat), beat);
+      output = await whileAlive(() => storeAll(input, ctx, progress), beat);
     } catch (error) {
+      beat();
       // What was stored before the failure is recorded all the same: a failure the batch does not
       // retry must not leave stored images out of the report (a retry appends them again).
       await record().catch(() => undefined);
@@ -212,7 +216,6 @@ async function storeAll(
   input: StoreResultsInput,
   ctx: StoreContext & { runState: RunStateStore },
   progress: Progress,
-  beat: () => void,
 ): Promise<StoreResultsOutput> {
   const { done, lines } = progress;
   for (const request of input.items) {
@@ -237,7 +240,6 @@ async function storeAll(
     };
     if (outcome.error !== null) stored.error = outcome.error;
     done.set(request.index, stored);
-    beat();
   }
   return { items: input.items.map((request) => done.get(request.index)!) };
 }
