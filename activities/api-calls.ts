@@ -3,7 +3,7 @@
 // one batch, fetch one task. Their failures go through failures.ts; 404s of a task are answers
 // (`expired`, `not_found`) for the workflow to act on, not failures.
 import { ApplicationFailure } from '@temporalio/activity';
-import { NotFoundError, type GenerationRequest } from '../api/index.js';
+import { NotFoundError, type GenerationRequest, type ImageApiClient } from '../api/index.js';
 import { FailureType } from '../common/failure-types.js';
 import type {
   FetchTaskInput,
@@ -12,6 +12,7 @@ import type {
   LookupTasksOutput,
   SubmitItemInput,
   SubmitItemOutput,
+  TaskResult,
 } from '../common/types.js';
 import { taskError } from '../api/task-error.js';
 import type { ApiClients } from './api-clients.js';
@@ -41,6 +42,8 @@ export const MISSING_FROM_BATCH = 'missing';
  */
 export const FETCH_ATTEMPTS_WHILE_UNFINISHED = 4;
 const TERMINAL_STATUSES = new Set(['completed', 'failed']);
+/** The terminal statuses, and the 404s' answers (readTask): what the workflow acts on. */
+const ANSWERS = new Set([...TERMINAL_STATUSES, 'expired', 'not_found']);
 
 export interface ApiCallDeps {
   runState: RunStateStore;
@@ -74,6 +77,44 @@ async function paced<T>(
     answered(error);
     throw error;
   }
+}
+
+/** A GET's answer the workflow acts on: anything else, a lookup or a GET later may change. */
+export function isAnswered(status: string): boolean {
+  return ANSWERS.has(status);
+}
+
+/**
+ * One task's state by a GET in its turn. A 404 is the service's answer for an unknown or expired
+ * task, for the workflow to act on; any other failure is thrown as the activity failure it is.
+ */
+export async function readTask(
+  { gate, evidence }: Pick<ApiCallDeps, 'gate' | 'evidence'>,
+  meta: RunRate,
+  client: ImageApiClient,
+  taskId: string,
+): Promise<TaskResult> {
+  let task;
+  try {
+    task = await paced(gate, 'query', meta, () => client.getTask(taskId));
+  } catch (error) {
+    if (error instanceof NotFoundError) {
+      evidence.succeeded('query');
+      return { status: error.apiCode === 'task_expired' ? 'expired' : 'not_found' };
+    }
+    evidence.failed('query', error);
+    throw toActivityFailure(error);
+  }
+  evidence.succeeded('query');
+  const result: TaskResult = { status: task.status };
+  if (task.result !== undefined) {
+    result.urls = task.result.url;
+    // The API gives Unix seconds; workflows compare with their clock in milliseconds.
+    if (task.result.expires_at !== undefined) result.expiresAt = task.result.expires_at * 1000;
+  }
+  if (task.credits_cost !== undefined) result.creditsCost = task.credits_cost;
+  if (task.error !== undefined) result.error = taskError(task.error);
+  return result;
 }
 
 export function apiCallActivities({ runState, clients, gate, evidence, references }: ApiCallDeps) {
@@ -143,36 +184,15 @@ export function apiCallActivities({ runState, clients, gate, evidence, reference
 
   async function fetchTask(input: FetchTaskInput): Promise<FetchTaskOutput> {
     const meta = await runState.readPlanMeta(input.plan);
-    const client = clients.forPlan(meta);
-    let task;
-    try {
-      task = await paced(gate, 'query', meta, () => client.getTask(input.taskId));
-    } catch (error) {
-      // 404 is the service's answer for an unknown or expired task: the workflow decides.
-      if (error instanceof NotFoundError) {
-        evidence.succeeded('query');
-        return { status: error.apiCode === 'task_expired' ? 'expired' : 'not_found', calls: callsMade() };
-      }
-      evidence.failed('query', error);
-      throw toActivityFailure(error);
-    }
-    evidence.succeeded('query');
+    const result = await readTask({ gate, evidence }, meta, clients.forPlan(meta), input.taskId);
     const attempt = activityContext()?.info.attempt ?? FETCH_ATTEMPTS_WHILE_UNFINISHED;
-    if (!TERMINAL_STATUSES.has(task.status) && attempt < FETCH_ATTEMPTS_WHILE_UNFINISHED) {
+    if (!isAnswered(result.status) && attempt < FETCH_ATTEMPTS_WHILE_UNFINISHED) {
       throw ApplicationFailure.retryable(
-        `task ${input.taskId} was reported finished, but its GET answered status "${task.status}"`,
+        `task ${input.taskId} was reported finished, but its GET answered status "${result.status}"`,
         FailureType.TaskNotFinished,
       );
     }
-    const output: FetchTaskOutput = { status: task.status, calls: callsMade() };
-    if (task.result !== undefined) {
-      output.urls = task.result.url;
-      // The API gives Unix seconds; workflows compare with their clock in milliseconds.
-      if (task.result.expires_at !== undefined) output.expiresAt = task.result.expires_at * 1000;
-    }
-    if (task.credits_cost !== undefined) output.creditsCost = task.credits_cost;
-    if (task.error !== undefined) output.error = taskError(task.error);
-    return output;
+    return { ...result, calls: callsMade() };
   }
 
   return { submitItem, lookupTasks, fetchTask };

@@ -14,6 +14,7 @@ import { writeReportActivity } from './report.js';
 import { keptAlive } from './context.js';
 import { toActivityFailure } from './failures.js';
 import { storeResultsActivity } from './store-results.js';
+import { collectResultsActivity } from './collect-results.js';
 import { carryOverActivity } from './carry-over.js';
 
 export type { ActivityDeps } from './deps.js';
@@ -44,11 +45,12 @@ const activity = <I, O>(fn: (input: I) => Promise<O>) => failuresMapped(keptAliv
 
 function buildActivities(resolved: ResolvedDeps, clients: ApiClients, gate: RateGate) {
   const { runState } = resolved;
+  const evidence = new ApiEvidence(resolved.now);
   const { submitItem, lookupTasks, fetchTask } = apiCallActivities({
     runState,
     clients,
     gate,
-    evidence: new ApiEvidence(resolved.now),
+    evidence,
     references: resolved.references,
   });
   return {
@@ -59,6 +61,7 @@ function buildActivities(resolved: ResolvedDeps, clients: ApiClients, gate: Rate
     fetchTask: activity(fetchTask),
     // It beats with its progress itself.
     storeResults: failuresMapped(storeResultsActivity({ clients, resolved })),
+    collectResults: failuresMapped(collectResultsActivity({ clients, resolved, api: { gate, evidence } })),
     carryOver: failuresMapped(carryOverActivity({ clients, resolved })),
     recordOutcomes: activity(recordOutcomesActivity(runState)),
     writeReport: activity(

@@ -1,12 +1,13 @@
-// storeResults (TRANSFER_TASK_QUEUE): re-hosts the images of finished tasks. Each image is
+// storeResults (the transfer queue): re-hosts the images of finished tasks. Each image is
 // streamed from the result host into storage, hashed on the way, and recorded in the shard's
 // outcomes with its path, sha256, size and source URL: one append for the batch, when it ends
-// (in an object store, one object rather than one per item).
+// (in an object store, one object rather than one per item). collectResults (collect-results.ts)
+// is the same transfer with the tasks' GETs in it.
 //
 // Retries are Temporal's: a transient download failure (truncation, 5xx, network) fails the
 // activity and the next attempt resumes. Two things keep that cheap and exact:
-// - the heartbeat (every few seconds, and when an attempt fails) carries the outcome lines
-//   finished so far, so a retry skips those items and appends their lines with its own;
+// - the heartbeats carry the outcome lines finished so far (the last one is sent when the attempt
+//   fails), so a retry skips those items and appends their lines with its own;
 // - an image whose source URL is already recorded for this shard, and whose file still has the
 //   recorded size and sha256, is not downloaded again.
 import { setMaxListeners } from 'node:events';
@@ -21,6 +22,7 @@ import type {
   StoreRequest,
   StoreResultsInput,
   StoreResultsOutput,
+  TaskResult,
 } from '../common/types.js';
 import type { PlannedItem } from '../manifest/normalize.js';
 import { StoragePathError } from '../storage/errors.js';
@@ -44,11 +46,13 @@ export const NO_RESULT_URLS: ErrorSummary = {
   message: 'the task completed without result URLs',
 };
 
-/** What storeResults heartbeats: the items finished so far in this activity (all attempts). */
+/** What a transfer heartbeats: the items finished so far in this activity (all attempts). */
 export interface StoreHeartbeat {
   done: StoredItem[];
   /** Their outcome lines, appended when the batch ends. */
   lines?: OutcomeLine[];
+  /** collectResults: the tasks' results its GETs learned, by plan index. */
+  results?: [number, TaskResult][];
 }
 
 interface StoreContext {
@@ -71,21 +75,24 @@ interface ItemOutcome {
 interface Progress {
   done: Map<number, StoredItem>;
   lines: Map<number, OutcomeLine>;
+  results: Map<number, TaskResult>;
 }
 
 function previousProgress(context: Context | undefined): Progress {
   const details = context?.info.heartbeatDetails as Partial<StoreHeartbeat> | undefined;
   const done = Array.isArray(details?.done) ? details.done : [];
   const lines = Array.isArray(details?.lines) ? details.lines : [];
+  const results = Array.isArray(details?.results) ? details.results : [];
   return {
     done: new Map(done.map((item) => [item.index, item])),
     lines: new Map(lines.map((line) => [line.index, line])),
+    results: new Map(results),
   };
 }
 
 async function storedImages(
   runState: RunStateStore,
-  input: StoreResultsInput,
+  input: Pick<StoreResultsInput, 'plan' | 'shard'>,
 ): Promise<Map<string, ImageRecord>> {
   const known = new Map<string, ImageRecord>();
   for (const line of await runState.readOutcomes(input.plan, input.shard)) {
@@ -167,79 +174,102 @@ function checkFailure(index: number, image: ImageRecord): ErrorSummary {
   };
 }
 
-export function storeResultsActivity(deps: { clients: ApiClients; resolved: ResolvedDeps }) {
-  const { runState } = deps.resolved;
-  return async function storeResults(input: StoreResultsInput): Promise<StoreResultsOutput> {
-    const context = activityContext();
-    // Every download of the batch listens on the one cancellation signal: not a leak.
-    if (context) setMaxListeners(0, context.cancellationSignal);
-    const meta = await runState.readPlanMeta(input.plan);
-    const retrying = (context?.info.attempt ?? 1) > 1;
-    const ctx: StoreContext & { runState: RunStateStore } = {
-      meta,
-      client: deps.clients.forPlan(meta),
-      store: deps.resolved.resultStore(meta.outputDir, meta.objectStore),
-      known: await storedImages(runState, input),
-      retrying,
-      signal: context?.cancellationSignal,
-      runState,
-    };
-    const progress = previousProgress(context);
-    // Beaten on whileAlive's interval and when the attempt fails, not per item: each beat encodes
-    // every line so far, which per item made a batch's beats quadratic. What a killed worker
-    // stored after its last beat is not recorded either, and its retry stores it again.
-    const beat = (): void =>
-      context?.heartbeat({
-        done: [...progress.done.values()],
-        lines: [...progress.lines.values()],
-      } satisfies StoreHeartbeat);
-    // Liveness while a download runs too, so the heartbeat timeout can be short. A stalled
-    // download is the client's body timeout's business, not the heartbeat's.
-    const record = (): Promise<void> =>
-      runState.appendOutcomes(input.plan, input.shard, [...progress.lines.values()], appendSequence(context));
-    let output: StoreResultsOutput;
-    try {
-      output = await whileAlive(() => storeAll(input, ctx, progress), beat);
-    } catch (error) {
-      beat();
-      // What was stored before the failure is recorded all the same: a failure the batch does not
-      // retry must not leave stored images out of the report (a retry appends them again).
-      await record().catch(() => undefined);
-      throw toActivityFailure(error);
-    }
-    await record();
-    return output;
-  };
+/** What a transfer activity (this one, collectResults) works with: set up once per attempt. */
+export interface Transfer {
+  ctx: StoreContext & { runState: RunStateStore };
+  progress: Progress;
+  plan: StoreResultsInput['plan'];
 }
 
-async function storeAll(
-  input: StoreResultsInput,
-  ctx: StoreContext & { runState: RunStateStore },
-  progress: Progress,
-): Promise<StoreResultsOutput> {
-  const { done, lines } = progress;
-  for (const request of input.items) {
-    if (done.has(request.index)) continue;
-    const { item } = await ctx.runState.readPlanItem(input.plan, request.index);
-    const outcome = await storeItem(ctx, request, item);
-    lines.set(request.index, {
-      index: request.index,
-      id: item.id,
-      status: outcome.status,
-      task_id: request.taskId,
-      attempts: request.attempts,
-      credits_cost: request.creditsCost,
-      images: outcome.images,
-      error: outcome.error,
-      ...(request.expiresAt !== undefined ? { expires_at: request.expiresAt } : {}),
-    });
-    const stored: StoredItem = {
-      index: request.index,
-      status: outcome.status,
-      images: outcome.images.length,
+/**
+ * Runs `work` as a transfer activity of `input`'s shard: with what an earlier attempt finished,
+ * heartbeats while it runs (and when it fails, so that the next attempt resumes), and the
+ * outcome lines of what it stored appended when it ends, failed or not.
+ */
+export async function asTransfer<T>(
+  deps: { clients: ApiClients; resolved: ResolvedDeps },
+  input: Pick<StoreResultsInput, 'plan' | 'shard'>,
+  work: (transfer: Transfer) => Promise<T>,
+): Promise<T> {
+  const { runState } = deps.resolved;
+  const context = activityContext();
+  // Every download of the batch listens on the one cancellation signal: not a leak.
+  if (context) setMaxListeners(0, context.cancellationSignal);
+  const meta = await runState.readPlanMeta(input.plan);
+  const retrying = (context?.info.attempt ?? 1) > 1;
+  const ctx: Transfer['ctx'] = {
+    meta,
+    client: deps.clients.forPlan(meta),
+    store: deps.resolved.resultStore(meta.outputDir, meta.objectStore),
+    known: await storedImages(runState, input),
+    retrying,
+    signal: context?.cancellationSignal,
+    runState,
+  };
+  const progress = previousProgress(context);
+  // Once per heartbeat interval, never per item: each beat encodes every line so far.
+  const beat = (): void => {
+    const details: StoreHeartbeat = {
+      done: [...progress.done.values()],
+      lines: [...progress.lines.values()],
     };
-    if (outcome.error !== null) stored.error = outcome.error;
-    done.set(request.index, stored);
+    if (progress.results.size > 0) details.results = [...progress.results.entries()];
+    context?.heartbeat(details);
+  };
+  // Liveness while a download runs too, so the heartbeat timeout can be short. A stalled
+  // download is the client's body timeout's business, not the heartbeat's.
+  const record = (): Promise<void> =>
+    runState.appendOutcomes(input.plan, input.shard, [...progress.lines.values()], appendSequence(context));
+  let output: T;
+  try {
+    output = await whileAlive(() => work({ ctx, progress, plan: input.plan }), beat);
+  } catch (error) {
+    // What was stored before the failure is recorded all the same: a failure the batch does not
+    // retry must not leave stored images out of the report (a retry appends them again). The
+    // next attempt starts from this beat.
+    beat();
+    await record().catch(() => undefined);
+    throw toActivityFailure(error);
   }
-  return { items: input.items.map((request) => done.get(request.index)!) };
+  await record();
+  return output;
+}
+
+export function storeResultsActivity(deps: { clients: ApiClients; resolved: ResolvedDeps }) {
+  return (input: StoreResultsInput): Promise<StoreResultsOutput> =>
+    asTransfer(deps, input, async (transfer) => {
+      for (const request of input.items) await storeRequest(transfer, request);
+      return { items: input.items.map((request) => transfer.progress.done.get(request.index)!) };
+    });
+}
+
+/** Stores one finished task's images, unless an earlier attempt did; its outcome line and result. */
+export async function storeRequest(
+  { ctx, progress, plan }: Transfer,
+  request: StoreRequest,
+): Promise<StoredItem> {
+  const { done, lines } = progress;
+  const earlier = done.get(request.index);
+  if (earlier) return earlier;
+  const { item } = await ctx.runState.readPlanItem(plan, request.index);
+  const outcome = await storeItem(ctx, request, item);
+  lines.set(request.index, {
+    index: request.index,
+    id: item.id,
+    status: outcome.status,
+    task_id: request.taskId,
+    attempts: request.attempts,
+    credits_cost: request.creditsCost,
+    images: outcome.images,
+    error: outcome.error,
+    ...(request.expiresAt !== undefined ? { expires_at: request.expiresAt } : {}),
+  });
+  const stored: StoredItem = {
+    index: request.index,
+    status: outcome.status,
+    images: outcome.images.length,
+  };
+  if (outcome.error !== null) stored.error = outcome.error;
+  done.set(request.index, stored);
+  return stored;
 }

@@ -80,20 +80,7 @@ export async function servedSha256(url: string): Promise<string> {
   return sha256(body);
 }
 
-/** Maps `fn` over `values` with at most `limit` calls at once. */
-export async function mapLimit<T, R>(values: readonly T[], limit: number, fn: (value: T) => Promise<R>) {
-  const results = new Array<R>(values.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, values.length) }, async () => {
-      while (next < values.length) {
-        const index = next++;
-        results[index] = await fn(values[index]!);
-      }
-    }),
-  );
-  return results;
-}
+export { mapLimit } from '../common/map-limit.js';
 
 export interface HistoryRecord {
   workflowId: string;

@@ -428,6 +428,41 @@ export interface StoreResultsOutput {
   items: StoredItem[];
 }
 
+/** A finished task as a webhook or a GET told it. */
+export interface TaskResult {
+  status: string;
+  urls?: string[];
+  expiresAt?: number;
+  creditsCost?: number;
+  error?: ErrorSummary;
+}
+
+/** One finished task for collectResults: its result when a webhook told it, else to GET. */
+export interface CollectRequest {
+  index: number;
+  taskId: string;
+  attempts: number;
+  known?: TaskResult;
+}
+
+export interface CollectResultsInput {
+  plan: PlanRef;
+  shard: number;
+  items: CollectRequest[];
+}
+
+export interface CollectedItem {
+  index: number;
+  /** What the task came to; absent when its GET did not go through (the workflow fetches it apart). */
+  result?: TaskResult;
+  /** What was stored of a completed task's images. */
+  stored?: StoredItem;
+}
+
+export interface CollectResultsOutput extends ApiCallsMade {
+  items: CollectedItem[];
+}
+
 export interface RecordOutcomesInput {
   plan: PlanRef;
   shard: number;

@@ -232,7 +232,9 @@ describe('catalog runs against a misbehaving API', () => {
 
   it('a result that expires before it is stored is reported expired, and the run still finishes', async () => {
     // Real-time clock with short generations; each image downloads in about 2 s (27 KB at 100
-    // kbps) while results live 3-4 s: the first images of a batch are stored, later ones expire.
+    // kbps) while results live 3-4 s. A task's result is read just before its images are
+    // downloaded, one after the other: an item's first image is stored, its third finds the URL
+    // gone (and tasks whose turn comes late are found expired by their GET).
     const { emulator, catalog } = await scenario(
       {
         time_scale: 1,
@@ -243,7 +245,7 @@ describe('catalog runs against a misbehaving API', () => {
         result_ttl_seconds: 3,
         faults: { slow_download_kbps: 100 },
       },
-      { name: 'expiry', items: items(12) },
+      { name: 'expiry', items: items(12).map((item) => ({ ...item, n: 3 })) },
     );
     const result = (await (await startRun(harness.env.client, catalog)).result()) as RunResult;
     const report = readReport(catalog);

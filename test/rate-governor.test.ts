@@ -23,7 +23,7 @@ import {
 } from './support/catalog-harness.js';
 import { waitUntil } from './support/wait.js';
 import { startTestEmulator } from './support/emulator.js';
-import { emulatorLines } from '../bench/catalog-audit.js';
+import { busiestWindow, emulatorLines } from '../bench/catalog-audit.js';
 
 const LIMIT = 40;
 const LIMITED: EmulatorConfigOverrides = {
@@ -65,12 +65,7 @@ function busiestStretch(calls: Logged[], route: string, seconds: number): number
     .filter((call) => call.route.includes(route) && call.status !== 429)
     .map((call) => call.t_ms)
     .sort((a, b) => a - b);
-  let busiest = 0;
-  for (let first = 0, last = 0; last < times.length; last++) {
-    while (times[last]! - times[first]! >= seconds * 1000) first++;
-    busiest = Math.max(busiest, last - first + 1);
-  }
-  return busiest / seconds;
+  return busiestWindow(times, seconds * 1000) / seconds;
 }
 
 const refusedShare = (calls: Logged[]): number =>

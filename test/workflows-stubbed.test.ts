@@ -173,6 +173,15 @@ describe('run and shard workflows (stub activities)', () => {
     expect(failed.every((o) => o.error?.code === 'content_blocked' && o.attempts === 1)).toBe(true);
   });
 
+  it('fetches apart, then stores, the tasks whose GET did not go through in their group', async () => {
+    const { api, start } = startRun({ items: 30, collectGetFails: (index) => index % 3 === 0 });
+    const result = await withWorkers(api, async () => (await start()).result() as Promise<RunResult>);
+    expect(result.counts.completed).toBe(30);
+    const apart = Array.from({ length: 10 }, (_, i) => 3 * i);
+    expect([...api.fetchedApart].sort((a, b) => a - b)).toEqual(apart);
+    expect([...api.stored].sort((a, b) => a - b)).toEqual(Array.from({ length: 30 }, (_, i) => i));
+  });
+
   it('stops submitting at the budget and reports the rest as skipped', async () => {
     const { api, start } = startRun({ items: 100, budgetCredits: 30 });
     const result = await withWorkers(api, async () => (await start()).result() as Promise<RunResult>);

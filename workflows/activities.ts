@@ -50,9 +50,11 @@ export function activitiesOn(queues: TaskQueues, governed?: GovernedCalls) {
 
   /**
    * Downloads, copies and storage writes (of new results, and of an incremental run's carried
-   * ones): heartbeats record what is done, so a retry resumes.
+   * ones): heartbeats record what is done, so a retry resumes. collectResults also GETs its
+   * tasks, one try each in its turn at the run's rate (a GET that fails is the workflow's to
+   * fetch apart): API calls outside the API queues, paced by the workers' rate gates.
    */
-  const { storeResults, carryOver } = proxyActivities<Activities>({
+  const { storeResults, collectResults, carryOver } = proxyActivities<Activities>({
     taskQueue: queues.transfer,
     startToCloseTimeout: '30 minutes',
     heartbeatTimeout: HEARTBEAT_TIMEOUT,
@@ -87,6 +89,7 @@ export function activitiesOn(queues: TaskQueues, governed?: GovernedCalls) {
     fetchTask,
     submitItem,
     storeResults,
+    collectResults,
     carryOver,
     prepareRun,
     planShard,

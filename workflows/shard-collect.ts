@@ -1,5 +1,6 @@
 // The shard's collect step: read each finished task (from its webhook, else a GET) and store the
-// images of those that completed, in one activity per batch.
+// images of those that completed, in one activity per batch (collectResults). A task whose GET
+// did not go through there is fetched apart (fetchTask, with Temporal's retries), then stored.
 import type { ApiCallCounts, PlanRef, StoreRequest } from '../common/types.js';
 import type { ActivitiesOn } from './activities.js';
 import type { ShardItems, TaskResult } from './shard-items.js';
@@ -7,7 +8,7 @@ import { failureSummary } from './tracking.js';
 
 export interface Collector {
   items: ShardItems;
-  activities: Pick<ActivitiesOn, 'fetchTask' | 'storeResults'>;
+  activities: Pick<ActivitiesOn, 'collectResults' | 'fetchTask' | 'storeResults'>;
   plan: PlanRef;
   shardIndex: number;
   /** The shard's call counts, which the GETs add to. */
@@ -15,6 +16,29 @@ export interface Collector {
 }
 
 export async function collectBatch(collector: Collector, batch: readonly number[]): Promise<void> {
+  const { items, activities, plan, shardIndex, apiCalls } = collector;
+  const apart: number[] = [];
+  try {
+    const collected = await activities.collectResults.executeWithOptions(
+      { summary: `collect ${batch.length} results` },
+      [{ plan, shard: shardIndex, items: batch.map((index) => items.collectRequest(index)) }],
+    );
+    apiCalls.get += collected.calls ?? 0;
+    for (const item of collected.items) {
+      const index = items.collected(item);
+      if (index !== undefined) apart.push(index);
+    }
+  } catch (error) {
+    // The transfer failed for good (a store that refuses it): what it held fails with it.
+    const failure = failureSummary(error);
+    for (const index of batch) items.finish(index, 'failed', failure);
+    return;
+  }
+  if (apart.length > 0) await fetchApartAndStore(collector, apart);
+}
+
+/** Reads each task by a GET activity of its own, then stores those that completed. */
+async function fetchApartAndStore(collector: Collector, batch: readonly number[]): Promise<void> {
   const { items, activities, plan, shardIndex } = collector;
   const toStore: StoreRequest[] = [];
   await Promise.all(

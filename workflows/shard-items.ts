@@ -4,6 +4,8 @@
 // and tells this class what each answer was. Counts by phase are kept as items move, so the
 // lanes' conditions cost nothing however often they are evaluated.
 import type {
+  CollectedItem,
+  CollectRequest,
   ErrorSummary,
   ItemCounts,
   ItemStatus,
@@ -13,6 +15,7 @@ import type {
   StoreRequest,
   StoreResultsOutput,
   TaskFinishedSignal,
+  TaskResult,
 } from '../common/types.js';
 import { FailureType } from '../common/failure-types.js';
 import {
@@ -27,14 +30,7 @@ import {
   type PhaseValue,
 } from './tracking.js';
 
-/** A finished task as a webhook or a GET told it. */
-export interface TaskResult {
-  status: string;
-  urls?: string[];
-  expiresAt?: number;
-  creditsCost?: number;
-  error?: ErrorSummary;
-}
+export type { TaskResult } from '../common/types.js';
 
 /** Webhooks kept for tasks whose submit has not returned yet (fast tasks outrun the activity result). */
 export const MAX_EARLY_WEBHOOKS = 1_000;
@@ -277,6 +273,30 @@ export class ShardItems {
 
   taskIdOf(index: number): string {
     return this.state.taskIds[index] ?? '';
+  }
+
+  /** What collectResults needs of an item to collect: its task, and its result if a webhook told it. */
+  collectRequest(index: number): CollectRequest {
+    const known = this.#known.get(index);
+    return {
+      index: this.at.plan(index),
+      taskId: this.taskIdOf(index),
+      attempts: this.state.attempts[index] ?? 1,
+      ...(known ? { known } : {}),
+    };
+  }
+
+  /**
+   * What collectResults did with an item: settled by its result and, when it completed, by what
+   * was stored. Returns the item's local index when it had no result (its GET did not go
+   * through), for the workflow to fetch it apart.
+   */
+  collected(item: CollectedItem): number | undefined {
+    const index = this.at.local(item.index);
+    if (!item.result) return index;
+    const request = this.settle(index, item.result);
+    if (request && item.stored) this.stored([item.stored]);
+    return undefined;
   }
 
   /**

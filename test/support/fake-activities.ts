@@ -3,11 +3,15 @@
 import type { createActivities } from '../../activities/index.js';
 import type {
   CarryOverInput,
+  CollectResultsInput,
+  CollectResultsOutput,
   FetchTaskInput,
+  FetchTaskOutput,
   LookupTasksInput,
   PreparedRun,
   RecordOutcomesInput,
   StoreResultsInput,
+  StoreResultsOutput,
   SubmitItemInput,
   WriteReportInput,
 } from '../../common/types.js';
@@ -40,6 +44,8 @@ export interface FakeScenario {
    * activity in Temporal's retries; the submit then succeeds.
    */
   holdSubmit?: (index: number, api: FakeApi) => Promise<void> | undefined;
+  /** collectResults' GET of this item's task does not go through (the workflow fetches it apart). */
+  collectGetFails?: (index: number) => boolean;
 }
 
 export type FakeEvent =
@@ -54,7 +60,10 @@ export interface FakeApi {
   /** The item indices stored, from the timeline. */
   readonly stored: number[];
   lookups: number;
+  /** GETs, whether in collectResults or apart. */
   gets: number;
+  /** Items whose task was fetched by a fetchTask activity of its own. */
+  fetchedApart: number[];
   outcomes: RecordOutcomesInput['outcomes'];
   maxConcurrentAtApi: number;
 }
@@ -87,10 +96,34 @@ export function fakeApi(scenario: FakeScenario): FakeApi {
     },
     lookups: 0,
     gets: 0,
+    fetchedApart: [],
     outcomes: [],
     maxConcurrentAtApi: 0,
   };
   const atApi = (): number => [...tasks.values()].filter((task) => !task.done).length;
+
+  async function fetchTask(input: FetchTaskInput): Promise<FetchTaskOutput> {
+    api.fetchedApart.push(tasks.get(input.taskId)!.index);
+    return getTask(input);
+  }
+  async function getTask(input: FetchTaskInput): Promise<FetchTaskOutput> {
+    api.gets++;
+    const task = tasks.get(input.taskId)!;
+    task.done = true;
+    const failure = scenario.fails?.(task.index, task.attempt);
+    if (failure) return { status: 'failed', creditsCost: 0, error: { ...failure, message: 'it failed' } };
+    return { status: 'completed', urls: [`http://results.invalid/${input.taskId}/0.png`], creditsCost: 1 };
+  }
+  async function storeResults(input: StoreResultsInput): Promise<StoreResultsOutput> {
+    for (const item of input.items) api.timeline.push({ event: 'store', index: item.index });
+    return {
+      items: input.items.map((item) => ({
+        index: item.index,
+        status: 'completed' as const,
+        images: item.urls.length,
+      })),
+    };
+  }
 
   api.activities = {
     async prepareRun(): Promise<PreparedRun> {
@@ -151,24 +184,34 @@ export function fakeApi(scenario: FakeScenario): FakeApi {
         }),
       };
     },
-    async fetchTask(input: FetchTaskInput) {
-      api.gets++;
-      const task = tasks.get(input.taskId)!;
-      task.done = true;
-      const failure = scenario.fails?.(task.index, task.attempt);
-      if (failure) return { status: 'failed', creditsCost: 0, error: { ...failure, message: 'it failed' } };
-      return { status: 'completed', urls: [`http://results.invalid/${input.taskId}/0.png`], creditsCost: 1 };
+    fetchTask,
+    async collectResults(input: CollectResultsInput): Promise<CollectResultsOutput> {
+      let calls = 0;
+      const items: CollectResultsOutput['items'] = [];
+      for (const request of input.items) {
+        if (!request.known && scenario.collectGetFails?.(request.index)) {
+          calls++;
+          items.push({ index: request.index });
+          continue;
+        }
+        if (!request.known) calls++;
+        const result = request.known ?? (await getTask({ plan: input.plan, taskId: request.taskId }));
+        if (result.status !== 'completed' || !result.urls?.length) {
+          items.push({ index: request.index, result });
+          continue;
+        }
+        const [stored] = (
+          await storeResults({
+            plan: input.plan,
+            shard: input.shard,
+            items: [{ ...request, urls: result.urls, creditsCost: result.creditsCost ?? 0 }],
+          })
+        ).items;
+        items.push({ index: request.index, result, stored: stored! });
+      }
+      return { items, calls };
     },
-    async storeResults(input: StoreResultsInput) {
-      for (const item of input.items) api.timeline.push({ event: 'store', index: item.index });
-      return {
-        items: input.items.map((item) => ({
-          index: item.index,
-          status: 'completed' as const,
-          images: item.urls.length,
-        })),
-      };
-    },
+    storeResults,
     async recordOutcomes(input: RecordOutcomesInput) {
       api.outcomes.push(...input.outcomes);
     },

@@ -1,0 +1,95 @@
+// collectResults (the transfer queue): a group of a shard's finished tasks, from result to stored
+// images in one activity. Each task's result is what its webhook told, else a GET in its turn
+// (paced like every API call); the images of those that completed are stored as storeResults
+// stores them (store-results.ts). One activity per group instead of one GET activity per task:
+// each activity costs a dispatch, history events and a workflow task on the server, which is
+// most of what an image cost pixelmill at high rates (BENCHMARKS.md, capacity).
+//
+// A GET that does not go through (an error, or a task that turns out not to be finished) is not
+// tried again here: the item comes back without a result and the workflow fetches it apart, with
+// Temporal's retries (fetchTask). So an outage of the API never spends the transfer's attempts,
+// and one task's failing GET never holds its neighbours back.
+import type {
+  CollectedItem,
+  CollectRequest,
+  CollectResultsInput,
+  CollectResultsOutput,
+} from '../common/types.js';
+import { mapLimit } from '../common/map-limit.js';
+import type { ApiClients } from './api-clients.js';
+import { isAnswered, readTask, type ApiCallDeps } from './api-calls.js';
+import type { ResolvedDeps } from './deps.js';
+import { asTransfer, storeRequest, type Transfer } from './store-results.js';
+
+/**
+ * Items of a group in progress at once: enough to keep GETs in their turn and downloads
+ * overlapping, few enough that a group's downloads do not crowd out other shards'.
+ */
+export const COLLECT_PARALLEL = 8;
+
+export function collectResultsActivity(deps: {
+  clients: ApiClients;
+  resolved: ResolvedDeps;
+  api: Pick<ApiCallDeps, 'gate' | 'evidence'>;
+}) {
+  return (input: CollectResultsInput): Promise<CollectResultsOutput> =>
+    asTransfer(deps, input, async (transfer) => {
+      let calls = 0;
+      // A failure fails the attempt only once the items in progress have settled, so that its
+      // last heartbeat and outcome lines hold all they finished (the next attempt resumes there).
+      let failure: { error: unknown } | undefined;
+      const items = await mapLimit(input.items, COLLECT_PARALLEL, async (request) => {
+        if (failure) return undefined;
+        try {
+          const { result, called } = await resultOf(deps.api, transfer, request);
+          if (called) calls++;
+          return await collected(transfer, request, result);
+        } catch (error) {
+          failure ??= { error };
+          return undefined;
+        }
+      });
+      if (failure) throw failure.error;
+      return { items: items as CollectedItem[], calls };
+    });
+}
+
+/** The task's result: told by a webhook, found by an earlier attempt, else a GET's answer. */
+async function resultOf(
+  api: Pick<ApiCallDeps, 'gate' | 'evidence'>,
+  { ctx, progress }: Transfer,
+  request: CollectRequest,
+): Promise<{ result?: CollectedItem['result']; called: boolean }> {
+  const known = request.known ?? progress.results.get(request.index);
+  if (known) return { result: known, called: false };
+  try {
+    const result = await readTask(api, ctx.meta, ctx.client, request.taskId);
+    if (!isAnswered(result.status)) return { called: true };
+    progress.results.set(request.index, result);
+    return { result, called: true };
+  } catch {
+    // The workflow fetches it apart, where Temporal retries it and its failure is the item's.
+    return { called: true };
+  }
+}
+
+async function collected(
+  transfer: Transfer,
+  request: CollectRequest,
+  result: CollectedItem['result'],
+): Promise<CollectedItem> {
+  const item: CollectedItem = { index: request.index };
+  if (!result) return item;
+  item.result = result;
+  if (result.status === 'completed' && result.urls?.length) {
+    item.stored = await storeRequest(transfer, {
+      index: request.index,
+      taskId: request.taskId,
+      urls: result.urls,
+      ...(result.expiresAt !== undefined ? { expiresAt: result.expiresAt } : {}),
+      attempts: request.attempts,
+      creditsCost: result.creditsCost ?? 0,
+    });
+  }
+  return item;
+}
