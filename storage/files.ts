@@ -9,7 +9,11 @@ import { pipeline } from 'node:stream/promises';
 import type { StoredImage } from './result-store.js';
 
 /** Streams `body` into `file`, which must not exist yet, and returns its sha256 and size. */
-export async function writeHashed(body: Readable, file: string, mode?: number): Promise<StoredImage> {
+export async function writeHashed(
+  body: Readable,
+  file: string,
+  options: { mode?: number; durable?: boolean } = {},
+): Promise<StoredImage> {
   const hash = createHash('sha256');
   let bytes = 0;
   const hashing = new Transform({
@@ -19,7 +23,12 @@ export async function writeHashed(body: Readable, file: string, mode?: number): 
       callback(null, chunk);
     },
   });
-  const out = createWriteStream(file, { flags: 'wx', ...(mode !== undefined ? { mode } : {}) });
+  // `durable`: fsynced on the stream's own descriptor before it closes (no second open).
+  const out = createWriteStream(file, {
+    flags: 'wx',
+    ...(options.mode !== undefined ? { mode: options.mode } : {}),
+    ...(options.durable ? { flush: true } : {}),
+  });
   try {
     await pipeline(body, hashing, out);
   } catch (error) {

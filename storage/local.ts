@@ -4,7 +4,7 @@
 // complete image or is not there.
 import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { sha256OfFile, writeHashed } from './files.js';
@@ -38,6 +38,8 @@ export async function removePartialWrites(root: string): Promise<void> {
 
 export class LocalResultStore implements ResultStore {
   readonly location: string;
+  /** Folders this store made or found: a catalog's images share a few, so mkdir once each. */
+  readonly #folders = new Set<string>();
 
   constructor(root: string) {
     this.location = resolve(root);
@@ -121,19 +123,19 @@ export class LocalResultStore implements ResultStore {
   }
 
   async #write(file: string, body: Readable): Promise<StoredImage> {
-    await mkdir(dirname(file), { recursive: true });
+    const folder = dirname(file);
+    if (!this.#folders.has(folder)) {
+      await mkdir(folder, { recursive: true });
+      this.#folders.add(folder);
+    }
     const temp = partialName(file);
     try {
-      const stored = await writeHashed(body, temp);
-      const handle = await open(temp, 'r');
-      try {
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
+      const stored = await writeHashed(body, temp, { durable: true });
       await rename(temp, file);
       return stored;
     } catch (error) {
+      // A folder removed behind our back: made again by the retry.
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') this.#folders.delete(folder);
       await rm(temp, { force: true });
       throw error;
     }

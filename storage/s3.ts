@@ -157,7 +157,7 @@ export class S3ResultStore implements ResultStore {
     const spool = join(this.#spoolDir, `.pixelmill-s3-${randomBytes(8).toString('hex')}.spool`);
     try {
       const key = this.keyOf(path);
-      const stored = await writeHashed(body, spool, 0o600);
+      const stored = await writeHashed(body, spool, { mode: 0o600 });
       const uploaded = await this.#upload(key, path, spool, stored, attributes);
       await withFile?.(spool);
       return uploaded;
