@@ -40,7 +40,7 @@ let bundled: Promise<WorkflowBundle> | undefined;
  * at start-up (seconds of CPU), and a file that starts fresh workers for each case paid it each time.
  */
 function stubWorkflowBundle(): Promise<WorkflowBundle> {
-  // The runtime's logger, as a worker bundling by itself would use (WARN: test/support/setup.ts).
+  // The runtime's logger, as a worker bundling by itself would use (WARN: test/support/quiet-runtime.ts).
   bundled ??= bundleWorkflowCode({ workflowsPath, logger: Runtime.instance().logger });
   return bundled;
 }
