@@ -84,7 +84,7 @@ describe('a request no worker is there to take', () => {
 
   it('cancel says that it waits for a worker and how to start one; status shows it pending', async () => {
     await startIdleRun('pixelmill/idle', { emulated: true, apiBaseUrl: 'http://127.0.0.1:9' });
-    // No worker answers its progress query: what the files say is shown all the same.
+    // No worker serves it, so none answers its progress: what the files say is shown all the same.
     expect(await statusJson('idle')).toMatchObject({
       status: 'RUNNING',
       pendingRequests: [],
@@ -99,11 +99,11 @@ describe('a request no worker is there to take', () => {
         '(start one with: pixelmill run idle.yaml)\n',
     );
 
-    const status = await statusJson('idle.yaml');
+    // Both forms of status at once: each only reads.
+    const [status, text] = await Promise.all([statusJson('idle.yaml'), sandbox.run(['status', 'idle'])]);
     expect(status).toMatchObject({ status: 'RUNNING', pendingRequests: [{ signal: 'cancel' }] });
     const [pending] = status.pendingRequests as { sentAt: string }[];
     expect(Date.now() - Date.parse(pending!.sentAt)).toBeLessThan(60_000);
-    const text = await sandbox.run(['status', 'idle']);
     expect(text.stdout).toMatch(/^pending: cancel \(requested [\d:-]+ [\d:]+\), not yet taken by the run$/m);
   });
 
@@ -199,16 +199,15 @@ describe('cancel --force', () => {
     }
     for (const line of stuckReport.slice(4)) expect(line.error?.code).toBe('not_run');
 
-    // status says why the run ended, in --json and in text.
-    expect(await statusJson('stuck')).toMatchObject({
-      status: 'TERMINATED',
-      failure: 'pixelmill cancel --force',
-    });
-    expect((await sandbox.run(['status', 'stuck'])).stdout).toMatch(
-      /^terminated: pixelmill cancel --force$/m,
-    );
-
-    const again = await sandbox.run(['cancel', 'stuck']);
+    // status says why the run ended, in --json and in text; cancel says there is nothing to
+    // cancel. All three only read the ended run: at the same time.
+    const [json, text, again] = await Promise.all([
+      statusJson('stuck'),
+      sandbox.run(['status', 'stuck']),
+      sandbox.run(['cancel', 'stuck']),
+    ]);
+    expect(json).toMatchObject({ status: 'TERMINATED', failure: 'pixelmill cancel --force' });
+    expect(text.stdout).toMatch(/^terminated: pixelmill cancel --force$/m);
     expect(again.code).toBe(1);
     expect(again.stderr).toBe('pixelmill: pixelmill/stuck has ended (terminated): nothing to cancel\n');
   }, 240_000);

@@ -21,12 +21,13 @@ beforeAll(async () => {
   sandbox = await cliSandbox();
   Object.assign(sandbox.env, fastEmulatorConfig(sandbox, 0.01));
   const items = Array.from({ length: ITEMS }, (_, i) => `  - { id: d${i}, prompt: "deadline product ${i}" }`);
-  // 4 API calls a second: submitting everything would take 10 s, the deadline comes after 4.
+  // 10 API calls a second, evenly paced: submitting everything would take 4 s, the deadline comes
+  // after 2. The retry pays two calls (submit, get) per unfinished item at that rate.
   writeFileSync(
     join(sandbox.dir, 'deadline.yaml'),
     [
       'name: deadline-test',
-      'limits: { requests_per_second: 4, deadline: 4s }',
+      'limits: { requests_per_second: 10, deadline: 2s }',
       'output: ./out',
       'items:',
       ...items,
@@ -72,7 +73,7 @@ describe('limits.deadline', () => {
       );
     }
     // Nothing reached the API after the deadline (a call already on its way may land a moment later).
-    const deadline = Date.parse(summary.started_at) + 4_000;
+    const deadline = Date.parse(summary.started_at) + 2_000;
     expect(Math.max(...submitTimes())).toBeLessThan(deadline + 1_500);
     const paidBefore = submitTimes().length;
     expect(paidBefore).toBe(lines.length - unfinished.length);

@@ -134,7 +134,9 @@ describe('two runs on one Temporal, each with its own API and key', () => {
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
     const status = await sandbox.run(['status', 'wrong-key.yaml', '--json'], { env });
-    child.kill('SIGINT');
+    // Killed outright: after Ctrl-C its workers would wait out their 10 s shutdown grace for the
+    // activities in flight, and how the CLI stops is not what this case checks.
+    child.kill('SIGKILL');
     await new Promise((resolve) => child.once('close', resolve));
     expect(stderr).toMatch(/the API refused the key \(401\)/);
     const live = JSON.parse(status.stdout) as { state: string; reason: string; counts: { failed: number } };
@@ -164,23 +166,24 @@ describe('two runs on one Temporal, each with its own API and key', () => {
     first.kill('SIGKILL');
     await new Promise((resolve) => first.once('close', resolve));
 
-    const otherApi = await sandbox.run(['run', 'gamma.yaml', '--no-progress'], {
-      env: { PIXELMILL_API_BASE_URL: alpha!.emulator.url, PIXELMILL_API_KEY: alpha!.key },
-    });
+    // Three commands set up for something else, at the same time (each only reads the run).
+    const [otherApi, emulated, sameUrlOtherKey] = await Promise.all([
+      sandbox.run(['run', 'gamma.yaml', '--no-progress'], {
+        env: { PIXELMILL_API_BASE_URL: alpha!.emulator.url, PIXELMILL_API_KEY: alpha!.key },
+      }),
+      sandbox.run(['run', 'gamma.yaml', '--no-progress'], { env: { PIXELMILL_API_KEY: '' } }),
+      sandbox.run(['run', 'gamma.yaml', '--no-progress'], {
+        env: { PIXELMILL_API_BASE_URL: gamma.url, PIXELMILL_API_KEY: 'sk-live-another-key' },
+      }),
+    ]);
     expect(otherApi.code).toBe(1);
     expect(otherApi.stderr).toMatch(
       new RegExp(
         `pixelmill/gamma runs against ${gamma.url} \\(account a[0-9a-f]{16}\\), but this command is set up for ${alpha!.emulator.url}`,
       ),
     );
-    const emulated = await sandbox.run(['run', 'gamma.yaml', '--no-progress'], {
-      env: { PIXELMILL_API_KEY: '' },
-    });
     expect(emulated.code).toBe(1);
     expect(emulated.stderr).toMatch(/but this command is set up for the built-in emulator/);
-    const sameUrlOtherKey = await sandbox.run(['run', 'gamma.yaml', '--no-progress'], {
-      env: { PIXELMILL_API_BASE_URL: gamma.url, PIXELMILL_API_KEY: 'sk-live-another-key' },
-    });
     expect(sameUrlOtherKey.code).toBe(1);
     for (const refused of [otherApi, emulated, sameUrlOtherKey]) {
       expect(refused.stderr).not.toContain(key);
@@ -221,7 +224,7 @@ describe('two runs on one Temporal, each with its own API and key', () => {
     while (!/\[retrying: /.test(stderr) && Date.now() < deadline)
       await new Promise((resolve) => setTimeout(resolve, 200));
     const status = await sandbox.run(['status', 'unreachable.yaml', '--json'], { env });
-    child.kill('SIGINT');
+    child.kill('SIGKILL'); // as above: not a wait for the workers' shutdown grace
     await new Promise((resolve) => child.once('close', resolve));
 
     expect(stderr).toMatch(

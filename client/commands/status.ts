@@ -22,7 +22,7 @@ import {
 } from '../run-files.js';
 import { describeRun } from '../runs.js';
 import { describeRetrying, type Retrying } from '../retrying.js';
-import { pendingRequests, type PendingRequest } from '../run-control.js';
+import { pendingRequests, workersServing, type PendingRequest } from '../run-control.js';
 import { workflowUrl } from '../session.js';
 import { rootMessage } from '../watch.js';
 import { examples, localTime, RUN_ARGUMENT, withRun } from './with-run.js';
@@ -170,7 +170,12 @@ export async function runStatus(
   if (description.status.name === 'RUNNING') {
     status.pendingRequests = await pendingRequests(client, description).catch(() => null);
     // No answer in time means no worker is polling (an embedded run whose CLI is not running).
-    const live = await liveProgress(client, runId, { deadlineMs: 5_000 }).catch(() => undefined);
+    // When the server lists none (pollers unreadable: ask anyway), the query is not worth its wait.
+    const workers = await workersServing(client, description).catch(() => undefined);
+    const live =
+      workers === 0
+        ? undefined
+        : await liveProgress(client, runId, { deadlineMs: 5_000 }).catch(() => undefined);
     if (live) {
       Object.assign(status, {
         state: live.run.state,

@@ -2,7 +2,7 @@
 import './quiet-runtime.js';
 import { fileURLToPath } from 'node:url';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Worker } from '@temporalio/worker';
+import { bundleWorkflowCode, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
 import { taskQueuesOf } from '../../common/names.js';
 import { explainMissingBinary, resolveTemporalExecutable } from '../../temporal/binaries.js';
 
@@ -34,6 +34,17 @@ export async function startTimeSkippingEnv(): Promise<TestWorkflowEnvironment> {
 
 const workflowsPath = fileURLToPath(new URL('../../workflows/index.ts', import.meta.url));
 
+let bundled: Promise<WorkflowBundle> | undefined;
+/**
+ * pixelmill's workflow code, bundled once per test file: a worker given the sources runs webpack
+ * at start-up (seconds of CPU), and a file that starts fresh workers for each case paid it each time.
+ */
+function stubWorkflowBundle(): Promise<WorkflowBundle> {
+  // The runtime's logger, as a worker bundling by itself would use (WARN: test/support/quiet-runtime.ts).
+  bundled ??= bundleWorkflowCode({ workflowsPath, logger: Runtime.instance().logger });
+  return bundled;
+}
+
 /** Runs `body` with workers on every task queue of `env`, serving `activities` (stubs). */
 export async function withStubWorkers<T>(
   env: TestWorkflowEnvironment,
@@ -44,8 +55,9 @@ export async function withStubWorkers<T>(
   // The stubbed runs are started without an API account: the queues of such runs.
   const queues = taskQueuesOf(undefined);
   const { workflow, ...activityQueues } = queues;
+  const workflowBundle = await stubWorkflowBundle();
   const workers = await Promise.all([
-    Worker.create({ ...common, taskQueue: workflow, workflowsPath }),
+    Worker.create({ ...common, taskQueue: workflow, workflowBundle }),
     ...Object.values(activityQueues).map((taskQueue) => Worker.create({ ...common, taskQueue })),
   ]);
   return workers.reduce<() => Promise<T>>((run, worker) => () => worker.runUntil(run()), body)();
