@@ -20,7 +20,7 @@ const KEY = 'sk-live-collect-key';
 const accounts = [{ id: 'acct_collect', keys: [{ key: KEY }] }];
 const GET_ROUTE = 'GET /v1/tasks/{id}';
 
-/** Three submitted items (oak: 2 images); the clock past their generation unless `finished` is false. */
+/** Three submitted items (oak: 2 images), on the emulator's manual clock: not finished until it moves. */
 async function submittedRun(options: { resultStore?: (outputDir: string) => ResultStore } = {}) {
   const clock = new ManualClock();
   const emulator = await startTestEmulator({ accounts }, { clock });
