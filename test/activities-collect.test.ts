@@ -21,7 +21,7 @@ const accounts = [{ id: 'acct_collect', keys: [{ key: KEY }] }];
 const GET_ROUTE = 'GET /v1/tasks/{id}';
 
 /** Three submitted items (oak: 2 images), on the emulator's manual clock: not finished until it moves. */
-async function submittedRun(options: { resultStore?: (outputDir: string) => ResultStore } = {}) {
+async function submittedRun() {
   const clock = new ManualClock();
   const emulator = await startTestEmulator({ accounts }, { clock });
   const fixture = writeManifest([
