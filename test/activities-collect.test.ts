@@ -10,9 +10,14 @@ import type { StoreHeartbeat } from '../activities/store-results.js';
 import type { CollectRequest, CollectResultsInput } from '../common/types.js';
 import { apiCallCounts } from '../bench/catalog-audit.js';
 import { StorageUnavailableError } from '../storage/errors.js';
-import { LocalResultStore } from '../storage/local.js';
 import type { ResultStore } from '../storage/result-store.js';
-import { applicationFailure, inActivity, servedImage, writeManifest } from './activities-fixture.js';
+import {
+  applicationFailure,
+  inActivity,
+  servedImage,
+  storesRefusing,
+  writeManifest,
+} from './activities-fixture.js';
 import { ManualClock, startTestEmulator } from './support/emulator.js';
 import { frozenPlan } from './support/plan.js';
 
@@ -52,22 +57,10 @@ function outcomeIds(stateDir: string, hash: string): string[] {
 }
 
 /** A local store that cannot write `id`'s images (a store that is down for them). */
-function unavailableFor(id: string): (outputDir: string) => ResultStore {
-  return (outputDir) => {
-    const local = new LocalResultStore(outputDir);
-    return {
-      location: local.location,
-      has: (path, expected) => local.has(path, expected),
-      putFile: (path, file) => local.putFile(path, file),
-      copy: (from, to, image) => local.copy(from, to, image),
-      remove: (paths) => local.remove(paths),
-      put: (path, body) => {
-        if (path.startsWith(`${id}-`)) throw new StorageUnavailableError(`${outputDir}: unavailable`);
-        return local.put(path, body);
-      },
-    };
-  };
-}
+const unavailableFor = (id: string): ((outputDir: string) => ResultStore) =>
+  storesRefusing((path, outputDir) =>
+    path.startsWith(`${id}-`) ? new StorageUnavailableError(`${outputDir}: unavailable`) : undefined,
+  );
 
 describe('collectResults', () => {
   it('GETs each task once and stores the images of those that completed, in one activity', async () => {

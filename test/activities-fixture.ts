@@ -14,6 +14,8 @@ import type { createActivities } from '../activities/index.js';
 import type { PlanRef, StoreRequest } from '../common/types.js';
 import { loadManifest } from '../manifest/load.js';
 import { rejection } from './support/assertions.js';
+import { LocalResultStore } from '../storage/local.js';
+import type { ResultStore } from '../storage/result-store.js';
 import type { ManualClock } from './support/emulator.js';
 
 const dirs: string[] = [];
@@ -94,4 +96,28 @@ export async function completedTasks(
     request.creditsCost = task.creditsCost ?? 0;
   }
   return requests;
+}
+
+/**
+ * Local stores whose writes first ask `refusal` (with the path and the folder), which may return
+ * the error a broken store would throw for it: credentials revoked, a store down for some paths.
+ */
+export function storesRefusing(
+  refusal: (path: string, outputDir: string) => Error | undefined,
+): (outputDir: string) => ResultStore {
+  return (outputDir) => {
+    const local = new LocalResultStore(outputDir);
+    return {
+      location: local.location,
+      has: (path, expected) => local.has(path, expected),
+      putFile: (path, file) => local.putFile(path, file),
+      copy: (from, to, image) => local.copy(from, to, image),
+      remove: (paths) => local.remove(paths),
+      put: (path, body) => {
+        const error = refusal(path, outputDir);
+        if (error) throw error;
+        return local.put(path, body);
+      },
+    };
+  };
 }

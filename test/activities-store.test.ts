@@ -13,12 +13,12 @@ import {
   completedTasks,
   inActivity,
   servedImage,
+  storesRefusing,
   writeManifest,
 } from './activities-fixture.js';
 import { frozenPlan } from './support/plan.js';
 import type { StoreHeartbeat } from '../activities/store-results.js';
 import { StorageAccessDeniedError } from '../storage/errors.js';
-import { LocalResultStore } from '../storage/local.js';
 import type { ResultStore } from '../storage/result-store.js';
 
 const KEY = 'sk-live-store-key';
@@ -57,22 +57,12 @@ function outcomeLines(stateDir: string, hash: string): Record<string, unknown>[]
 /** A local store whose credentials are revoked once it has written `images` images. */
 function revokedAfter(images: number): (outputDir: string) => ResultStore {
   let puts = 0;
-  return (outputDir) => {
-    const local = new LocalResultStore(outputDir);
-    return {
-      location: local.location,
-      has: (path, expected) => local.has(path, expected),
-      putFile: (path, file) => local.putFile(path, file),
-      copy: (from, to, image) => local.copy(from, to, image),
-      remove: (paths) => local.remove(paths),
-      put: (path, body) => {
-        // Thumbnails are written beside each image: the images are what is counted.
-        if (!path.startsWith('.thumbnails/') && ++puts > images)
-          throw new StorageAccessDeniedError(`${outputDir}: access denied`);
-        return local.put(path, body);
-      },
-    };
-  };
+  return storesRefusing((path, outputDir) =>
+    // Thumbnails are written beside each image: the images are what is counted.
+    !path.startsWith('.thumbnails/') && ++puts > images
+      ? new StorageAccessDeniedError(`${outputDir}: access denied`)
+      : undefined,
+  );
 }
 
 describe('storeResults', () => {
