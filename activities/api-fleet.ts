@@ -13,7 +13,11 @@ export class ApiWorkerFleet {
   /** The first count, which the worker's first calls wait for. */
   #first: Promise<void> | undefined;
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(
+    /** The API task queue whose pollers are counted. */
+    private readonly queue: string,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /** The current estimate (at least 1); refreshed from the server at most every 10 s. */
   async size(): Promise<number> {
@@ -37,14 +41,14 @@ export class ApiWorkerFleet {
       const polling = await workersPolling(
         client.workflowService,
         info.workflowNamespace ?? client.options.namespace,
-        info.taskQueue,
+        this.queue,
         TASK_QUEUE_TYPE_ACTIVITY,
         this.now(),
       );
       this.#size = Math.max(1, polling);
     } catch (error) {
       // Keep the last estimate; the server's own dispatch limit still holds meanwhile.
-      context.log.warn(`cannot count the workers of ${context.info.taskQueue}: ${String(error)}`);
+      context.log.warn(`cannot count the workers of ${this.queue}: ${String(error)}`);
     }
   }
 }

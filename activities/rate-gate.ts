@@ -8,7 +8,7 @@ import { ApplicationFailure, type Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { RateLimitError, ImageApiError } from '../api/index.js';
 import { FailureType } from '../common/failure-types.js';
-import { accountOfQueue, runIdOfShard } from '../common/names.js';
+import { accountOfQueue, runIdOfShard, taskQueuesOf } from '../common/names.js';
 import type { ApiGroup, RateCaps } from '../governor/types.js';
 import { ApiWorkerFleet } from './api-fleet.js';
 import { CallPacer, MAX_PACER_WAIT_MS, systemPacerClock, type PacerClock } from './call-pacer.js';
@@ -47,14 +47,16 @@ export class RateGate {
   async acquire(group: ApiGroup, run: RunRate): Promise<Answered> {
     const context = activityContext();
     const signal = context?.cancellationSignal;
-    const queue = context?.info.taskQueue ?? '';
-    // A fixed rate and a run's caps are shared by the workers polling the queue.
-    const pollers = async (): Promise<number> => this.options.apiWorkers ?? this.#fleet(queue).size();
+    // Calls are paced by their account's API queues, whichever queue the activity making them
+    // runs on (collectResults' GETs run on the transfer queue): one pacer per rate, whatever the
+    // activity. A fixed rate and a run's caps are shared by the workers polling the API queue.
+    const account = accountOfQueue(context?.info.taskQueue ?? '');
+    const apiQueue = taskQueuesOf(account).api;
+    const pollers = async (): Promise<number> => this.options.apiWorkers ?? this.#fleet(apiQueue).size();
     if (run.rateCaps === undefined) {
-      await this.#pacer(queue).acquire(run.requestsPerSecond, await pollers(), signal);
+      await this.#pacer(apiQueue).acquire(run.requestsPerSecond, await pollers(), signal);
       return () => undefined;
     }
-    const account = accountOfQueue(queue);
     const link = this.#link(account, context?.log.warn.bind(context.log));
     const grant = await link.grant(group, clientOf(context));
     const held = grant.holdUntilMs - this.options.now();
@@ -76,7 +78,7 @@ export class RateGate {
       await this.#pacer(`${runId}|${group}`).acquire(groupCap, await pollers(), signal);
     // This worker's share, read when the call's turn comes: a 429 meanwhile slows the calls
     // already waiting too, and a worker that died stops counting within seconds.
-    await this.#pacer(`${queue}|governed`).acquire(() => link.share(group), 1, signal);
+    await this.#pacer(`${account ?? ''}|${group}|governed`).acquire(() => link.share(group), 1, signal);
     link.sent(group);
     return (error) => {
       if (error === undefined) return link.answered(group);
@@ -103,7 +105,7 @@ export class RateGate {
 
   #fleet(queue: string): ApiWorkerFleet {
     let fleet = this.#fleets.get(queue);
-    if (!fleet) this.#fleets.set(queue, (fleet = new ApiWorkerFleet(this.options.now)));
+    if (!fleet) this.#fleets.set(queue, (fleet = new ApiWorkerFleet(queue, this.options.now)));
     return fleet;
   }
 

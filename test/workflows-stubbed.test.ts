@@ -182,6 +182,23 @@ describe('run and shard workflows (stub activities)', () => {
     expect([...api.stored].sort((a, b) => a - b)).toEqual(Array.from({ length: 30 }, (_, i) => i));
   });
 
+  it('settles every task of a group that failed for good apart, resubmitting those that failed', async () => {
+    const { api, start } = startRun({
+      items: 20,
+      collectFails: true,
+      retry: { maxAttempts: 2, on: ['generation_error'] },
+      fails: (index, attempt) =>
+        index % 5 === 0 && attempt === 1
+          ? { type: 'generation_error', code: 'generation_failed' }
+          : undefined,
+    });
+    const result = await withWorkers(api, async () => (await start()).result() as Promise<RunResult>);
+    expect(result.counts.completed).toBe(20);
+    expect(new Set(api.fetchedApart).size).toBe(20);
+    const resubmitted = api.submits.filter((s) => s.attempt === 2).map((s) => s.index);
+    expect(resubmitted.sort((a, b) => a - b)).toEqual([0, 5, 10, 15]);
+  });
+
   it('stops submitting at the budget and reports the rest as skipped', async () => {
     const { api, start } = startRun({ items: 100, budgetCredits: 30 });
     const result = await withWorkers(api, async () => (await start()).result() as Promise<RunResult>);

@@ -28,11 +28,11 @@ export async function collectBatch(collector: Collector, batch: readonly number[
       const index = items.collected(item);
       if (index !== undefined) apart.push(index);
     }
-  } catch (error) {
-    // The transfer failed for good (a store that refuses it): what it held fails with it.
-    const failure = failureSummary(error);
-    for (const index of batch) items.finish(index, 'failed', failure);
-    return;
+  } catch {
+    // The group failed for good (a store that refuses it, its attempts spent): each task is read
+    // and settled apart, so failed tasks are resubmitted and credits counted as they would be,
+    // and what still cannot be stored fails with its store's error.
+    return fetchApartAndStore(collector, batch);
   }
   if (apart.length > 0) await fetchApartAndStore(collector, apart);
 }

@@ -288,14 +288,16 @@ export class ShardItems {
 
   /**
    * What collectResults did with an item: settled by its result and, when it completed, by what
-   * was stored. Returns the item's local index when it had no result (its GET did not go
-   * through), for the workflow to fetch it apart.
+   * was stored. Returns the item's local index when it is not settled (no result: its GET did not
+   * go through; or a result to store that was not stored), for the workflow to fetch it apart.
    */
   collected(item: CollectedItem): number | undefined {
     const index = this.at.local(item.index);
     if (!item.result) return index;
     const request = this.settle(index, item.result);
-    if (request && item.stored) this.stored([item.stored]);
+    if (!request) return undefined;
+    if (!item.stored) return index;
+    this.stored([item.stored]);
     return undefined;
   }
 

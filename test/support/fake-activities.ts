@@ -46,6 +46,8 @@ export interface FakeScenario {
   holdSubmit?: (index: number, api: FakeApi) => Promise<void> | undefined;
   /** collectResults' GET of this item's task does not go through (the workflow fetches it apart). */
   collectGetFails?: (index: number) => boolean;
+  /** collectResults fails for good, as with a store that refuses every write. */
+  collectFails?: boolean;
 }
 
 export type FakeEvent =
@@ -186,6 +188,8 @@ export function fakeApi(scenario: FakeScenario): FakeApi {
     },
     fetchTask,
     async collectResults(input: CollectResultsInput): Promise<CollectResultsOutput> {
+      if (scenario.collectFails)
+        throw ApplicationFailure.nonRetryable('the store refused the write', 'StorageAccessDeniedError');
       let calls = 0;
       const items: CollectResultsOutput['items'] = [];
       for (const request of input.items) {
