@@ -184,8 +184,9 @@ describe('catalog runs with webhooks', () => {
       );
       expect(summary.counts.completed).toBe(ITEMS);
       expect(summary.api_calls.submit).toBe(ITEMS);
-      // Results came by webhook: at most a stray safety-net lookup and GET, not one GET per item.
-      expect(summary.api_calls.lookup + summary.api_calls.get).toBeLessThanOrEqual(2);
+      // Results came by webhook, not one GET per item. A safety-net lookup may find a few tasks
+      // whose deliveries are still on their way (CI once saw 4): those are read by GETs.
+      expect(summary.api_calls.lookup + summary.api_calls.get).toBeLessThanOrEqual(ITEMS / 10);
     } finally {
       await sandbox.stop();
     }
