@@ -7,17 +7,7 @@ import { getEventListeners } from 'node:events';
 import { CallPacer, MAX_PACER_WAIT_MS, systemPacerClock, type PacerClock } from '../activities/call-pacer.js';
 import { busiestWindow } from '../bench/catalog-audit.js';
 import { rejection } from './support/assertions.js';
-
-/** A clock whose sleeps complete at once, advancing time by the amount slept. */
-function steppingClock(): PacerClock {
-  let now = 1_000_000;
-  return {
-    now: () => now,
-    sleep: async (ms) => {
-      now += ms;
-    },
-  };
-}
+import { steppingClock } from './support/stepping-clock.js';
 
 /**
  * A clock whose timers fire `lateBy()` ms after they are due, in order, as the event loop of a

@@ -3,26 +3,15 @@
 // pace of the calls on the API queue, not get one of their own.
 import { describe, expect, it } from 'vitest';
 import { RateGate } from '../activities/rate-gate.js';
-import type { PacerClock } from '../activities/call-pacer.js';
 import { taskQueuesOf } from '../common/names.js';
 import { inActivity } from './activities-fixture.js';
-
-/** A clock whose sleeps move its time at once: what the pacer waited for, without waiting. */
-function virtualClock(): PacerClock {
-  let now = 1_000_000;
-  return {
-    now: () => now,
-    sleep: async (ms) => {
-      now += ms;
-    },
-  };
-}
+import { steppingClock } from './support/stepping-clock.js';
 
 const queues = taskQueuesOf('a0123456789abcdef');
 
 describe('RateGate', () => {
   it('paces the calls of activities on the API and the transfer queues at one fixed rate', async () => {
-    const clock = virtualClock();
+    const clock = steppingClock();
     const gate = new RateGate({ apiWorkers: 1, now: clock.now, clock });
     const released: number[] = [];
     const call = async (): Promise<void> => {
