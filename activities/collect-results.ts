@@ -14,7 +14,9 @@ import type {
   CollectRequest,
   CollectResultsInput,
   CollectResultsOutput,
+  TaskResult,
 } from '../common/types.js';
+import { storeRequestOf } from '../common/store-request.js';
 import { mapLimit } from '../common/map-limit.js';
 import type { ApiClients } from './api-clients.js';
 import { isAnswered, readTask, type ApiCallDeps } from './api-calls.js';
@@ -59,7 +61,7 @@ async function resultOf(
   api: Pick<ApiCallDeps, 'gate' | 'evidence'>,
   { ctx, progress }: Transfer,
   request: CollectRequest,
-): Promise<{ result?: CollectedItem['result']; called: boolean }> {
+): Promise<{ result?: TaskResult; called: boolean }> {
   const known = request.known ?? progress.results.get(request.index);
   if (known) return { result: known, called: false };
   try {
@@ -73,23 +75,15 @@ async function resultOf(
   }
 }
 
+/** The item as collected: its result, and what was stored of a task that completed with images. */
 async function collected(
   transfer: Transfer,
   request: CollectRequest,
-  result: CollectedItem['result'],
+  result: TaskResult | undefined,
 ): Promise<CollectedItem> {
-  const item: CollectedItem = { index: request.index };
-  if (!result) return item;
-  item.result = result;
-  if (result.status === 'completed' && result.urls?.length) {
-    item.stored = await storeRequest(transfer, {
-      index: request.index,
-      taskId: request.taskId,
-      urls: result.urls,
-      ...(result.expiresAt !== undefined ? { expiresAt: result.expiresAt } : {}),
-      attempts: request.attempts,
-      creditsCost: result.creditsCost ?? 0,
-    });
-  }
-  return item;
+  if (!result) return { index: request.index };
+  const toStore = storeRequestOf(request, result);
+  return toStore
+    ? { index: request.index, result, stored: await storeRequest(transfer, toStore) }
+    : { index: request.index, result };
 }

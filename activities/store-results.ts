@@ -238,8 +238,9 @@ export async function asTransfer<T>(
 export function storeResultsActivity(deps: { clients: ApiClients; resolved: ResolvedDeps }) {
   return (input: StoreResultsInput): Promise<StoreResultsOutput> =>
     asTransfer(deps, input, async (transfer) => {
-      for (const request of input.items) await storeRequest(transfer, request);
-      return { items: input.items.map((request) => transfer.progress.done.get(request.index)!) };
+      const items: StoredItem[] = [];
+      for (const request of input.items) items.push(await storeRequest(transfer, request));
+      return { items };
     });
 }
 

@@ -372,7 +372,8 @@ export interface FetchTaskInput {
   taskId: string;
 }
 
-export interface FetchTaskOutput extends ApiCallsMade {
+/** A finished task as a webhook or a GET told it. */
+export interface TaskResult {
   /** completed | failed | pending | processing | expired | not_found | an unknown value. */
   status: string;
   urls?: string[];
@@ -380,6 +381,8 @@ export interface FetchTaskOutput extends ApiCallsMade {
   creditsCost?: number;
   error?: ErrorSummary;
 }
+
+export interface FetchTaskOutput extends TaskResult, ApiCallsMade {}
 
 export interface StoreRequest {
   index: number;
@@ -426,15 +429,6 @@ export interface StoredItem {
 
 export interface StoreResultsOutput {
   items: StoredItem[];
-}
-
-/** A finished task as a webhook or a GET told it. */
-export interface TaskResult {
-  status: string;
-  urls?: string[];
-  expiresAt?: number;
-  creditsCost?: number;
-  error?: ErrorSummary;
 }
 
 /** One finished task for collectResults: its result when a webhook told it, else to GET. */

@@ -1,9 +1,9 @@
 // The shard's collect step: read each finished task (from its webhook, else a GET) and store the
 // images of those that completed, in one activity per batch (collectResults). A task whose GET
 // did not go through there is fetched apart (fetchTask, with Temporal's retries), then stored.
-import type { ApiCallCounts, PlanRef, StoreRequest } from '../common/types.js';
+import type { ApiCallCounts, PlanRef, StoreRequest, TaskResult } from '../common/types.js';
 import type { ActivitiesOn } from './activities.js';
-import type { ShardItems, TaskResult } from './shard-items.js';
+import type { ShardItems } from './shard-items.js';
 import { failureSummary } from './tracking.js';
 
 export interface Collector {

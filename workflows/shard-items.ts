@@ -18,6 +18,7 @@ import type {
   TaskResult,
 } from '../common/types.js';
 import { FailureType } from '../common/failure-types.js';
+import { storeRequestOf } from '../common/store-request.js';
 import {
   countItems,
   FINAL_PHASE,
@@ -29,8 +30,6 @@ import {
   taskTimedOut,
   type PhaseValue,
 } from './tracking.js';
-
-export type { TaskResult } from '../common/types.js';
 
 /** Webhooks kept for tasks whose submit has not returned yet (fast tasks outrun the activity result). */
 export const MAX_EARLY_WEBHOOKS = 1_000;
@@ -278,11 +277,15 @@ export class ShardItems {
   /** What collectResults needs of an item to collect: its task, and its result if a webhook told it. */
   collectRequest(index: number): CollectRequest {
     const known = this.#known.get(index);
+    return { ...this.#task(index), ...(known ? { known } : {}) };
+  }
+
+  /** The item's task: its plan index, task id and submissions. */
+  #task(index: number): Pick<StoreRequest, 'index' | 'taskId' | 'attempts'> {
     return {
       index: this.at.plan(index),
       taskId: this.taskIdOf(index),
       attempts: this.state.attempts[index] ?? 1,
-      ...(known ? { known } : {}),
     };
   }
 
@@ -312,15 +315,9 @@ export class ShardItems {
     if (result.status === 'completed' || result.status === 'failed')
       this.state.credits[index] = result.creditsCost ?? 0;
     const lost = lostTaskError(result.status);
-    if (result.status === 'completed' && result.urls?.length) {
-      return {
-        index: this.at.plan(index),
-        taskId: this.taskIdOf(index),
-        urls: result.urls,
-        ...(result.expiresAt !== undefined ? { expiresAt: result.expiresAt } : {}),
-        attempts: this.state.attempts[index] ?? 1,
-        creditsCost: result.creditsCost ?? 0,
-      };
+    const request = storeRequestOf(this.#task(index), result);
+    if (request) {
+      return request;
     } else if (result.status === 'failed') {
       this.state.credits[index] = 0;
       if (this.#resubmits(index, result.error)) this.#requeue(index);

@@ -17,6 +17,7 @@ import type {
 } from '../../common/types.js';
 import { ApplicationFailure } from '@temporalio/common';
 import { zeroCounts } from '../../common/item-counts.js';
+import { storeRequestOf } from '../../common/store-request.js';
 
 type Activities = ReturnType<typeof createActivities>;
 
@@ -193,25 +194,15 @@ export function fakeApi(scenario: FakeScenario): FakeApi {
       let calls = 0;
       const items: CollectResultsOutput['items'] = [];
       for (const request of input.items) {
+        if (!request.known) calls++;
         if (!request.known && scenario.collectGetFails?.(request.index)) {
-          calls++;
           items.push({ index: request.index });
           continue;
         }
-        if (!request.known) calls++;
         const result = request.known ?? (await getTask({ plan: input.plan, taskId: request.taskId }));
-        if (result.status !== 'completed' || !result.urls?.length) {
-          items.push({ index: request.index, result });
-          continue;
-        }
-        const [stored] = (
-          await storeResults({
-            plan: input.plan,
-            shard: input.shard,
-            items: [{ ...request, urls: result.urls, creditsCost: result.creditsCost ?? 0 }],
-          })
-        ).items;
-        items.push({ index: request.index, result, stored: stored! });
+        const toStore = storeRequestOf(request, result);
+        const stored = toStore && (await storeResults({ ...input, items: [toStore] })).items[0];
+        items.push({ index: request.index, result, ...(stored ? { stored } : {}) });
       }
       return { items, calls };
     },
