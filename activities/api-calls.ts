@@ -10,6 +10,7 @@ import type {
   FetchTaskOutput,
   LookupTasksInput,
   LookupTasksOutput,
+  PlanRef,
   SubmitItemInput,
   SubmitItemOutput,
   TaskResult,
@@ -22,8 +23,9 @@ import { toActivityFailure } from './failures.js';
 import type { RateGate, RunRate } from './rate-gate.js';
 import type { ApiGroup } from '../governor/types.js';
 import type { ReferenceHost } from '../references/host.js';
-import type { RunStateStore } from '../runstate/index.js';
+import type { PlanMeta, RunStateStore } from '../runstate/index.js';
 import {
+  carriedCall,
   currentSubmitCall,
   earlierTask,
   idempotencyKeyOf,
@@ -117,31 +119,48 @@ export async function readTask(
   return result;
 }
 
-export function apiCallActivities({ runState, clients, gate, evidence, references }: ApiCallDeps) {
+/** The request that generates the plan's item `index` (its references' URLs signed now). */
+export async function generationRequest(
+  { runState, references }: Pick<ApiCallDeps, 'runState' | 'references'>,
+  plan: PlanRef,
+  index: number,
+  webhook: string | undefined,
+): Promise<{ meta: PlanMeta; request: GenerationRequest }> {
+  const { meta, item } = await runState.readPlanItem(plan, index);
+  const request: GenerationRequest = {
+    prompt: item.prompt,
+    model: item.model,
+    size: item.size,
+    resolution: item.resolution,
+    n: item.n,
+  };
+  if (item.image_urls?.length) request.image_urls = await references.urls(meta, item.image_urls);
+  if (item.language !== undefined) request.language = item.language;
+  if (webhook !== undefined) request.webhook = webhook;
+  return { meta, request };
+}
+
+/** Submits queue for the rate limit: one whose turn comes after the run's deadline is not sent. */
+export function pastDeadline(notAfter: number | undefined): boolean {
+  return notAfter !== undefined && Date.now() >= notAfter;
+}
+
+export function apiCallActivities(deps: ApiCallDeps) {
+  const { runState, clients, gate, evidence } = deps;
   async function submitItem(input: SubmitItemInput): Promise<SubmitItemOutput> {
     // A retry whose earlier attempt got its task before the worker died takes that task.
-    const call = currentSubmitCall();
+    const current = currentSubmitCall();
+    const call = current && input.carriesOn ? carriedCall(current, input.carriesOn.call) : current;
     const earlier = call && (await earlierTask(runState, input.plan, call));
     if (earlier) {
       await recordTakeover(runState, input.plan, call, earlier);
       return { taskId: earlier.task, calls: callsMade() - 1 };
     }
 
-    const { meta, item } = await runState.readPlanItem(input.plan, input.index);
+    const { meta, request } = await generationRequest(deps, input.plan, input.index, input.webhook);
     const client = clients.forPlan(meta);
-    const request: GenerationRequest = {
-      prompt: item.prompt,
-      model: item.model,
-      size: item.size,
-      resolution: item.resolution,
-      n: item.n,
-    };
-    if (item.image_urls?.length) request.image_urls = await references.urls(meta, item.image_urls);
-    if (item.language !== undefined) request.language = item.language;
-    if (input.webhook !== undefined) request.webhook = input.webhook;
     const answered = await gate.acquire('submit', meta);
-    // Submits queue for the rate limit: one whose turn comes after the deadline is not sent.
-    if (input.notAfter !== undefined && Date.now() >= input.notAfter) {
+    if (pastDeadline(input.notAfter)) {
       throw ApplicationFailure.nonRetryable(
         "the run's deadline passed before this submit was sent",
         FailureType.DeadlinePassed,
@@ -153,8 +172,11 @@ export function apiCallActivities({ runState, clients, gate, evidence, reference
       answered();
     } catch (error) {
       answered(error);
-      throw await submitFailure(error, evidence, (taskId) =>
-        paced(gate, 'query', meta, () => client.batchLookup([taskId])),
+      throw await submitFailure(
+        error,
+        evidence,
+        (taskId) => paced(gate, 'query', meta, () => client.batchLookup([taskId])),
+        input.carriesOn,
       );
     }
     evidence.succeeded('submit');

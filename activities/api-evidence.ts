@@ -16,8 +16,9 @@
 // The count, what the others saw and a task to probe with travel from attempt to attempt in the
 // heartbeat details, so a retry on another worker, or on a restarted one, decides the same.
 import { ApplicationFailure } from '@temporalio/activity';
-import { isImageApiError, RateLimitError, type ImageApiError } from '../api/index.js';
+import { isImageApiError, RateLimitError } from '../api/index.js';
 import { FailureType } from '../common/failure-types.js';
+import type { CarriedSubmit } from '../common/types.js';
 import { activityContext, recordDetails } from './context.js';
 import { toActivityFailure } from './failures.js';
 
@@ -127,8 +128,16 @@ export class ApiEvidence {
 /** The running call's identity: activity ids repeat across workflows. */
 function currentCall(): string {
   const info = activityContext()?.info;
-  return info ? `${info.workflowExecution?.workflowId ?? info.workflowType}/${info.activityId}` : '';
+  return info ? callName(info.activityId) : '';
 }
+
+/** The identity of call `activityId` of the running activity's workflow. */
+export function callName(activityId: string): string {
+  const info = activityContext()?.info;
+  return `${info?.workflowExecution?.workflowId ?? info?.workflowType ?? ''}/${activityId}`;
+}
+
+const carriedCallName = (carried: CarriedSubmit): string => callName(carried.call);
 
 /** Whether the API answers a lookup of `taskId`, a task it accepted lately (none: no evidence). */
 async function answersProbe(
@@ -164,12 +173,16 @@ interface SubmitHeartbeat {
   probeTaskId?: string;
 }
 
-/** What the earlier attempts of this submit saw (on whichever worker). */
-function earlierAttempts(): SubmitHeartbeat {
+/**
+ * What the earlier attempts of this submit saw (on whichever worker); before its first failure,
+ * what the slice it carries on saw (its one failed try).
+ */
+function earlierAttempts(carried: CarriedSubmit | undefined): SubmitHeartbeat {
   const details = activityContext()?.info.heartbeatDetails as Partial<SubmitHeartbeat> | undefined;
+  const first = details === undefined && carried !== undefined;
   return {
-    answers: details?.answers ?? {},
-    lastFailedAtMs: details?.lastFailedAtMs ?? Number.POSITIVE_INFINITY,
+    answers: details?.answers ?? (first ? { [carried.answer]: 1 } : {}),
+    lastFailedAtMs: details?.lastFailedAtMs ?? (first ? carried.triedAt : Number.POSITIVE_INFINITY),
     others: details?.others ?? { accepted: 0, failed: 0 },
     ...(details?.probeTaskId !== undefined ? { probeTaskId: details.probeTaskId } : {}),
   };
@@ -178,8 +191,10 @@ function earlierAttempts(): SubmitHeartbeat {
 const seen = (others: OthersSeen): number => others.accepted + others.failed;
 
 /** The answer a failure counts as: an occasional other 5xx in a refused streak is noise. */
-const answerOf = (error: ImageApiError): string =>
-  `${error.httpStatus ?? ''} ${error.apiCode ?? error.code}`.trim();
+export function answerOf(error: unknown): string {
+  if (!isImageApiError(error)) return error instanceof Error ? error.name : 'error';
+  return `${error.httpStatus ?? ''} ${error.apiCode ?? error.code}`.trim();
+}
 
 /**
  * The failure Temporal sees for a submit that failed with `error`: a non-retryable
@@ -190,18 +205,21 @@ export async function submitFailure(
   error: unknown,
   evidence: ApiEvidence,
   probe: (taskId: string) => Promise<unknown>,
+  carried?: CarriedSubmit,
 ): Promise<unknown> {
   const context = activityContext();
-  evidence.failed('submit', error);
+  // A submit carrying on a slice's call is that call: its tries and its evidence since the slice.
+  const call = carried ? carriedCallName(carried) : currentCall();
+  evidence.failed('submit', error, call);
   if (!context || !isImageApiError(error)) return toActivityFailure(error);
-  const earlier = earlierAttempts();
+  const earlier = earlierAttempts(carried);
   if (!transient(error)) {
     recordDetails(context, earlier);
     return toActivityFailure(error);
   }
   const { info } = context;
-  const call = currentCall();
-  const mine = evidence.submitsSince(info.scheduledTimestampMs, call);
+  const firstTriedAt = carried?.triedAt ?? info.scheduledTimestampMs;
+  const mine = evidence.submitsSince(firstTriedAt, call);
   const probeTaskId = evidence.lastTaskId ?? earlier.probeTaskId;
   const answer = answerOf(error);
   const now: SubmitHeartbeat = {
@@ -223,7 +241,7 @@ export async function submitFailure(
   const refused =
     same >= bound && (recent.accepted > 0 || (alone && (await answersProbe(evidence, probeTaskId, probe))));
   if (!refused) return toActivityFailure(error, retryDelayAfter(failures));
-  const seconds = Math.round((Date.now() - info.scheduledTimestampMs) / 1000);
+  const seconds = Math.round((Date.now() - firstTriedAt) / 1000);
   const message =
     `${error.message} (the same answer ${same} times in ${seconds} s, while the API ` +
     `accepted ${others.accepted} other submits and failed ${others.failed})`;

@@ -15,6 +15,7 @@ import { keptAlive } from './context.js';
 import { toActivityFailure } from './failures.js';
 import { storeResultsActivity } from './store-results.js';
 import { collectResultsActivity } from './collect-results.js';
+import { submitSliceActivity } from './submit-slice.js';
 import { carryOverActivity } from './carry-over.js';
 
 export type { ActivityDeps } from './deps.js';
@@ -46,17 +47,13 @@ const activity = <I, O>(fn: (input: I) => Promise<O>) => failuresMapped(keptAliv
 function buildActivities(resolved: ResolvedDeps, clients: ApiClients, gate: RateGate) {
   const { runState } = resolved;
   const evidence = new ApiEvidence(resolved.now);
-  const { submitItem, lookupTasks, fetchTask } = apiCallActivities({
-    runState,
-    clients,
-    gate,
-    evidence,
-    references: resolved.references,
-  });
+  const api = { runState, clients, gate, evidence, references: resolved.references };
+  const { submitItem, lookupTasks, fetchTask } = apiCallActivities(api);
   return {
     prepareRun: activity(prepareRunActivity(resolved)),
     planShard: activity(planShardActivity(runState)),
     submitItem: activity(submitItem),
+    submitSlice: activity(submitSliceActivity(api)),
     lookupTasks: activity(lookupTasks),
     fetchTask: activity(fetchTask),
     // It beats with its progress itself.

@@ -32,6 +32,22 @@ export function idempotencyKeyOf(call: Pick<SubmitCall, 'workflowId' | 'runId' |
   return `pixelmill-${hash.digest('hex')}`;
 }
 
+/**
+ * The call a submitSlice activity makes for the item at plan index `index`: a call of its own in
+ * the journal and for the Idempotency-Key, the same across the slice's attempts.
+ */
+export function itemCall(slice: SubmitCall, index: number): SubmitCall {
+  return { ...slice, activityId: `${slice.activityId}/${index}` };
+}
+
+/**
+ * A submitItem that carries on the call `activityId` (an item a slice handed back to retry alone):
+ * that call's journal entry and key. It counts as a retry, so its journal is read from its first try.
+ */
+export function carriedCall(current: SubmitCall, activityId: string): SubmitCall {
+  return { ...current, activityId, attempt: current.attempt + 1 };
+}
+
 /** The running submit call; none outside a workflow's activity (a script, a unit test). */
 export function currentSubmitCall(): SubmitCall | undefined {
   const info = activityContext()?.info;
@@ -87,6 +103,37 @@ export async function earlierTask(
       return line as JournalLine;
   }
   return undefined;
+}
+
+/**
+ * The tasks earlier attempts of the submitSlice `slice` created, by plan index: one read of the
+ * journal for the whole slice.
+ */
+export async function earlierSliceTasks(
+  runState: RunStateStore,
+  plan: PlanRef,
+  slice: SubmitCall,
+): Promise<Map<number, JournalLine>> {
+  const found = new Map<number, JournalLine>();
+  if (slice.attempt === 1) return found;
+  let lines: Partial<JournalLine>[];
+  try {
+    lines = await runState.readJournal(plan, slice.workflowId, {
+      run: slice.runId,
+      activity: slice.activityId,
+      items: true,
+    });
+  } catch (error) {
+    log.warn(`cannot read the submit journal, so this slice submits again: ${errorMessage(error)}`);
+    return found;
+  }
+  const prefix = `${slice.activityId}/`;
+  for (const line of lines) {
+    if (line.run !== slice.runId || typeof line.task !== 'string' || !line.activity?.startsWith(prefix)) continue;
+    const index = Number(line.activity.slice(prefix.length));
+    if (Number.isInteger(index) && !found.has(index)) found.set(index, line as JournalLine);
+  }
+  return found;
 }
 
 /** A second line for the call: this attempt took the task over, so the journal counts the duplicates saved. */

@@ -342,6 +342,48 @@ export interface SubmitItemInput {
   webhook?: string;
   /** The run's deadline (epoch ms): a submit still waiting for its turn then is not sent. */
   notAfter?: number;
+  /**
+   * The call a submitSlice made for this item (SlicedSubmit.retryAs): this one is its retry, with
+   * its journal entry and Idempotency-Key, so that a task that call created is taken, not billed
+   * twice, and with its failure counted among those that decide a refusal.
+   */
+  carriesOn?: CarriedSubmit;
+}
+
+/** A slice's submit of one item that failed in a way a retry may heal, for submitItem to carry on. */
+export interface CarriedSubmit {
+  /** The call's activity id (`<slice's activity id>/<plan index>`). */
+  call: string;
+  /** When the slice tried it (epoch ms): the other submits since then are the evidence. */
+  triedAt: number;
+  /** What the API answered (`500 build_request_failed`). */
+  answer: string;
+}
+
+/** A slice of a shard's queued items for one submitSlice activity (plan indices). */
+export interface SubmitSliceInput {
+  plan: PlanRef;
+  items: { index: number; attempt: number }[];
+  /** As in SubmitItemInput, the same for every item of a shard. */
+  webhook?: string;
+  notAfter?: number;
+}
+
+/** What became of one item of a slice: exactly one of the four. */
+export interface SlicedSubmit {
+  index: number;
+  /** The API accepted it. */
+  taskId?: string;
+  /** The API refused it for good (a non-retryable answer): its item's failure. */
+  failure?: ErrorSummary;
+  /** It failed in a way a retry may heal: retry it alone (submitItem) as the continuation of this call. */
+  retryAs?: CarriedSubmit;
+  /** Not sent, or refused by the rate limit (nothing was created): back to the queue. */
+  untried?: true;
+}
+
+export interface SubmitSliceOutput extends ApiCallsMade {
+  items: SlicedSubmit[];
 }
 
 /**

@@ -213,8 +213,9 @@ export class S3RunStateStore implements RunStateStore {
 
   async readJournal(ref: PlanRef, workflowId: string, call?: JournalCall): Promise<Partial<JournalLine>[]> {
     const objects = this.#store(ref);
+    // An item's call is `<activity>/<index>`, whose encoded name goes on with %2F.
     const prefix = call
-      ? `${journalPrefix(workflowId)}${encodeURIComponent(call.run)}/${encodeURIComponent(call.activity)}.`
+      ? `${journalPrefix(workflowId)}${encodeURIComponent(call.run)}/${encodeURIComponent(call.activity)}${call.items ? '%2F' : '.'}`
       : journalPrefix(workflowId);
     const lines: Partial<JournalLine>[] = [];
     for (const path of await objects.list(prefix)) {

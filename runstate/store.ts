@@ -86,4 +86,6 @@ export type StateLocation = Pick<PlanRef, 'stateDir' | 'objectStore'>;
 export interface JournalCall {
   run: string;
   activity: string;
+  /** The calls a submitSlice activity made for its items (`<activity>/<plan index>`), not its own. */
+  items?: boolean;
 }

@@ -1,8 +1,9 @@
-// A submit whose result Temporal never recorded (its worker died after the API answered) is
-// retried by Temporal, and the retry must take the task the first attempt created rather than
-// create and bill a second one (activities/submit-journal.ts). A real dev server runs the real
-// workflows and activities against the real emulator over HTTP; only the loss is simulated: the
-// first attempt of every submit fails after the real submit returned, as a killed worker's times out.
+// A slice of submits whose result Temporal never recorded (its worker died midway, after the API
+// answered some of its items) is retried by Temporal, and the retry must take the tasks the first
+// attempt created rather than create and bill second ones (activities/submit-journal.ts). A real
+// dev server runs the real workflows and activities against the real emulator over HTTP; only the
+// death is simulated: the first attempt of every slice submits its first half for real, then
+// fails, as a killed worker's times out.
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,7 +11,7 @@ import { createActivityRuntime, type ActivityRuntime } from '../activities/index
 import { readSubmitJournals, stateDirOf } from '../runstate/index.js';
 import { groundTruth } from '../bench/catalog-audit.js';
 import { taskQueuesOf } from '../common/names.js';
-import type { RunResult, SubmitItemInput } from '../common/types.js';
+import type { RunResult, SubmitSliceInput } from '../common/types.js';
 import { writeManifest } from './activities-fixture.js';
 import { startTestEmulator } from './support/emulator.js';
 import { startDevServerEnv, withStubWorkers } from './support/temporal.js';
@@ -30,10 +31,12 @@ afterAll(async () => {
 });
 
 describe('the submit journal', () => {
-  it('a submit retried after its result was lost takes the task its first attempt created', async () => {
+  it('a slice retried after its worker died midway takes the tasks it created and submits the rest', async () => {
     const emulator = await startTestEmulator({
       accounts: [{ id: 'acct_journal', keys: [{ key: KEY }] }],
       time_scale: 0.01,
+      // The journal alone: a provider without idempotency keys.
+      idempotency: { enabled: false, ttl_seconds: 60 },
     });
     const fixture = writeManifest([
       'name: journal',
@@ -45,12 +48,14 @@ describe('the submit journal', () => {
     runtime = createActivityRuntime({ apiKey: KEY, apiWorkers: 1 });
     const real = runtime.activities;
     const firstAttempts: string[] = [];
+    const sliceSizes: number[] = [];
     const activities = {
       ...real,
-      async submitItem(input: SubmitItemInput) {
-        const output = await real.submitItem(input);
-        if (Context.current().info.attempt > 1) return output;
-        firstAttempts.push(output.taskId);
+      async submitSlice(input: SubmitSliceInput) {
+        if (Context.current().info.attempt > 1) return real.submitSlice(input);
+        sliceSizes.push(input.items.length);
+        const died = await real.submitSlice({ ...input, items: input.items.slice(0, Math.ceil(input.items.length / 2)) });
+        for (const item of died.items) if (item.taskId) firstAttempts.push(item.taskId);
         // BENIGN: the worker logs it at debug level, not as a warning with a stack.
         throw ApplicationFailure.create({
           type: 'LostResult',
@@ -70,10 +75,14 @@ describe('the submit journal', () => {
     );
 
     expect((result as RunResult).counts.completed).toBe(ITEMS);
-    // One task per item at the API: each retry took over its first attempt's task.
+    // Slices of several items, each cut halfway: some tasks made before the death, some after.
+    expect(Math.max(...sliceSizes)).toBeGreaterThan(1);
+    expect(firstAttempts.length).toBeGreaterThan(0);
+    expect(firstAttempts.length).toBeLessThan(ITEMS);
+    // One task per item at the API: each retry took over its first attempt's tasks.
     const tasks = await groundTruth(emulator);
     expect(tasks).toHaveLength(ITEMS);
-    expect(new Set(tasks.map((task) => task.id))).toEqual(new Set(firstAttempts));
+    for (const taskId of firstAttempts) expect(tasks.map((task) => task.id)).toContain(taskId);
     const takeovers = readSubmitJournals(stateDirOf(fixture.outputDir)).filter(
       (line) => line.taken_over_at_attempt === 2,
     );

@@ -95,7 +95,7 @@ beforeAll(async () => {
       apiAccount: account,
       apiBaseUrl: emulator.url,
       emulated: false,
-      tuning: { shardHistoryLimit: 40 },
+      tuning: { shardHistoryLimit: 12 },
     }),
     false,
   );

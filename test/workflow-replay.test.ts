@@ -77,7 +77,7 @@ async function record(): Promise<void> {
     items: catalogItems(120, (i) => (i % 25 === 7 ? `forbidden item ${i}` : `replay item ${i}`)),
     retry: { maxAttempts: 2, on: ['generation_error'] },
   });
-  await (await startRun(env.client, mixed, { shardHistoryLimit: 400 })).result();
+  await (await startRun(env.client, mixed, { shardHistoryLimit: 50 })).result();
   await save(mixed.runId, 'mixed');
 
   // A budget stop.

@@ -69,7 +69,7 @@ describe('run and shard workflows (stub activities)', () => {
     // A low history limit forces every shard through continue-as-new mid-flight.
     const { api, workflowId, start } = startRun(
       { items: 1200, lookupsToFinish: 3 },
-      { shardHistoryLimit: 700 },
+      { shardHistoryLimit: 50 },
     );
     const result = await withWorkers(api, async () => {
       const handle = await start();
@@ -78,7 +78,7 @@ describe('run and shard workflows (stub activities)', () => {
         const history = await env.client.workflow
           .getHandle(shardWorkflowId(workflowId, shard))
           .fetchHistory();
-        expect(history.events?.length).toBeLessThan(700 + 600);
+        expect(history.events?.length).toBeLessThan(50 + 600);
         expect(
           history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId,
         ).toBeTruthy();
@@ -124,8 +124,9 @@ describe('run and shard workflows (stub activities)', () => {
   });
 
   it('hands a shard off while a submit the API keeps failing is still retrying', async () => {
-    // max_in_flight 400 runs two shards at a time. The first item of each is held (the API keeps
-    // failing it, so Temporal keeps retrying) until the third shard submits, or for 30 s at most:
+    // max_in_flight 400 runs two shards at a time. The first item of each fails in its slice and is
+    // retried alone, where it is held (the API keeps failing it, so Temporal keeps retrying) until
+    // the third shard submits, or for 30 s at most:
     // the third shard must start once the first two have sent everything else. Its first submit
     // is what counts: a third shard of 100 items is enough.
     const items = 2 * SHARD_SIZE + 100;
@@ -133,6 +134,7 @@ describe('run and shard workflows (stub activities)', () => {
     const { api, start } = startRun({
       items,
       maxInFlight: 400,
+      failsInSlice: (index) => index % SHARD_SIZE === 0 && index < 2 * SHARD_SIZE,
       holdSubmit: async (index, fake) => {
         if (index % SHARD_SIZE !== 0 || index >= 2 * SHARD_SIZE) return;
         const end = Date.now() + 30_000;

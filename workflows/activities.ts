@@ -42,11 +42,14 @@ export function activitiesOn(queues: TaskQueues, governed?: GovernedCalls) {
     taskQueue: governed ? queues.query : queues.api,
     priority: { priorityKey: 1, ...fairness },
   });
-  const { submitItem } = proxyActivities<Activities>({
+  const submitting = {
     ...apiCall,
     taskQueue: governed ? queues.submit : queues.api,
     priority: { priorityKey: 3, ...fairness },
-  });
+  };
+  const { submitItem } = proxyActivities<Activities>(submitting);
+  /** A slice's turns last SLICE_BUDGET_MS; then its last submits are answered, each within the client's limits. */
+  const { submitSlice } = proxyActivities<Activities>({ ...submitting, startToCloseTimeout: '2 minutes' });
 
   /**
    * Downloads, copies and storage writes (of new results, and of an incremental run's carried
@@ -88,6 +91,7 @@ export function activitiesOn(queues: TaskQueues, governed?: GovernedCalls) {
     lookupTasks,
     fetchTask,
     submitItem,
+    submitSlice,
     storeResults,
     collectResults,
     carryOver,

@@ -20,7 +20,7 @@ import {
   taskFinishedSignal,
   taskQueuesOf,
 } from '../common/names.js';
-import type { ShardInput, ShardResult } from '../common/types.js';
+import type { CarriedSubmit, ErrorSummary, ShardInput, ShardResult } from '../common/types.js';
 import { plural } from '../common/words.js';
 import { activitiesOn } from './activities.js';
 import { collectBatch } from './shard-collect.js';
@@ -43,6 +43,12 @@ import {
 export const SHARD_HISTORY_LIMIT = 4_000;
 /** Bounds on pending activities (Temporal wants at most a few hundred per workflow). */
 const MAX_PENDING_SUBMITS = 100;
+/**
+ * Items per submitSlice activity: at most half the submits a shard keeps scheduled (about 1.5 s
+ * of the run's rate, run-shards.ts), so that one slice is scheduled while another submits and the
+ * calls never wait for a dispatch; at most this many (BENCHMARKS.md, capacity: slice sizes).
+ */
+export const MAX_SLICE = 50;
 const COLLECT_BATCH = 50;
 const MAX_COLLECT_BATCHES = 3;
 
@@ -58,7 +64,7 @@ const MAX_COLLECT_BATCHES = 3;
 export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
   const { plan, shard, limits } = input;
   const activities = activitiesOn(taskQueuesOf(input.apiAccount), input.governed);
-  const { lookupTasks, planShard, recordOutcomes, submitItem } = activities;
+  const { lookupTasks, planShard, recordOutcomes, submitItem, submitSlice } = activities;
   const poll = pollBounds(limits);
   // An earlier shard's pace, already within these bounds (every shard of a run has the same).
   const firstPollMs = limits.firstPollMs ?? poll.minMs;
@@ -102,42 +108,96 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
     !s.paused &&
     items.count(Phase.queued) > 0 &&
     items.atApi() < limits.maxInFlight &&
-    pendingSubmits < (limits.maxPendingSubmits ?? MAX_PENDING_SUBMITS);
+    pendingSubmits < maxPendingSubmits();
+  const maxPendingSubmits = (): number => limits.maxPendingSubmits ?? MAX_PENDING_SUBMITS;
 
-  async function submitOne(index: number, attempt: number): Promise<void> {
+  /** Where and until when the shard's items are submitted. */
+  function submitTarget(): { webhook?: string; notAfter?: number } {
+    const webhook = limits.webhookBaseUrl
+      ? `${limits.webhookBaseUrl}/${encodeURIComponent(workflowInfo().workflowId)}`
+      : undefined;
+    return {
+      ...(webhook ? { webhook } : {}),
+      ...(limits.deadlineAt !== undefined ? { notAfter: limits.deadlineAt } : {}),
+    };
+  }
+
+  /**
+   * A submit that failed for good. Past the deadline it was never sent: it ends as `deadline`
+   * with the others not submitted. A refusal of the account, not the item (nothing else would be
+   * accepted either), pauses the whole run with nothing marked failed: returns why; `resume`
+   * submits again.
+   */
+  function submitFailed(index: number, failure: ErrorSummary): string | undefined {
+    if (failure.type === FailureType.DeadlinePassed) return void items.requeueUntried(index);
+    const reason = accountRefusal(failure);
+    if (reason === undefined) return void items.finish(index, 'failed', failure);
+    items.requeueUntried(index);
+    s.paused = true;
+    return reason;
+  }
+
+  async function pauseRun(reason: string | undefined): Promise<void> {
+    if (reason !== undefined) await getExternalWorkflowHandle(input.runId).signal(pauseSignal, { reason });
+  }
+
+  /** One item alone, with Temporal's retries: a slice's item whose submit may heal (`carriesOn` its call). */
+  async function submitOne(index: number, attempt: number, carriesOn: CarriedSubmit): Promise<void> {
     try {
-      const webhook = limits.webhookBaseUrl
-        ? `${limits.webhookBaseUrl}/${encodeURIComponent(workflowInfo().workflowId)}`
-        : undefined;
       const summary = `submit items[${at.plan(index)}]${attempt > 1 ? `, attempt ${attempt}` : ''}`;
       const { taskId, calls } = await submitItem.executeWithOptions({ summary }, [
-        {
-          plan,
-          index: at.plan(index),
-          attempt,
-          ...(webhook ? { webhook } : {}),
-          ...(limits.deadlineAt !== undefined ? { notAfter: limits.deadlineAt } : {}),
-        },
+        { plan, index: at.plan(index), attempt, carriesOn, ...submitTarget() },
       ]);
       s.apiCalls.submit += calls ?? 1;
       items.submitted(index, taskId, Date.now());
     } catch (error) {
       const failure = failureSummary(error);
-      // Past the deadline it was never sent: it ends as `deadline` with the others not submitted.
-      if (failure.type === FailureType.DeadlinePassed) return items.requeueUntried(index);
       // The API answered, with a refusal, unless the submit was never sent.
       if (failure.type !== FailureType.ApiNotConfigured && failure.type !== FailureType.ReferencesUnhosted)
         s.apiCalls.submit++;
-      const reason = accountRefusal(failure);
-      if (reason === undefined) return items.finish(index, 'failed', failure);
-      // The account, not the item: nothing else would be accepted either. Pause the whole run
-      // with nothing marked failed; `resume` submits again.
-      items.requeueUntried(index);
-      s.paused = true;
-      await getExternalWorkflowHandle(input.runId).signal(pauseSignal, { reason });
+      await pauseRun(submitFailed(index, failure));
     } finally {
       pendingSubmits--;
     }
+  }
+
+  /** A slice of queued items in one activity (activities/submit-slice.ts), each told its outcome. */
+  async function submitSliceOf(slice: { index: number; attempt: number }[]): Promise<void> {
+    let retriedAlone = 0;
+    let refusal: string | undefined;
+    try {
+      const first = at.plan(slice[0]!.index);
+      const { items: outcomes, calls } = await submitSlice.executeWithOptions(
+        { summary: `submit ${plural(slice.length, 'item')} from items[${first}]` },
+        [
+          {
+            plan,
+            items: slice.map(({ index, attempt }) => ({ index: at.plan(index), attempt })),
+            ...submitTarget(),
+          },
+        ],
+      );
+      s.apiCalls.submit += calls ?? 0;
+      const answeredAt = Date.now();
+      const attempts = new Map(slice.map(({ index, attempt }) => [index, attempt]));
+      for (const outcome of outcomes) {
+        const index = at.local(outcome.index);
+        if (outcome.taskId !== undefined) items.submitted(index, outcome.taskId, answeredAt);
+        else if (outcome.failure !== undefined) refusal = submitFailed(index, outcome.failure) ?? refusal;
+        else if (outcome.retryAs === undefined) items.requeueUntried(index);
+        else {
+          retriedAlone++;
+          spawn(submitOne(index, attempts.get(index) ?? 1, outcome.retryAs));
+        }
+      }
+    } catch (error) {
+      // Only a failure of the slice as a whole (the plan, the API's settings) gets here.
+      const failure = failureSummary(error);
+      for (const { index } of slice) refusal = submitFailed(index, failure) ?? refusal;
+    } finally {
+      pendingSubmits -= slice.length - retriedAlone;
+    }
+    await pauseRun(refusal);
   }
 
   async function submitLane(): Promise<void> {
@@ -159,14 +219,20 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
         return;
       }
       if (nothingToSubmit()) return;
-      if (limits.allowance !== undefined && nextWouldExceed(s, limits.allowance)) {
+      const overBudget = (): boolean =>
+        limits.allowance !== undefined && nextWouldExceed(s, limits.allowance);
+      if (overBudget()) {
         s.budgetStopped = true;
         stopReason = 'budget exhausted';
         return;
       }
-      const { index, attempt } = items.startSubmit();
-      pendingSubmits++;
-      spawn(submitOne(index, attempt));
+      const sliceSize = Math.max(1, Math.min(MAX_SLICE, Math.ceil(maxPendingSubmits() / 2)));
+      const slice: { index: number; attempt: number }[] = [];
+      do {
+        slice.push(items.startSubmit());
+        pendingSubmits++;
+      } while (slice.length < sliceSize && canSubmit() && !overBudget());
+      spawn(submitSliceOf(slice));
     }
   }
 

@@ -12,7 +12,9 @@ import type {
   RecordOutcomesInput,
   StoreResultsInput,
   StoreResultsOutput,
+  SlicedSubmit,
   SubmitItemInput,
+  SubmitSliceInput,
   WriteReportInput,
 } from '../../common/types.js';
 import { ApplicationFailure } from '@temporalio/common';
@@ -45,6 +47,8 @@ export interface FakeScenario {
    * activity in Temporal's retries; the submit then succeeds.
    */
   holdSubmit?: (index: number, api: FakeApi) => Promise<void> | undefined;
+  /** Items whose submit fails in its slice in a way a retry may heal: the workflow retries them alone. */
+  failsInSlice?: (index: number) => boolean;
   /** collectResults' GET of this item's task does not go through (the workflow fetches it apart). */
   collectGetFails?: (index: number) => boolean;
   /** collectResults fails for good, as with a store that refuses every write. */
@@ -128,6 +132,28 @@ export function fakeApi(scenario: FakeScenario): FakeApi {
     };
   }
 
+  /**
+   * A slice as the real one ends it: each item through the (scriptable) submitItem, all at once;
+   * a refusal for good is the item's failure, anything else its retry alone.
+   */
+  async function submitSlice(input: SubmitSliceInput) {
+    const { items: slice, ...target } = input;
+    const items = await Promise.all(
+      slice.map(async ({ index, attempt }): Promise<SlicedSubmit> => {
+        if (scenario.failsInSlice?.(index)) return { index, retryAs: { call: `slice-item-${index}`, triedAt: Date.now(), answer: '500 server_error' } };
+        try {
+          const { taskId } = await api.activities.submitItem!({ ...target, index, attempt });
+          return { index, taskId };
+        } catch (error) {
+          if (!(error instanceof ApplicationFailure) || !error.nonRetryable)
+            return { index, retryAs: { call: `slice-item-${index}`, triedAt: Date.now(), answer: '500 server_error' } };
+          return { index, failure: { type: error.type ?? 'Error', code: error.type ?? 'error', message: error.message } };
+        }
+      }),
+    );
+    return { items, calls: slice.length };
+  }
+
   api.activities = {
     async prepareRun(): Promise<PreparedRun> {
       return {
@@ -175,6 +201,7 @@ export function fakeApi(scenario: FakeScenario): FakeApi {
       api.maxConcurrentAtApi = Math.max(api.maxConcurrentAtApi, atApi());
       return { taskId };
     },
+    submitSlice,
     async lookupTasks(input: LookupTasksInput) {
       api.lookups++;
       return {

@@ -1,0 +1,146 @@
+// submitSlice: a slice of a shard's queued items submitted in one activity, each in its turn at
+// the run's rate (the rate gate grants the activity a token per call), instead of an activity per
+// item: each activity costs a dispatch, history events and a workflow task on the server
+// (BENCHMARKS.md, capacity).
+//
+// Per item, the guarantees of submitItem hold:
+// - Each item's submit is a call of its own (`<activity id>/<plan index>`): journaled the moment
+//   the API answers and sent with its own Idempotency-Key, so a retry of the slice (its worker
+//   died) takes the tasks its earlier attempts got, and resends the others with the same key.
+// - One item's failure never fails its neighbours. A refusal for good (a non-retryable answer)
+//   is the item's failure; a failure a retry may heal comes back as `retryAs`, for the workflow to
+//   retry that item alone with Temporal's retries (submitItem carrying on the same call); a 429
+//   created nothing, so its item goes back to the queue, like the items not sent.
+// - Only what fails the slice as a whole (its plan unreadable, the API not configured) fails the
+//   activity, once the submits in flight have answered and been journaled.
+import { ApplicationFailure } from '@temporalio/activity';
+import { RateLimitError, type ImageApiClient } from '../api/index.js';
+import { errorSummary, PixelmillError } from '../common/errors.js';
+import type { ErrorSummary, PlanRef, SlicedSubmit, SubmitSliceInput, SubmitSliceOutput } from '../common/types.js';
+import { generationRequest, pastDeadline, type ApiCallDeps } from './api-calls.js';
+import { answerOf, callName } from './api-evidence.js';
+import { toActivityFailure } from './failures.js';
+import {
+  currentSubmitCall,
+  earlierSliceTasks,
+  idempotencyKeyOf,
+  itemCall,
+  recordTakeover,
+  recordTask,
+  type SubmitCall,
+} from './submit-journal.js';
+
+/**
+ * Submits of a slice on the wire at once. The gate spaces their starts at the rate; this bounds
+ * the answers awaited when the API is slow to answer (16 at 50 ms each is 320 submits a second).
+ */
+export const SLICE_IN_FLIGHT = 16;
+/**
+ * How long a slice takes turns: the items whose turn has not come by then go back to the queue,
+ * so that a slow rate (or a rate cut by a 429) never holds items in a slice for long.
+ */
+export const SLICE_BUDGET_MS = 2_000;
+
+/** The summary of a failure Temporal would not retry, or undefined for one it would. */
+function finalFailure(error: unknown): ErrorSummary | undefined {
+  const failure = toActivityFailure(error);
+  if (failure instanceof ApplicationFailure) {
+    if (!failure.nonRetryable) return undefined;
+    const details = failure.details?.[0] as Partial<ErrorSummary> | undefined;
+    return {
+      type: failure.type ?? 'ActivityFailed',
+      code: details?.code ?? failure.type ?? 'activity_failed',
+      message: details?.message ?? failure.message,
+    };
+  }
+  return error instanceof PixelmillError && !error.retryable ? errorSummary(error) : undefined;
+}
+
+export function submitSliceActivity(deps: ApiCallDeps) {
+  const { runState, clients, gate, evidence } = deps;
+
+  /** One item's submit, its answer told to the gate, the evidence and the journal. */
+  async function submitOne(
+    plan: PlanRef,
+    client: ImageApiClient,
+    call: SubmitCall | undefined,
+    index: number,
+    request: Awaited<ReturnType<typeof generationRequest>>['request'],
+    answered: (error?: unknown) => void,
+  ): Promise<SlicedSubmit> {
+    const name = call && callName(call.activityId);
+    let result;
+    try {
+      result = await client.submit(request, call ? { idempotencyKey: idempotencyKeyOf(call) } : {});
+      answered();
+    } catch (error) {
+      answered(error);
+      evidence.failed('submit', error, name);
+      if (error instanceof RateLimitError) return { index, untried: true };
+      const failure = finalFailure(error);
+      if (failure) return { index, failure };
+      if (!call) return { index, untried: true };
+      return { index, retryAs: { call: call.activityId, triedAt: Date.now(), answer: answerOf(error) } };
+    }
+    evidence.succeeded('submit', name);
+    const taskId = result.taskIds[0]!;
+    evidence.lastTaskId = taskId;
+    if (call) await recordTask(runState, plan, call, taskId);
+    return { index, taskId };
+  }
+
+  return async function submitSlice(input: SubmitSliceInput): Promise<SubmitSliceOutput> {
+    const { plan } = input;
+    const slice = currentSubmitCall();
+    const meta = await runState.readPlanMeta(plan);
+    const client = clients.forPlan(meta);
+    const earlier = slice ? await earlierSliceTasks(runState, plan, slice) : new Map();
+    const until = Date.now() + SLICE_BUDGET_MS;
+    const outcomes: SlicedSubmit[] = [];
+    const inFlight = new Set<Promise<void>>();
+    let calls = 0;
+    let failure: { error: unknown } | undefined;
+
+    for (const { index } of input.items) {
+      const call = slice && itemCall(slice, index);
+      const taken = earlier.get(index);
+      if (call && taken) {
+        await recordTakeover(runState, plan, call, taken);
+        outcomes.push({ index, taskId: taken.task });
+        continue;
+      }
+      if (failure || Date.now() >= until || pastDeadline(input.notAfter)) {
+        outcomes.push({ index, untried: true });
+        continue;
+      }
+      try {
+        while (inFlight.size >= SLICE_IN_FLIGHT) await Promise.race(inFlight);
+        const { request } = await generationRequest(deps, plan, index, input.webhook);
+        const answered = await gate.acquire('submit', meta);
+        if (pastDeadline(input.notAfter)) {
+          outcomes.push({ index, untried: true });
+          continue;
+        }
+        calls++;
+        const sent = submitOne(plan, client, call, index, request, answered).then((outcome) => {
+          outcomes.push(outcome);
+          inFlight.delete(sent);
+        });
+        inFlight.add(sent);
+      } catch (error) {
+        // The item's own problem (its references cannot be hosted) is its failure; anything else
+        // (the plan, the rate held by the provider) stops the slice: once nothing was sent, the
+        // activity fails and Temporal retries it; else the rest goes back to the queue.
+        const own = finalFailure(error);
+        if (own) outcomes.push({ index, failure: own });
+        else {
+          failure = { error };
+          outcomes.push({ index, untried: true });
+        }
+      }
+    }
+    await Promise.all(inFlight);
+    if (failure && calls === 0 && earlier.size === 0) throw toActivityFailure(failure.error);
+    return { items: outcomes, calls };
+  };
+}
