@@ -20,7 +20,7 @@ import type { ApiClients } from './api-clients.js';
 import { submitFailure, type ApiEvidence } from './api-evidence.js';
 import { activityContext } from './context.js';
 import { toActivityFailure } from './failures.js';
-import type { RateGate, RunRate } from './rate-gate.js';
+import type { Answered, RateGate, RunRate } from './rate-gate.js';
 import type { ApiGroup } from '../governor/types.js';
 import type { ReferenceHost } from '../references/host.js';
 import type { PlanMeta, RunStateStore } from '../runstate/index.js';
@@ -31,6 +31,7 @@ import {
   idempotencyKeyOf,
   recordTakeover,
   recordTask,
+  type SubmitCall,
 } from './submit-journal.js';
 
 /** Status reported for an id the batch answer left out: not a task state, so "not finished yet". */
@@ -145,6 +146,41 @@ export function pastDeadline(notAfter: number | undefined): boolean {
   return notAfter !== undefined && Date.now() >= notAfter;
 }
 
+/** One submit, sent as `call` (its Idempotency-Key) and answered to the gate. */
+export interface SubmitSend {
+  client: ImageApiClient;
+  request: GenerationRequest;
+  plan: PlanRef;
+  call: SubmitCall | undefined;
+  answered: Answered;
+  /** The call as the evidence knows it: the running activity's own by default. */
+  evidenceCall?: string;
+}
+
+/**
+ * Sends one submit and returns its task, journaled under its call before this returns; its
+ * failure is thrown as the client classified it (the caller decides what it means).
+ */
+export async function sendSubmit(
+  { runState, evidence }: Pick<ApiCallDeps, 'runState' | 'evidence'>,
+  { client, request, plan, call, answered, evidenceCall }: SubmitSend,
+): Promise<string> {
+  let result;
+  try {
+    result = await client.submit(request, call ? { idempotencyKey: idempotencyKeyOf(call) } : {});
+    answered();
+  } catch (error) {
+    answered(error);
+    throw error;
+  }
+  evidence.succeeded('submit', evidenceCall);
+  // submit() rejects an acknowledgement without ids, so the first one exists.
+  const taskId = result.taskIds[0]!;
+  evidence.lastTaskId = taskId;
+  if (call) await recordTask(runState, plan, call, taskId);
+  return taskId;
+}
+
 export function apiCallActivities(deps: ApiCallDeps) {
   const { runState, clients, gate, evidence } = deps;
   async function submitItem(input: SubmitItemInput): Promise<SubmitItemOutput> {
@@ -166,12 +202,10 @@ export function apiCallActivities(deps: ApiCallDeps) {
         FailureType.DeadlinePassed,
       );
     }
-    let result;
     try {
-      result = await client.submit(request, call ? { idempotencyKey: idempotencyKeyOf(call) } : {});
-      answered();
+      const taskId = await sendSubmit(deps, { client, request, plan: input.plan, call, answered });
+      return { taskId, calls: callsMade() };
     } catch (error) {
-      answered(error);
       throw await submitFailure(
         error,
         evidence,
@@ -179,12 +213,6 @@ export function apiCallActivities(deps: ApiCallDeps) {
         input.carriesOn,
       );
     }
-    evidence.succeeded('submit');
-    // submit() rejects an acknowledgement without ids, so the first one exists.
-    const taskId = result.taskIds[0]!;
-    evidence.lastTaskId = taskId;
-    if (call) await recordTask(runState, input.plan, call, taskId);
-    return { taskId, calls: callsMade() };
   }
 
   async function lookupTasks(input: LookupTasksInput): Promise<LookupTasksOutput> {

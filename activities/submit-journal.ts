@@ -129,7 +129,8 @@ export async function earlierSliceTasks(
   }
   const prefix = `${slice.activityId}/`;
   for (const line of lines) {
-    if (line.run !== slice.runId || typeof line.task !== 'string' || !line.activity?.startsWith(prefix)) continue;
+    if (line.run !== slice.runId || typeof line.task !== 'string' || !line.activity?.startsWith(prefix))
+      continue;
     const index = Number(line.activity.slice(prefix.length));
     if (Number.isInteger(index) && !found.has(index)) found.set(index, line as JournalLine);
   }

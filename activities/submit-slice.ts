@@ -14,21 +14,19 @@
 // - Only what fails the slice as a whole (its plan unreadable, the API not configured) fails the
 //   activity, once the submits in flight have answered and been journaled.
 import { ApplicationFailure } from '@temporalio/activity';
-import { RateLimitError, type ImageApiClient } from '../api/index.js';
+import { RateLimitError } from '../api/index.js';
 import { errorSummary, PixelmillError } from '../common/errors.js';
-import type { ErrorSummary, PlanRef, SlicedSubmit, SubmitSliceInput, SubmitSliceOutput } from '../common/types.js';
-import { generationRequest, pastDeadline, type ApiCallDeps } from './api-calls.js';
+import type { ErrorSummary, SlicedSubmit, SubmitSliceInput, SubmitSliceOutput } from '../common/types.js';
+import {
+  generationRequest,
+  pastDeadline,
+  sendSubmit,
+  type ApiCallDeps,
+  type SubmitSend,
+} from './api-calls.js';
 import { answerOf, callName } from './api-evidence.js';
 import { toActivityFailure } from './failures.js';
-import {
-  currentSubmitCall,
-  earlierSliceTasks,
-  idempotencyKeyOf,
-  itemCall,
-  recordTakeover,
-  recordTask,
-  type SubmitCall,
-} from './submit-journal.js';
+import { currentSubmitCall, earlierSliceTasks, itemCall, recordTakeover } from './submit-journal.js';
 
 /**
  * Submits of a slice on the wire at once. The gate spaces their starts at the rate; this bounds
@@ -59,34 +57,23 @@ function finalFailure(error: unknown): ErrorSummary | undefined {
 export function submitSliceActivity(deps: ApiCallDeps) {
   const { runState, clients, gate, evidence } = deps;
 
-  /** One item's submit, its answer told to the gate, the evidence and the journal. */
-  async function submitOne(
-    plan: PlanRef,
-    client: ImageApiClient,
-    call: SubmitCall | undefined,
-    index: number,
-    request: Awaited<ReturnType<typeof generationRequest>>['request'],
-    answered: (error?: unknown) => void,
-  ): Promise<SlicedSubmit> {
-    const name = call && callName(call.activityId);
-    let result;
+  /** One item's submit: what became of it. */
+  async function submitOne(index: number, send: SubmitSend): Promise<SlicedSubmit> {
+    const { call } = send;
+    const evidenceCall = call && callName(call.activityId);
     try {
-      result = await client.submit(request, call ? { idempotencyKey: idempotencyKeyOf(call) } : {});
-      answered();
+      return {
+        index,
+        taskId: await sendSubmit(deps, { ...send, ...(evidenceCall ? { evidenceCall } : {}) }),
+      };
     } catch (error) {
-      answered(error);
-      evidence.failed('submit', error, name);
+      evidence.failed('submit', error, evidenceCall);
       if (error instanceof RateLimitError) return { index, untried: true };
       const failure = finalFailure(error);
       if (failure) return { index, failure };
       if (!call) return { index, untried: true };
       return { index, retryAs: { call: call.activityId, triedAt: Date.now(), answer: answerOf(error) } };
     }
-    evidence.succeeded('submit', name);
-    const taskId = result.taskIds[0]!;
-    evidence.lastTaskId = taskId;
-    if (call) await recordTask(runState, plan, call, taskId);
-    return { index, taskId };
   }
 
   return async function submitSlice(input: SubmitSliceInput): Promise<SubmitSliceOutput> {
@@ -122,7 +109,7 @@ export function submitSliceActivity(deps: ApiCallDeps) {
           continue;
         }
         calls++;
-        const sent = submitOne(plan, client, call, index, request, answered).then((outcome) => {
+        const sent = submitOne(index, { client, request, plan, call, answered }).then((outcome) => {
           outcomes.push(outcome);
           inFlight.delete(sent);
         });

@@ -74,7 +74,10 @@ describe('submitSlice', () => {
     expect(byIndex.get(0)?.taskId).toBeTruthy();
     expect(byIndex.get(3)?.taskId).toBeTruthy();
     expect(byIndex.get(1)).toMatchObject({ index: 1, failure: { type: 'BadRequestError' } });
-    expect(byIndex.get(2)).toMatchObject({ index: 2, retryAs: { call: '4/2', answer: '500 build_request_failed' } });
+    expect(byIndex.get(2)).toMatchObject({
+      index: 2,
+      retryAs: { call: '4/2', answer: '500 build_request_failed' },
+    });
     expect(calls).toBe(4);
     expect(await groundTruth(emulator)).toHaveLength(2);
     await emulator.close();

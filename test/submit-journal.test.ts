@@ -54,7 +54,10 @@ describe('the submit journal', () => {
       async submitSlice(input: SubmitSliceInput) {
         if (Context.current().info.attempt > 1) return real.submitSlice(input);
         sliceSizes.push(input.items.length);
-        const died = await real.submitSlice({ ...input, items: input.items.slice(0, Math.ceil(input.items.length / 2)) });
+        const died = await real.submitSlice({
+          ...input,
+          items: input.items.slice(0, Math.ceil(input.items.length / 2)),
+        });
         for (const item of died.items) if (item.taskId) firstAttempts.push(item.taskId);
         // BENIGN: the worker logs it at debug level, not as a warning with a stack.
         throw ApplicationFailure.create({

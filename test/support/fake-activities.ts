@@ -140,14 +140,24 @@ export function fakeApi(scenario: FakeScenario): FakeApi {
     const { items: slice, ...target } = input;
     const items = await Promise.all(
       slice.map(async ({ index, attempt }): Promise<SlicedSubmit> => {
-        if (scenario.failsInSlice?.(index)) return { index, retryAs: { call: `slice-item-${index}`, triedAt: Date.now(), answer: '500 server_error' } };
+        if (scenario.failsInSlice?.(index))
+          return {
+            index,
+            retryAs: { call: `slice-item-${index}`, triedAt: Date.now(), answer: '500 server_error' },
+          };
         try {
           const { taskId } = await api.activities.submitItem!({ ...target, index, attempt });
           return { index, taskId };
         } catch (error) {
           if (!(error instanceof ApplicationFailure) || !error.nonRetryable)
-            return { index, retryAs: { call: `slice-item-${index}`, triedAt: Date.now(), answer: '500 server_error' } };
-          return { index, failure: { type: error.type ?? 'Error', code: error.type ?? 'error', message: error.message } };
+            return {
+              index,
+              retryAs: { call: `slice-item-${index}`, triedAt: Date.now(), answer: '500 server_error' },
+            };
+          return {
+            index,
+            failure: { type: error.type ?? 'Error', code: error.type ?? 'error', message: error.message },
+          };
         }
       }),
     );
