@@ -10,7 +10,7 @@ import { UserError } from '../common/errors.js';
 import type { CarryOverTotals, NotCompletedGroup, RunResult } from '../common/types.js';
 import { plural } from '../common/words.js';
 import { describeOutcome, finishedItems } from '../common/item-counts.js';
-import { createProgressDisplay, type DisplayStream } from './display/display.js';
+import { createProgressDisplay, PLAIN_LINE_EVERY_MS, type DisplayStream } from './display/display.js';
 import { liveProgress, type LiveProgress } from './progress.js';
 import { describeInFlight, onCtrlC } from './interrupt.js';
 import type { LocalWorkers } from './local-workers.js';
@@ -21,7 +21,11 @@ export interface WatchOptions {
   tty: boolean;
   /** The workers of this process, if it runs some: a Ctrl-C lets them finish what they run. */
   workers?: LocalWorkers['inProcess'];
-  /** Time between two progress samples; rates are measured across them. */
+  /**
+   * Time between two progress samples; rates are measured across them. Default: a second when
+   * redrawn in place, the plain lines' own spacing otherwise (each sample queries the run and each
+   * running shard, work for the workers and the server that no line would show).
+   */
   intervalMs?: number;
   /** Where the display goes; default stderr (stdout stays for results). */
   stream?: DisplayStream;
@@ -95,9 +99,12 @@ export function resumeHint(runId: string): string {
   return `pixelmill: stopped following ${runId}; it is durable: run the same command again to resume it`;
 }
 
+/** The live display's refresh. */
+const LIVE_SAMPLE_MS = 1_000;
+
 export async function watchRun(client: Client, handle: RunHandle, options: WatchOptions): Promise<number> {
   const out = options.stream ?? process.stderr;
-  const interval = options.intervalMs ?? 1000;
+  const interval = options.intervalMs ?? (options.tty ? LIVE_SAMPLE_MS : PLAIN_LINE_EVERY_MS);
   const startedAt = await handle.describe().then(
     (description) => description.startTime.getTime(),
     () => undefined,

@@ -96,11 +96,14 @@ function liveDisplay(
   };
 }
 
+/** Plain lines (a log, CI) come at most this often, when something changed. */
+export const PLAIN_LINE_EVERY_MS = 5_000;
+
 function plainDisplay(
   options: DisplayOptions,
   view: (progress: LiveProgress, now: number) => ProgressView,
 ): ProgressDisplay {
-  const every = options.plainEveryMs ?? 5_000;
+  const every = options.plainEveryMs ?? PLAIN_LINE_EVERY_MS;
   const heartbeat = options.plainHeartbeatMs ?? 60_000;
   let printedAt: number | undefined;
   let printedKey = '';
