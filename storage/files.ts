@@ -1,14 +1,18 @@
 // File helpers both stores share: writing a stream to a new file while computing its sha256 (so
 // no image is ever buffered whole or read twice), hashing a file, and a plain existence check.
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { once } from 'node:events';
-import { access } from 'node:fs/promises';
-import { Transform, type Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { createReadStream } from 'node:fs';
+import { access, open } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
 import type { StoredImage } from './result-store.js';
 
-/** Streams `body` into `file`, which must not exist yet, and returns its sha256 and size. */
+/**
+ * Streams `body` into `file`, which must not exist yet, and returns its sha256 and size. The file
+ * is opened before the body is read and closed before this settles, so a caller that removes it
+ * after a failure leaves nothing. Chunks go straight to the descriptor, each written whole before
+ * the next is read (the body's own backpressure): no stream pipeline, whose per-call abort
+ * controller and transform cost more than the writes for the small files of a catalog.
+ */
 export async function writeHashed(
   body: Readable,
   file: string,
@@ -16,26 +20,20 @@ export async function writeHashed(
 ): Promise<StoredImage> {
   const hash = createHash('sha256');
   let bytes = 0;
-  const hashing = new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      hash.update(chunk);
-      bytes += chunk.length;
-      callback(null, chunk);
-    },
-  });
-  // `durable`: fsynced on the stream's own descriptor before it closes (no second open).
-  const out = createWriteStream(file, {
-    flags: 'wx',
-    ...(options.mode !== undefined ? { mode: options.mode } : {}),
-    ...(options.durable ? { flush: true } : {}),
-  });
+  const handle = await open(file, 'wx', options.mode);
   try {
-    await pipeline(body, hashing, out);
-  } catch (error) {
-    // A body that fails at once destroys the file stream while it is still opening, and the open
-    // then creates the file after the caller's clean-up. Waiting for its close orders the two.
-    if (!out.closed) await once(out, 'close');
-    throw error;
+    for await (const chunk of body) {
+      const data = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+      hash.update(data);
+      bytes += data.length;
+      for (let written = 0; written < data.length;) {
+        written += (await handle.write(data, written)).bytesWritten;
+      }
+    }
+    // `durable`: on disk before the caller renames it into place.
+    if (options.durable) await handle.sync();
+  } finally {
+    await handle.close();
   }
   return { sha256: hash.digest('hex'), bytes };
 }

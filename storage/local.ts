@@ -18,8 +18,16 @@ import {
 
 /** `.<name>.<12 hex>.tmp`: an image being written, or left half-written by a killed worker. */
 const PARTIAL_FILE = /^\..+\.[0-9a-f]{12}\.tmp$/;
-const partialName = (file: string): string =>
-  join(dirname(file), `.${basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
+/** This process's prefix of its partial names, and a counter after it: unique without a random draw each. */
+const PARTIAL_PREFIX = randomBytes(3).toString('hex');
+let partials = 0;
+const partialName = (file: string): string => {
+  partials = (partials + 1) % 0x1000000;
+  return join(
+    dirname(file),
+    `.${basename(file)}.${PARTIAL_PREFIX}${partials.toString(16).padStart(6, '0')}.tmp`,
+  );
+};
 
 /** Removes every partial write under `root` (a run's output folder, when the run has ended). */
 export async function removePartialWrites(root: string): Promise<void> {
