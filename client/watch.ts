@@ -139,7 +139,9 @@ export async function watchRun(client: Client, handle: RunHandle, options: Watch
       }
       await new Promise<void>((resolve) => {
         wake = resolve;
-        setTimeout(resolve, interval);
+        // Every second until the run has a plan to show: its first line, and the last, drawn
+        // from the last sample, must not wait for the plain lines' spacing.
+        setTimeout(resolve, last && last.run.state !== 'preparing' ? interval : LIVE_SAMPLE_MS);
       });
     }
   })();

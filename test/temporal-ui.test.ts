@@ -214,7 +214,8 @@ describe('the run in the Temporal Web UI', () => {
     const live = writeCatalog(dirname(catalog.file), {
       name: 'ui-live',
       baseUrl: emulator.url,
-      requestsPerSecond: 3,
+      // About 65 calls (a submit and a GET per item): 30 s or more, while a browser starts and looks.
+      requestsPerSecond: 2,
       items: Array.from({ length: 30 }, (_, i) => ({ id: `l${i + 1}`, prompt: `a live lamp ${i}` })),
     });
     const { handle } = await startOrAttach(
