@@ -1,7 +1,9 @@
 // How much Temporal history a finished run left: the run workflow and every shard workflow, each
 // followed back across continue-as-new, so "largest history" is per execution (what Temporal's
-// 10,240-event warning applies to) and "events per item" counts them all.
+// 10,240-event warning applies to) and the figures per item count them all: events, activities
+// scheduled and workflow tasks completed (each a round trip through the server).
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import proto from '@temporalio/proto';
 import { SHARD_SIZE, shardWorkflowId } from '../common/names.js';
 import { historyChain } from './catalog-audit.js';
 
@@ -12,13 +14,33 @@ export interface HistoryFigures {
   executions: number;
   events_total: number;
   events_per_item: number;
+  activities_per_item: number;
+  workflow_tasks_per_item: number;
   largest: { events: number; workflow_id: string };
 }
 
-/** Event counts of every execution of `workflowId`, oldest first; none if it never started. */
-async function chainEventCounts(client: Client, workflowId: string): Promise<number[]> {
+interface ExecutionCounts {
+  events: number;
+  activities: number;
+  workflowTasks: number;
+}
+
+/** What every execution of `workflowId` holds, oldest first; none if it never started. */
+async function chainEventCounts(client: Client, workflowId: string): Promise<ExecutionCounts[]> {
+  const {
+    EVENT_TYPE_ACTIVITY_TASK_SCHEDULED: ACTIVITY_TASK_SCHEDULED,
+    EVENT_TYPE_WORKFLOW_TASK_COMPLETED: WORKFLOW_TASK_COMPLETED,
+  } = proto.temporal.api.enums.v1.EventType;
   try {
-    return (await historyChain(client, workflowId)).map(({ history }) => history.events?.length ?? 0);
+    return (await historyChain(client, workflowId)).map(({ history }) => {
+      const events = history.events ?? [];
+      const count = (type: number): number => events.filter((event) => event.eventType === type).length;
+      return {
+        events: events.length,
+        activities: count(ACTIVITY_TASK_SCHEDULED),
+        workflowTasks: count(WORKFLOW_TASK_COMPLETED),
+      };
+    });
   } catch (error) {
     if (error instanceof WorkflowNotFoundError) return [];
     throw error;
@@ -41,16 +63,26 @@ export async function runHistoryFigures(
       executions: 0,
       events_total: 0,
       events_per_item: 0,
+      activities_per_item: 0,
+      workflow_tasks_per_item: 0,
       largest: { events: 0, workflow_id: '' },
     };
+    let activities = 0;
+    let workflowTasks = 0;
     for (const id of ids) {
-      for (const events of await chainEventCounts(client, id)) {
+      for (const execution of await chainEventCounts(client, id)) {
         figures.executions++;
-        figures.events_total += events;
-        if (events > figures.largest.events) figures.largest = { events, workflow_id: id };
+        figures.events_total += execution.events;
+        activities += execution.activities;
+        workflowTasks += execution.workflowTasks;
+        if (execution.events > figures.largest.events)
+          figures.largest = { events: execution.events, workflow_id: id };
       }
     }
-    figures.events_per_item = items > 0 ? Math.round((figures.events_total / items) * 100) / 100 : 0;
+    const perItem = (total: number): number => (items > 0 ? Math.round((total / items) * 100) / 100 : 0);
+    figures.events_per_item = perItem(figures.events_total);
+    figures.activities_per_item = perItem(activities);
+    figures.workflow_tasks_per_item = perItem(workflowTasks);
     return figures;
   } finally {
     await connection.close();

@@ -167,6 +167,8 @@ function comparisonRows(pixelmill: SideResult | null, naive: SideResult | null):
     ['peak RSS MB (pixelmill: the CLI hosting the workers)', ...both((s) => s.peak_rss_mb)],
     ['Temporal dev server peak RSS MB', ...both((s) => s.temporal_server_peak_rss_mb)],
     ['history events per item', ...both((s) => s.histories?.events_per_item)],
+    ['activities per item', ...both((s) => s.histories?.activities_per_item)],
+    ['workflow tasks per item', ...both((s) => s.histories?.workflow_tasks_per_item)],
     ['largest workflow history', ...both((s) => s.histories?.largest.events)],
     ['re-hosting MB/s', ...both((s) => s.rehost_mb_per_s)],
     ...(pixelmill?.webhook_deliveries
@@ -274,6 +276,13 @@ export function formatTable(result: BenchResult): string {
       '  its peak RSS MB (CLI, dev server)',
       `${capacity.side.peak_rss_mb}, ${capacity.side.temporal_server_peak_rss_mb ?? '-'}`,
     ]);
+    const histories = capacity.side.histories;
+    if (histories) {
+      other.push([
+        '  its history events, activities, workflow tasks per item',
+        `${histories.events_per_item}, ${histories.activities_per_item}, ${histories.workflow_tasks_per_item}`,
+      ]);
+    }
     const cpu = capacity.cpu_ms_per_image;
     other.push([
       '  its CPU ms per image (CLI + dev server)',
