@@ -17,7 +17,7 @@ import type {
 } from '../common/types.js';
 import { taskError } from '../api/task-error.js';
 import type { ApiClients } from './api-clients.js';
-import { submitFailure, type ApiEvidence } from './api-evidence.js';
+import { callName, submitFailure, type ApiEvidence } from './api-evidence.js';
 import { activityContext } from './context.js';
 import { toActivityFailure } from './failures.js';
 import type { Answered, RateGate, RunRate } from './rate-gate.js';
@@ -153,8 +153,6 @@ export interface SubmitSend {
   plan: PlanRef;
   call: SubmitCall | undefined;
   answered: Answered;
-  /** The call as the evidence knows it: the running activity's own by default. */
-  evidenceCall?: string;
 }
 
 /**
@@ -163,7 +161,7 @@ export interface SubmitSend {
  */
 export async function sendSubmit(
   { runState, evidence }: Pick<ApiCallDeps, 'runState' | 'evidence'>,
-  { client, request, plan, call, answered, evidenceCall }: SubmitSend,
+  { client, request, plan, call, answered }: SubmitSend,
 ): Promise<string> {
   let result;
   try {
@@ -173,7 +171,8 @@ export async function sendSubmit(
     answered(error);
     throw error;
   }
-  evidence.succeeded('submit', evidenceCall);
+  // The evidence knows a submit by its call (a slice's item, or the call a submitItem carries on).
+  evidence.succeeded('submit', call && callName(call.activityId));
   // submit() rejects an acknowledgement without ids, so the first one exists.
   const taskId = result.taskIds[0]!;
   evidence.lastTaskId = taskId;

@@ -137,8 +137,6 @@ export function callName(activityId: string): string {
   return `${info?.workflowExecution?.workflowId ?? info?.workflowType ?? ''}/${activityId}`;
 }
 
-const carriedCallName = (carried: CarriedSubmit): string => callName(carried.call);
-
 /** Whether the API answers a lookup of `taskId`, a task it accepted lately (none: no evidence). */
 async function answersProbe(
   evidence: ApiEvidence,
@@ -209,7 +207,7 @@ export async function submitFailure(
 ): Promise<unknown> {
   const context = activityContext();
   // A submit carrying on a slice's call is that call: its tries and its evidence since the slice.
-  const call = carried ? carriedCallName(carried) : currentCall();
+  const call = carried ? callName(carried.call) : currentCall();
   evidence.failed('submit', error, call);
   if (!context || !isImageApiError(error)) return toActivityFailure(error);
   const earlier = earlierAttempts(carried);

@@ -16,6 +16,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { RateLimitError } from '../api/index.js';
 import { errorSummary, PixelmillError } from '../common/errors.js';
+import { FailureType } from '../common/failure-types.js';
 import type { ErrorSummary, SlicedSubmit, SubmitSliceInput, SubmitSliceOutput } from '../common/types.js';
 import {
   generationRequest,
@@ -39,19 +40,19 @@ export const SLICE_IN_FLIGHT = 16;
  */
 export const SLICE_BUDGET_MS = 2_000;
 
-/** The summary of a failure Temporal would not retry, or undefined for one it would. */
+/**
+ * The summary of a failure Temporal would not retry (as the workflow would read it from the
+ * activity's failure), or undefined for one it would: our errors say so themselves; the failures
+ * raised as such (the API not configured, references that cannot be hosted) by nonRetryable.
+ */
 function finalFailure(error: unknown): ErrorSummary | undefined {
-  const failure = toActivityFailure(error);
-  if (failure instanceof ApplicationFailure) {
-    if (!failure.nonRetryable) return undefined;
-    const details = failure.details?.[0] as Partial<ErrorSummary> | undefined;
-    return {
-      type: failure.type ?? 'ActivityFailed',
-      code: details?.code ?? failure.type ?? 'activity_failed',
-      message: details?.message ?? failure.message,
-    };
-  }
-  return error instanceof PixelmillError && !error.retryable ? errorSummary(error) : undefined;
+  if (error instanceof PixelmillError) return error.retryable ? undefined : errorSummary(error);
+  if (!(error instanceof ApplicationFailure) || !error.nonRetryable) return undefined;
+  return {
+    type: error.type ?? FailureType.ActivityFailed,
+    code: error.type ?? 'activity_failed',
+    message: error.message,
+  };
 }
 
 export function submitSliceActivity(deps: ApiCallDeps) {
@@ -60,14 +61,10 @@ export function submitSliceActivity(deps: ApiCallDeps) {
   /** One item's submit: what became of it. */
   async function submitOne(index: number, send: SubmitSend): Promise<SlicedSubmit> {
     const { call } = send;
-    const evidenceCall = call && callName(call.activityId);
     try {
-      return {
-        index,
-        taskId: await sendSubmit(deps, { ...send, ...(evidenceCall ? { evidenceCall } : {}) }),
-      };
+      return { index, taskId: await sendSubmit(deps, send) };
     } catch (error) {
-      evidence.failed('submit', error, evidenceCall);
+      evidence.failed('submit', error, call && callName(call.activityId));
       if (error instanceof RateLimitError) return { index, untried: true };
       const failure = finalFailure(error);
       if (failure) return { index, failure };

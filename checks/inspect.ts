@@ -57,10 +57,15 @@ function largestStdev(pixels: Buffer, channels: number): number {
       sum += value;
       squares += value * value;
     }
-    const mean = sum / count;
-    largest = Math.max(largest, Math.sqrt(Math.max(0, squares / count - mean * mean)));
+    largest = Math.max(largest, stdevOf(sum, squares, count));
   }
   return largest;
+}
+
+/** The standard deviation of `count` values, from their sum and their squares' sum. */
+function stdevOf(sum: number, squares: number, count: number): number {
+  const mean = sum / count;
+  return Math.sqrt(Math.max(0, squares / count - mean * mean));
 }
 
 /** largestStdev of RGB pixels in one pass over them (a pass per channel cost three times the reads). */
@@ -83,11 +88,7 @@ function largestRgbStdev(pixels: Buffer): number {
     bb += blue * blue;
   }
   const count = pixels.length / 3;
-  const stdev = (sum: number, squares: number): number => {
-    const mean = sum / count;
-    return Math.sqrt(Math.max(0, squares / count - mean * mean));
-  };
-  return Math.max(stdev(r, rr), stdev(g, gg), stdev(b, bb));
+  return Math.max(stdevOf(r, rr, count), stdevOf(g, gg, count), stdevOf(b, bb, count));
 }
 
 function reasonOf(error: unknown): string {

@@ -141,7 +141,8 @@ export async function watchRun(client: Client, handle: RunHandle, options: Watch
         wake = resolve;
         // Every second until the run has a plan to show: its first line, and the last, drawn
         // from the last sample, must not wait for the plain lines' spacing.
-        setTimeout(resolve, last && last.run.state !== 'preparing' ? interval : LIVE_SAMPLE_MS);
+        const planned = last !== undefined && last.run.state !== 'preparing';
+        setTimeout(resolve, planned ? interval : Math.min(interval, LIVE_SAMPLE_MS));
       });
     }
   })();

@@ -104,12 +104,14 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
 
   // ----- submitting -----
 
+  const maxPendingSubmits = limits.maxPendingSubmits ?? MAX_PENDING_SUBMITS;
+  const sliceSize = Math.max(1, Math.min(MAX_SLICE, Math.ceil(maxPendingSubmits / 2)));
   const canSubmit = (): boolean =>
     !s.paused &&
     items.count(Phase.queued) > 0 &&
     items.atApi() < limits.maxInFlight &&
-    pendingSubmits < maxPendingSubmits();
-  const maxPendingSubmits = (): number => limits.maxPendingSubmits ?? MAX_PENDING_SUBMITS;
+    pendingSubmits < maxPendingSubmits;
+  const overBudget = (): boolean => limits.allowance !== undefined && nextWouldExceed(s, limits.allowance);
 
   /** Where and until when the shard's items are submitted. */
   function submitTarget(): { webhook?: string; notAfter?: number } {
@@ -219,14 +221,11 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
         return;
       }
       if (nothingToSubmit()) return;
-      const overBudget = (): boolean =>
-        limits.allowance !== undefined && nextWouldExceed(s, limits.allowance);
       if (overBudget()) {
         s.budgetStopped = true;
         stopReason = 'budget exhausted';
         return;
       }
-      const sliceSize = Math.max(1, Math.min(MAX_SLICE, Math.ceil(maxPendingSubmits() / 2)));
       const slice: { index: number; attempt: number }[] = [];
       do {
         slice.push(items.startSubmit());

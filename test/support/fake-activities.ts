@@ -138,22 +138,18 @@ export function fakeApi(scenario: FakeScenario): FakeApi {
    */
   async function submitSlice(input: SubmitSliceInput) {
     const { items: slice, ...target } = input;
+    const retryAlone = (index: number): SlicedSubmit => ({
+      index,
+      retryAs: { call: `slice-item-${index}`, triedAt: Date.now(), answer: '500 server_error' },
+    });
     const items = await Promise.all(
       slice.map(async ({ index, attempt }): Promise<SlicedSubmit> => {
-        if (scenario.failsInSlice?.(index))
-          return {
-            index,
-            retryAs: { call: `slice-item-${index}`, triedAt: Date.now(), answer: '500 server_error' },
-          };
+        if (scenario.failsInSlice?.(index)) return retryAlone(index);
         try {
           const { taskId } = await api.activities.submitItem!({ ...target, index, attempt });
           return { index, taskId };
         } catch (error) {
-          if (!(error instanceof ApplicationFailure) || !error.nonRetryable)
-            return {
-              index,
-              retryAs: { call: `slice-item-${index}`, triedAt: Date.now(), answer: '500 server_error' },
-            };
+          if (!(error instanceof ApplicationFailure) || !error.nonRetryable) return retryAlone(index);
           return {
             index,
             failure: { type: error.type ?? 'Error', code: error.type ?? 'error', message: error.message },
