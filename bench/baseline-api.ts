@@ -19,6 +19,9 @@ export interface BaselineFigures {
   items_failed: number;
   images: number;
   bytes_stored: number;
+  /** --checks: images decoded, thumbnailed and checked; those a check found something in. */
+  images_checked: number;
+  images_flagged: number;
 }
 
 export interface BaselineOptions {
@@ -29,8 +32,13 @@ export interface BaselineOptions {
   /** Calls per second of each endpoint group; undefined: no pacing (429s are waited out). */
   rps?: number;
   outDir: string;
+  /** Decode, thumbnail and check each stored image, as pixelmill does (script.ts only). */
+  checks: boolean;
   deadline: number;
 }
+
+/** What every baseline submit asks for besides its prompt. */
+export const BENCH_REQUEST = { size: '1:1', resolution: '1K' } as const;
 
 export class DeadlinePassed extends Error {
   override name = 'DeadlinePassed';
@@ -101,8 +109,7 @@ export class BaselineApi {
   async submit(index: number): Promise<string> {
     const ack = (await this.call('POST', '/v1/images/generations', {
       prompt: benchPrompt(index),
-      size: '1:1',
-      resolution: '1K',
+      ...BENCH_REQUEST,
     })) as { data: { task_id: string }[] };
     return ack.data[0]!.task_id;
   }
@@ -132,7 +139,16 @@ export class BaselineApi {
 }
 
 export function emptyFigures(): BaselineFigures {
-  return { finished: false, wall_s: 0, items_completed: 0, items_failed: 0, images: 0, bytes_stored: 0 };
+  return {
+    finished: false,
+    wall_s: 0,
+    items_completed: 0,
+    items_failed: 0,
+    images: 0,
+    bytes_stored: 0,
+    images_checked: 0,
+    images_flagged: 0,
+  };
 }
 
 /** Runs `work`; the figures are finished unless the deadline stopped it, and timed. */
@@ -157,6 +173,7 @@ export function parseBaselineOptions(name: string, defaultConcurrency: number): 
       concurrency: { type: 'string', default: String(defaultConcurrency) },
       rps: { type: 'string' },
       out: { type: 'string', default: `${name}-out` },
+      checks: { type: 'boolean', default: false },
       deadline: { type: 'string' },
     },
   });
@@ -172,6 +189,7 @@ export function parseBaselineOptions(name: string, defaultConcurrency: number): 
     concurrency: Number(values.concurrency),
     ...(values.rps ? { rps: Number(values.rps) } : {}),
     outDir: values.out,
+    checks: values.checks,
     deadline: values.deadline ? Number(values.deadline) : Number.POSITIVE_INFINITY,
   };
 }

@@ -1,6 +1,8 @@
 // The capacity phase: how many images per second pixelmill stores when neither the rate limit nor
 // the generation time binds, beside the script baseline (bench/script.ts) on an identical
-// emulator, and the CPU each spends per image outside the emulator.
+// emulator, and the CPU each spends per image outside the emulator. The script runs twice: as it
+// is (download and store), and with --checks, doing pixelmill's per-image decode, thumbnail and
+// checks (issue #18), the baseline a tool that checks every image can be held to.
 import { join } from 'node:path';
 import { compareBaseline, comparePixelmill, type SideResult } from './compare.js';
 import { round } from './figures.js';
@@ -33,13 +35,20 @@ export interface CapacityResult {
   script_images_per_s: number | null;
   /** pixelmill's images/s over the script's: 1 keeps up with a script. */
   ratio_to_script: number | null;
-  /** CPU per image outside the emulator: pixelmill's CLI and dev server; the script's process. */
+  /** The script with --checks, on a fresh emulator of the same configuration. */
+  checked_script: SideResult | null;
+  checked_script_images_per_s: number | null;
+  ratio_to_checked_script: number | null;
+  /** CPU per image outside the emulator: pixelmill's CLI and dev server; the scripts' processes. */
   cpu_ms_per_image: {
     pixelmill: number;
     pixelmill_cli: number;
     temporal_server: number;
     script: number | null;
+    checked_script: number | null;
   };
+  /** The emulator's CPU per image while it served each side: the share of the machine left. */
+  emulator_cpu_ms_per_image: { pixelmill: number; script: number | null; checked_script: number | null };
   cpu_profile_dir: string | null;
 }
 
@@ -60,18 +69,25 @@ export async function capacityBenchmark(spec: CapacitySpec): Promise<CapacityRes
     maxInFlight: PIXELMILL_MAX_IN_FLIGHT,
     ...(spec.cpuProfileDir ? { cpuProfileDir: spec.cpuProfileDir } : {}),
   });
-  const script =
+  const runScript = (checks: boolean): Promise<SideResult | null> =>
     Date.now() < spec.deadline
-      ? await compareBaseline('script', {
+      ? compareBaseline('script', {
           ...common,
-          dir: join(spec.dir, 'script'),
+          dir: join(spec.dir, checks ? 'checked-script' : 'script'),
           concurrency: SCRIPT_CONCURRENCY,
           toldRate: true,
+          checks,
         })
-      : null;
+      : Promise.resolve(null);
+  const script = await runScript(false);
+  const checked = await runScript(true);
   const serverCpuS = side.temporal_server_cpu_s ?? 0;
   const imagesPerS = perSecond(side);
-  const scriptImagesPerS = script ? perSecond(script) : null;
+  const ratioTo = (baseline: SideResult | null): number | null =>
+    baseline && perSecond(baseline) > 0 ? round(imagesPerS / perSecond(baseline), 3) : null;
+  const cpuOf = (baseline: SideResult | null, cpuS: (side: SideResult) => number): number | null =>
+    baseline ? msPerImage(cpuS(baseline), baseline.images) : null;
+  const emulatorCpu = (of: SideResult): number => of.emulator_cpu_s;
   return {
     items: spec.items,
     rps: UNBOUND_RPS,
@@ -79,13 +95,22 @@ export async function capacityBenchmark(spec: CapacitySpec): Promise<CapacityRes
     images_per_s: imagesPerS,
     side,
     script,
-    script_images_per_s: scriptImagesPerS,
-    ratio_to_script: scriptImagesPerS ? round(imagesPerS / scriptImagesPerS, 3) : null,
+    script_images_per_s: script ? perSecond(script) : null,
+    ratio_to_script: ratioTo(script),
+    checked_script: checked,
+    checked_script_images_per_s: checked ? perSecond(checked) : null,
+    ratio_to_checked_script: ratioTo(checked),
     cpu_ms_per_image: {
       pixelmill: msPerImage(side.cpu_s + serverCpuS, side.images),
       pixelmill_cli: msPerImage(side.cpu_s, side.images),
       temporal_server: msPerImage(serverCpuS, side.images),
-      script: script ? msPerImage(script.cpu_s, script.images) : null,
+      script: cpuOf(script, (of) => of.cpu_s),
+      checked_script: cpuOf(checked, (of) => of.cpu_s),
+    },
+    emulator_cpu_ms_per_image: {
+      pixelmill: msPerImage(side.emulator_cpu_s, side.images),
+      script: cpuOf(script, emulatorCpu),
+      checked_script: cpuOf(checked, emulatorCpu),
     },
     cpu_profile_dir: spec.cpuProfileDir ?? null,
   };

@@ -47,12 +47,17 @@ export interface SideResult {
   peak_rss_mb: number;
   /** CPU seconds of the client's process (pixelmill: the CLI hosting the workers). */
   cpu_s: number;
+  /** CPU seconds of the emulator while it served this side: on a shared machine, not the client's. */
+  emulator_cpu_s: number;
   /** pixelmill only: the run's Temporal histories. */
   histories: HistoryFigures | null;
   bytes_stored: number;
   /** Bytes of images stored / wall time. */
   rehost_mb_per_s: number;
   webhook_deliveries: Record<string, number> | null;
+  /** Baselines only: images decoded, thumbnailed and checked (the script's --checks), and those flagged. */
+  images_checked?: number;
+  images_flagged?: number;
   /** pixelmill only: CLI process lifetime, the dev server's peak RSS, and where the CLI's output went. */
   process_s?: number;
   temporal_server_peak_rss_mb?: number;
@@ -69,7 +74,15 @@ interface Measured {
   rssMb: number;
   cpuS: number;
   histories: HistoryFigures | null;
-  extra: Pick<SideResult, 'process_s' | 'temporal_server_peak_rss_mb' | 'temporal_server_cpu_s' | 'log'>;
+  extra: Pick<
+    SideResult,
+    | 'process_s'
+    | 'temporal_server_peak_rss_mb'
+    | 'temporal_server_cpu_s'
+    | 'log'
+    | 'images_checked'
+    | 'images_flagged'
+  >;
 }
 
 async function measureSide(
@@ -83,8 +96,10 @@ async function measureSide(
     timeScale: spec.timeScale,
     requestsPerSecond: spec.rps,
   });
+  const emulatorCpu = new ProcessSampler(emulator.pid);
   try {
     const measured = await run(emulator);
+    emulatorCpu.stop();
     const stats = await emulator.stats();
     const bound = boundOf(spec.items, spec.rps, webhooks, meanGenerationSeconds(spec.timeScale));
     const calls = apiCallFigures(stats, measured.images);
@@ -106,6 +121,7 @@ async function measureSide(
       api_calls_per_s: measured.wallS > 0 ? round(calls.total / measured.wallS, 1) : 0,
       peak_rss_mb: measured.rssMb,
       cpu_s: measured.cpuS,
+      emulator_cpu_s: round(emulatorCpu.cpuSeconds(), 2),
       histories: measured.histories,
       bytes_stored: measured.bytes,
       rehost_mb_per_s: measured.wallS > 0 ? round(measured.bytes / 1e6 / measured.wallS, 3) : 0,
@@ -113,6 +129,7 @@ async function measureSide(
       ...measured.extra,
     };
   } finally {
+    emulatorCpu.stop();
     await emulator.stop();
   }
 }
@@ -164,6 +181,8 @@ export interface BaselineSpec {
   deadline: number;
   /** The provider's rate per endpoint group, told to the baseline (--rps); absent: none. */
   rps?: number;
+  /** The script's --checks: pixelmill's decode, thumbnail and checks of each image. */
+  checks?: boolean;
 }
 
 export type BaselineRun = BaselineFigures & { peak_rss_mb: number; cpu_s: number };
@@ -178,6 +197,7 @@ export async function runBaselineProcess(
   args.push('--concurrency', String(spec.concurrency), '--out', join(spec.dir, 'out'));
   args.push('--deadline', String(spec.deadline));
   if (spec.rps !== undefined) args.push('--rps', String(spec.rps));
+  if (spec.checks) args.push('--checks');
   const child = spawnNode(args, {
     env: { ...process.env, PIXELMILL_API_KEY: BENCH_API_KEY },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -202,17 +222,17 @@ export function runNaive(emulator: EmulatorProcess, spec: BaselineSpec): Promise
 /** One side measured with a baseline process on its own fresh emulator. */
 export function compareBaseline(
   baseline: keyof typeof BASELINES,
-  spec: CompareSpec & { concurrency: number; toldRate: boolean },
+  spec: CompareSpec & { concurrency: number; toldRate: boolean; checks?: boolean },
 ): Promise<SideResult> {
   return measureSide(baseline, spec, false, async (emulator) => {
     const { dir, items, concurrency, deadline } = spec;
-    const rps = spec.toldRate ? { rps: spec.rps } : {};
     const figures = await runBaselineProcess(baseline, emulator, {
       dir,
       items,
       concurrency,
       deadline,
-      ...rps,
+      ...(spec.toldRate ? { rps: spec.rps } : {}),
+      ...(spec.checks ? { checks: true } : {}),
     });
     return {
       finished: figures.finished,
@@ -223,7 +243,7 @@ export function compareBaseline(
       rssMb: figures.peak_rss_mb,
       cpuS: figures.cpu_s,
       histories: null,
-      extra: {},
+      extra: { images_checked: figures.images_checked, images_flagged: figures.images_flagged },
     };
   });
 }

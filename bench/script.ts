@@ -2,15 +2,20 @@
 // process, without durability. C submits in flight; the tasks the API has are looked up 500 at a
 // time (the spec's limit), the longest-waiting first, every LOOKUP_INTERVAL_MS; each finished task
 // gets one GET for its URLs and a streamed download of each image, C at a time. With --rps R it
-// keeps to the provider's rate (baseline-api.ts).
+// keeps to the provider's rate (baseline-api.ts). With --checks it also does pixelmill's per-image
+// work on each stored file (checks/): one decode by sharp, the thumbnail written beside it, the
+// checks against what was asked; the fair baseline for a tool that checks every image.
 //
-//   node dist/bench/script.js --url URL --items N [--concurrency 64] [--rps R] [--out DIR] [--deadline EPOCH_MS]
+//   node dist/bench/script.js --url URL --items N [--concurrency 64] [--rps R] [--out DIR] [--checks] [--deadline EPOCH_MS]
 //
 // The API key comes from PIXELMILL_API_KEY. Prints one JSON object (BaselineFigures) on stdout.
 import { mkdirSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { emptyFigures, runBaseline, timed } from './baseline-api.js';
+import { checkImage, DEFAULT_CHECK_LEVELS } from '../checks/image-checks.js';
+import { inspectImage } from '../checks/inspect.js';
+import { BENCH_REQUEST, emptyFigures, runBaseline, timed } from './baseline-api.js';
 
 const LOOKUP_MAX_IDS = 500;
 const LOOKUP_INTERVAL_MS = 100;
@@ -20,6 +25,16 @@ const LOST = new Set(['failed', 'expired', 'not_found', 'invalid_id']);
 await runBaseline('script', 64, (api, options) => {
   const figures = emptyFigures();
   mkdirSync(options.outDir, { recursive: true });
+  const thumbnails = join(options.outDir, '.thumbnails');
+  if (options.checks) mkdirSync(thumbnails, { recursive: true });
+  /** Decodes a stored image, writes its thumbnail, counts it when a check finds something. */
+  const check = async (file: string, name: string): Promise<void> => {
+    const { facts, thumbnail } = await inspectImage(file);
+    if (thumbnail) await writeFile(join(thumbnails, `${name}.webp`), thumbnail);
+    const request = { size: BENCH_REQUEST.size, resolution: BENCH_REQUEST.resolution, ext: 'png' };
+    if (checkImage(facts, request, DEFAULT_CHECK_LEVELS).length > 0) figures.images_flagged++;
+    figures.images_checked++;
+  };
   /** Task id to item index, in the order they are next looked up. */
   const atApi = new Map<string, number>();
   const toFetch: { taskId: string; index: number }[] = [];
@@ -67,7 +82,9 @@ await runBaseline('script', 64, (api, options) => {
         continue;
       }
       for (const [k, url] of (task.result?.url ?? []).entries()) {
-        figures.bytes_stored += await api.download(url, join(options.outDir, `${item.index}_${k}.png`));
+        const name = `${item.index}_${k}.png`;
+        figures.bytes_stored += await api.download(url, join(options.outDir, name));
+        if (options.checks) await check(join(options.outDir, name), name);
         figures.images++;
       }
       figures.items_completed++;

@@ -158,6 +158,12 @@ async function startNew(
     ['--ui-port', String(ports.uiPort)],
     ['--db-filename', dbFile],
     ['--log-level', 'warn'],
+    // A write-ahead log: each transaction appends to the log and syncs it once, where SQLite's
+    // default rollback journal creates, syncs and deletes a file around every write (measured at
+    // capacity: 1.5-1.8 ms of server CPU per image, against 2.1-2.6). Synchronous stays full, so a
+    // committed transaction survives a power loss as before.
+    ['--sqlite-pragma', 'journal_mode=wal'],
+    ['--sqlite-pragma', 'synchronous=full'],
     // One partition: with the default four, the server-side task-queue rate limit dispatches in
     // clumps (measured 8-9 calls in one-second windows at a 5/s limit); with one, evenly spaced.
     ['--dynamic-config-value', 'matching.numTaskqueueReadPartitions=1'],

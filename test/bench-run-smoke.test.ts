@@ -86,10 +86,19 @@ it('a tiny `npm run bench` runs its phases and reports every figure', { timeout:
     capacity: {
       items: number;
       images_per_s: number;
-      side: Side & { cpu_s: number; temporal_server_cpu_s: number };
-      script: Side & { cpu_s: number };
+      side: Side & { cpu_s: number; temporal_server_cpu_s: number; emulator_cpu_s: number };
+      script: Side & { cpu_s: number; emulator_cpu_s: number; images_checked: number };
       ratio_to_script: number;
-      cpu_ms_per_image: { pixelmill: number; pixelmill_cli: number; temporal_server: number; script: number };
+      checked_script: Side & { cpu_s: number; images_checked: number; images_flagged: number };
+      ratio_to_checked_script: number;
+      cpu_ms_per_image: {
+        pixelmill: number;
+        pixelmill_cli: number;
+        temporal_server: number;
+        script: number;
+        checked_script: number;
+      };
+      emulator_cpu_ms_per_image: { pixelmill: number; script: number; checked_script: number };
     };
     big_manifest: { items: number; validate_s: number; run_start_s: number };
     targets: { name: string; value: number | null; met: boolean | null }[];
@@ -126,11 +135,28 @@ it('a tiny `npm run bench` runs its phases and reports every figure', { timeout:
   expect(capacitySide.temporal_server_cpu_s).toBeGreaterThan(0);
   expect(script.cpu_s).toBeGreaterThan(0);
   expect(cpu.pixelmill).toBeCloseTo(cpu.pixelmill_cli + cpu.temporal_server, 1);
+  // The emulator's CPU is measured apart for each side.
+  expect(capacitySide.emulator_cpu_s).toBeGreaterThan(0);
+  expect(result.capacity.emulator_cpu_ms_per_image.script).toBeCloseTo(
+    (script.emulator_cpu_s * 1000) / script.images,
+    1,
+  );
+  // The checking script decodes, thumbnails and checks every image it stores; the plain one none.
+  const { checked_script: checked } = result.capacity;
+  expectCompleteSide(checked, 'script', 20);
+  expect(checked.images_checked).toBe(20);
+  expect(checked.images_flagged).toBe(0);
+  expect(script.images_checked).toBe(0);
+  expect(cpu.checked_script).toBeGreaterThan(0);
+  expect(result.capacity.ratio_to_checked_script).toBeCloseTo(
+    result.capacity.images_per_s / (checked.images / checked.wall_s),
+    1,
+  );
   expect(result.big_manifest.items).toBe(2000);
   expect(result.big_manifest.validate_s).toBeGreaterThan(0);
   expect(result.big_manifest.run_start_s).toBeGreaterThan(0);
 
-  expect(result.targets.map((t) => t.name)).toHaveLength(7);
+  expect(result.targets.map((t) => t.name)).toHaveLength(9);
   for (const t of result.targets) expect(t.value, t.name).not.toBeNull();
   expect(stdout).toMatch(/wall \/ bound/);
   expect(stdout).toMatch(/API calls per image/);
