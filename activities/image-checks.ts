@@ -1,7 +1,7 @@
 // storeResults' checks of each image it stores (checks/): decoded once from the local file the
 // store wrote (the stored file, or an upload's spool), never from memory, checked against what
 // the item asked for at the levels the plan gives, and a thumbnail of it stored beside the
-// outputs for the gallery (`.thumbnails/<path>.webp`).
+// outputs for the gallery (`.thumbnails/<path>.jpg`).
 import { Readable } from 'node:stream';
 import { checkImage, DEFAULT_CHECK_LEVELS, type CheckFinding } from '../checks/image-checks.js';
 import { inspectImage } from '../checks/inspect.js';
@@ -11,7 +11,7 @@ import type { ResultStore, StoredAttributes } from '../storage/result-store.js';
 
 /** Where the thumbnail of the image stored at `path` goes, relative to the output. */
 export function thumbnailPath(path: string): string {
-  return `.thumbnails/${path}.webp`;
+  return `.thumbnails/${path}.jpg`;
 }
 
 export type CheckedFields = Pick<ImageRecord, 'format' | 'width' | 'height' | 'thumbnail' | 'checks'>;

@@ -30,7 +30,7 @@ await runBaseline('script', 64, (api, options) => {
   /** Decodes a stored image, writes its thumbnail, counts it when a check finds something. */
   const check = async (file: string, name: string): Promise<void> => {
     const { facts, thumbnail } = await inspectImage(file);
-    if (thumbnail) await writeFile(join(thumbnails, `${name}.webp`), thumbnail);
+    if (thumbnail) await writeFile(join(thumbnails, `${name}.jpg`), thumbnail);
     const request = { size: BENCH_REQUEST.size, resolution: BENCH_REQUEST.resolution, ext: 'png' };
     if (checkImage(facts, request, DEFAULT_CHECK_LEVELS).length > 0) figures.images_flagged++;
     figures.images_checked++;

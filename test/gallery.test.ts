@@ -343,11 +343,11 @@ describe('gallery (index.html)', () => {
     const { summary, entries } = demoRun(dir, DEMO.slice(0, 4));
     // The first item's image has a thumbnail beside it, as a checked run stores.
     const [first] = entries;
-    const thumbnail = `.thumbnails/${first!.line.images[0]!.path}.webp`;
+    const thumbnail = `.thumbnails/${first!.line.images[0]!.path}.jpg`;
     mkdirSync(join(dir, '.thumbnails'), { recursive: true });
     writeFileSync(
       join(dir, thumbnail),
-      await sharp(join(dir, first!.line.images[0]!.path)).resize(320).webp().toBuffer(),
+      await sharp(join(dir, first!.line.images[0]!.path)).resize(320).jpeg().toBuffer(),
     );
     first!.line.images[0]!.thumbnail = thumbnail;
     await writeGallery(join(dir, GALLERY_FILE), summary, entries);

@@ -32,7 +32,7 @@ describe('image checks', () => {
       [],
     );
     const meta = await sharp(thumbnail!).metadata();
-    expect([meta.format, meta.width, meta.height]).toEqual(['webp', THUMBNAIL_SIDE, 180]);
+    expect([meta.format, meta.width, meta.height]).toEqual(['jpeg', THUMBNAIL_SIDE, 180]);
   });
 
   it('fails a wrong aspect ratio', async () => {
