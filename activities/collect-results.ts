@@ -36,7 +36,6 @@ export function collectResultsActivity(deps: {
 }) {
   return (input: CollectResultsInput): Promise<CollectResultsOutput> =>
     asTransfer(deps, input, async (transfer) => {
-      let calls = 0;
       // A failure fails the attempt only once the items in progress have settled, so that its
       // last heartbeat and outcome lines hold all they finished (the next attempt resumes there).
       let failure: { error: unknown } | undefined;
@@ -44,7 +43,8 @@ export function collectResultsActivity(deps: {
         if (failure) return undefined;
         try {
           const { result, called } = await resultOf(deps.api, transfer, request);
-          if (called) calls++;
+          // Counted in the heartbeat, so that a failed attempt's GETs are not lost to the totals.
+          if (called) transfer.progress.calls++;
           return await collected(transfer, request, result);
         } catch (error) {
           failure ??= { error };
@@ -52,7 +52,7 @@ export function collectResultsActivity(deps: {
         }
       });
       if (failure) throw failure.error;
-      return { items: items as CollectedItem[], calls };
+      return { items: items as CollectedItem[], calls: transfer.progress.calls };
     });
 }
 

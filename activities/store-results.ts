@@ -53,6 +53,8 @@ export interface StoreHeartbeat {
   lines?: OutcomeLine[];
   /** collectResults: the tasks' results its GETs learned, by plan index. */
   results?: [number, TaskResult][];
+  /** collectResults: the GETs it made, so that a retry counts an earlier attempt's calls. */
+  calls?: number;
 }
 
 interface StoreContext {
@@ -76,6 +78,7 @@ interface Progress {
   done: Map<number, StoredItem>;
   lines: Map<number, OutcomeLine>;
   results: Map<number, TaskResult>;
+  calls: number;
 }
 
 function previousProgress(context: Context | undefined): Progress {
@@ -87,6 +90,7 @@ function previousProgress(context: Context | undefined): Progress {
     done: new Map(done.map((item) => [item.index, item])),
     lines: new Map(lines.map((line) => [line.index, line])),
     results: new Map(results),
+    calls: typeof details?.calls === 'number' ? details.calls : 0,
   };
 }
 
@@ -214,6 +218,7 @@ export async function asTransfer<T>(
       lines: [...progress.lines.values()],
     };
     if (progress.results.size > 0) details.results = [...progress.results.entries()];
+    if (progress.calls > 0) details.calls = progress.calls;
     context?.heartbeat(details);
   };
   // Liveness while a download runs too, so the heartbeat timeout can be short. A stalled

@@ -1,5 +1,5 @@
 // The checks' throughput: images per second through checkStored (one decode with sharp from the
-// stored file, the five checks, the WebP thumbnail written to a local store), the call a worker
+// stored file, the five checks, the JPEG thumbnail written to a local store), the call a worker
 // makes for every image it stores, on photo-like 1K and 4K images in PNG and JPEG, one image at a
 // time and two at once (this machine's cores).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,7 +1,8 @@
 // collectResults against the real emulator: one activity GETs a group of finished tasks in their
 // turn and stores the images of those that completed; a result a webhook told is not asked for
 // again; a task its GET cannot settle comes back without a result (the workflow fetches it
-// apart); a retry resumes from the heartbeat without asking or downloading again.
+// apart); a retry resumes from the heartbeat without asking or downloading again, and counts the
+// GETs the failed attempt made.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -122,6 +123,7 @@ describe('collectResults', () => {
     const previous = (first.heartbeats as StoreHeartbeat[]).at(-1)!;
     expect(previous.done.map((item) => item.index).sort()).toEqual([0, 2]);
     expect(previous.results?.map(([index]) => index).sort()).toEqual([0, 1, 2]);
+    expect(previous.calls).toBe(3);
     const before = apiCallCounts(emulator.stats());
     const retry = await inActivity(activities.collectResults, input, {
       heartbeatDetails: previous,
@@ -129,7 +131,8 @@ describe('collectResults', () => {
     }).result;
     expect(retry.items.map((item) => item.stored?.status)).toEqual(['completed', 'completed', 'completed']);
     const after = apiCallCounts(emulator.stats());
-    expect(retry.calls).toBe(0);
+    // The first attempt's GETs, counted once: the retry made none.
+    expect(retry.calls).toBe(3);
     expect(after.get).toBe(before.get);
     expect(after.downloads).toBe(before.downloads + 1); // pine's one image
     expect(outcomeIds(input.plan.stateDir, fixture.hash).filter((id) => id === 'pine')).toEqual(['pine']);
