@@ -46,6 +46,8 @@ export interface CapacityResult {
     temporal_server: number;
     script: number | null;
     checked_script: number | null;
+    /** pixelmill_cli by kind of thread (bench/processes.ts, ThreadGroup). */
+    pixelmill_cli_by_thread: Record<string, number>;
   };
   /** The emulator's CPU per image while it served each side: the share of the machine left. */
   emulator_cpu_ms_per_image: { pixelmill: number; script: number | null; checked_script: number | null };
@@ -106,6 +108,9 @@ export async function capacityBenchmark(spec: CapacitySpec): Promise<CapacityRes
       temporal_server: msPerImage(serverCpuS, side.images),
       script: cpuOf(script, (of) => of.cpu_s),
       checked_script: cpuOf(checked, (of) => of.cpu_s),
+      pixelmill_cli_by_thread: Object.fromEntries(
+        Object.entries(side.cpu_by_thread_s ?? {}).map(([group, s]) => [group, msPerImage(s, side.images)]),
+      ),
     },
     emulator_cpu_ms_per_image: {
       pixelmill: msPerImage(side.emulator_cpu_s, side.images),

@@ -13,7 +13,7 @@ import { apiCallFigures, boundOf, round, type ApiCallFigures, type Bound } from 
 import type { HistoryFigures } from './histories.js';
 import type { BaselineFigures } from './baseline-api.js';
 import { runPixelmill, type BenchS3Output } from './pixelmill-run.js';
-import { exited, ProcessSampler, spawnNode } from './processes.js';
+import { exited, ProcessSampler, spawnNode, type ThreadGroup } from './processes.js';
 
 const BASELINES = {
   naive: fileURLToPath(new URL('./naive.js', import.meta.url)),
@@ -62,6 +62,8 @@ export interface SideResult {
   process_s?: number;
   temporal_server_peak_rss_mb?: number;
   temporal_server_cpu_s?: number;
+  /** pixelmill only: the CLI's CPU seconds by kind of thread. */
+  cpu_by_thread_s?: Record<ThreadGroup, number>;
   log?: string;
 }
 
@@ -79,6 +81,7 @@ interface Measured {
     | 'process_s'
     | 'temporal_server_peak_rss_mb'
     | 'temporal_server_cpu_s'
+    | 'cpu_by_thread_s'
     | 'log'
     | 'images_checked'
     | 'images_flagged'
@@ -168,6 +171,7 @@ export function comparePixelmill(
         process_s: figures.process_s,
         temporal_server_peak_rss_mb: figures.temporal_server_peak_rss_mb,
         temporal_server_cpu_s: figures.temporal_server_cpu_s,
+        cpu_by_thread_s: figures.cpu_by_thread_s,
         log: figures.cli_log,
       },
     };

@@ -12,7 +12,14 @@ import { writeItemsFile, writeManifest } from './catalog-files.js';
 import { benchCliEnv, type EmulatorProcess } from './emulator-process.js';
 import { round } from './figures.js';
 import { runHistoryFigures, type HistoryFigures } from './histories.js';
-import { spawnCli, exited, ProcessSampler, startDevServerIn, stopRegisteredDevServer } from './processes.js';
+import {
+  spawnCli,
+  exited,
+  ProcessSampler,
+  startDevServerIn,
+  stopRegisteredDevServer,
+  type ThreadGroup,
+} from './processes.js';
 
 export interface PixelmillRunSpec {
   /** An empty folder for the manifest, items, output and Temporal state. */
@@ -58,10 +65,18 @@ export interface PixelmillRunFigures {
   temporal_server_peak_rss_mb: number;
   /** CPU seconds, user and system: the CLI hosting the workers, and the dev server during the run. */
   cpu_s: number;
+  /** The CLI's CPU seconds by kind of thread (processes.ts, ThreadGroup). */
+  cpu_by_thread_s: Record<ThreadGroup, number>;
   temporal_server_cpu_s: number;
   histories: HistoryFigures;
   cli_log: string;
 }
+
+const roundValues = <K extends string>(values: Record<K, number>): Record<K, number> =>
+  Object.fromEntries(Object.entries<number>(values).map(([key, value]) => [key, round(value, 2)])) as Record<
+    K,
+    number
+  >;
 
 interface ReportTotals {
   completed: number;
@@ -146,7 +161,7 @@ export async function runPixelmill(spec: PixelmillRunSpec): Promise<PixelmillRun
     };
     const started = performance.now();
     const cli = spawnCli(['run', manifest, '--no-progress'], { cwd: spec.dir, env }, spec.cpuProfileDir);
-    const sampler = new ProcessSampler(cli.pid!);
+    const sampler = new ProcessSampler(cli.pid!, 200, { threads: true });
     const serverSampler = new ProcessSampler(server.pid, 1_000);
     let log = '';
     cli.stdout!.on('data', (chunk: Buffer) => (log += chunk.toString()));
@@ -193,6 +208,7 @@ export async function runPixelmill(spec: PixelmillRunSpec): Promise<PixelmillRun
       peak_rss_mb: peakRssMb,
       temporal_server_peak_rss_mb: serverRssMb,
       cpu_s: round(sampler.cpuSeconds(), 2),
+      cpu_by_thread_s: roundValues(sampler.cpuSecondsByThread()),
       temporal_server_cpu_s: round(serverSampler.cpuSeconds(), 2),
       histories,
       cli_log: logFile,

@@ -3,7 +3,7 @@
 // and on an uncaught failure. Also the /proc reader for a child's peak memory.
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureDevServer, stopDevServer } from '../temporal/dev-server.js';
@@ -175,6 +175,32 @@ export function cleanUpOnSignals(): void {
 
 export { freePort };
 
+/**
+ * Where a process's CPU goes, by thread: node's main thread; libvips's workers (sharp's decodes);
+ * the Temporal core's Rust runtime; and node's other threads, which /proc does not tell apart
+ * (the libuv pool running file I/O and sharp's pipelines, V8's GC and compiler helpers, a
+ * worker_threads thread such as the workflow sandbox's).
+ */
+export type ThreadGroup = 'main' | 'libvips' | 'temporal_core' | 'other_node';
+
+function threadGroup(isMain: boolean, name: string): ThreadGroup {
+  if (isMain) return 'main';
+  if (name.startsWith('libvips')) return 'libvips';
+  if (name.startsWith('tokio')) return 'temporal_core';
+  return 'other_node';
+}
+
+/** A /proc stat file's command name and CPU ticks (fields 14 and 15, utime and stime). */
+function cpuTicksOf(file: string): { name: string; ticks: number } {
+  // The command name, in parentheses, may hold spaces: the fields are counted after its end.
+  const stat = readFileSync(file, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return {
+    name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),
+    ticks: Number(fields[11]) + Number(fields[12]),
+  };
+}
+
 /** Clock ticks per second of /proc's CPU times: USER_HZ, 100 on every Linux ABI node runs on. */
 const USER_HZ = 100;
 
@@ -188,11 +214,16 @@ export class ProcessSampler {
   private peakKb = 0;
   private firstCpuTicks: number | undefined;
   private lastCpuTicks = 0;
+  /** With `threads`: each thread's ticks when first seen in the first sample, and its last group and ticks. */
+  private readonly threadFirst = new Map<string, number>();
+  private readonly threadLast = new Map<string, { group: ThreadGroup; ticks: number }>();
+  private sampled = false;
   private readonly timer: NodeJS.Timeout;
 
   constructor(
     private readonly pid: number,
     intervalMs = 200,
+    private readonly options: { threads?: boolean } = {},
   ) {
     this.sample();
     this.timer = setInterval(() => this.sample(), intervalMs);
@@ -204,20 +235,42 @@ export class ProcessSampler {
       const hwm = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
       const rss = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
       this.peakKb = Math.max(this.peakKb, hwm, rss);
-      // Fields 14 and 15 (utime, stime) of stat; the command name before them may hold spaces.
-      const stat = readFileSync(`/proc/${this.pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const ticks = Number(fields[11]) + Number(fields[12]);
+      const ticks = cpuTicksOf(`/proc/${this.pid}/stat`).ticks;
       this.firstCpuTicks ??= ticks;
       this.lastCpuTicks = ticks;
+      if (this.options.threads) this.sampleThreads();
     } catch {
       // The process has exited; the last sample stands.
+    }
+    this.sampled = true;
+  }
+
+  private sampleThreads(): void {
+    for (const tid of readdirSync(`/proc/${this.pid}/task`)) {
+      try {
+        const { name, ticks } = cpuTicksOf(`/proc/${this.pid}/task/${tid}/stat`);
+        if (!this.sampled) this.threadFirst.set(tid, ticks);
+        this.threadLast.set(tid, { group: threadGroup(tid === String(this.pid), name), ticks });
+      } catch {
+        // The thread has exited since the listing; its last sample stands.
+      }
     }
   }
 
   /** CPU seconds (user and system) since sampling began. */
   cpuSeconds(): number {
     return (this.lastCpuTicks - (this.firstCpuTicks ?? this.lastCpuTicks)) / USER_HZ;
+  }
+
+  /**
+   * With `threads`: cpuSeconds by kind of thread. A thread that exits between two samples loses
+   * its last interval, so the sum may fall a little short of cpuSeconds.
+   */
+  cpuSecondsByThread(): Record<ThreadGroup, number> {
+    const seconds: Record<ThreadGroup, number> = { main: 0, libvips: 0, temporal_core: 0, other_node: 0 };
+    for (const [tid, { group, ticks }] of this.threadLast)
+      seconds[group] += (ticks - (this.threadFirst.get(tid) ?? 0)) / USER_HZ;
+    return seconds;
   }
 
   /** Stops sampling; the peak in MB. */

@@ -292,6 +292,12 @@ export function formatTable(result: BenchResult): string {
       '  its CPU ms per image (CLI + dev server; the emulator)',
       `${cpu.pixelmill} (${cpu.pixelmill_cli} + ${cpu.temporal_server}); ${emulatorCpu.pixelmill}`,
     ]);
+    const byThread = Object.entries(cpu.pixelmill_cli_by_thread);
+    if (byThread.length > 0)
+      other.push([
+        '  its CLI CPU ms per image by thread',
+        byThread.map(([group, ms]) => `${group} ${ms}`).join(', '),
+      ]);
     const baselines = [
       ['script', capacity.script, capacity.script_images_per_s, cpu.script, emulatorCpu.script],
       [

@@ -97,6 +97,7 @@ it('a tiny `npm run bench` runs its phases and reports every figure', { timeout:
         temporal_server: number;
         script: number;
         checked_script: number;
+        pixelmill_cli_by_thread: Record<string, number>;
       };
       emulator_cpu_ms_per_image: { pixelmill: number; script: number; checked_script: number };
     };
@@ -135,6 +136,15 @@ it('a tiny `npm run bench` runs its phases and reports every figure', { timeout:
   expect(capacitySide.temporal_server_cpu_s).toBeGreaterThan(0);
   expect(script.cpu_s).toBeGreaterThan(0);
   expect(cpu.pixelmill).toBeCloseTo(cpu.pixelmill_cli + cpu.temporal_server, 1);
+  // The CLI's CPU by thread: the main thread, the Temporal core's, node's others; together no more
+  // than the whole (a thread that exits loses its last interval).
+  const byThread = cpu.pixelmill_cli_by_thread;
+  expect(Object.keys(byThread).sort()).toEqual(['libvips', 'main', 'other_node', 'temporal_core']);
+  expect(byThread.main).toBeGreaterThan(0);
+  expect(byThread.temporal_core).toBeGreaterThan(0);
+  const threadsMs = Object.values(byThread).reduce((sum, ms) => sum + ms, 0);
+  expect(threadsMs).toBeGreaterThan(0.5 * cpu.pixelmill_cli);
+  expect(threadsMs).toBeLessThanOrEqual(cpu.pixelmill_cli * 1.02 + 0.1);
   // The emulator's CPU is measured apart for each side.
   expect(capacitySide.emulator_cpu_s).toBeGreaterThan(0);
   expect(result.capacity.emulator_cpu_ms_per_image.script).toBeCloseTo(
