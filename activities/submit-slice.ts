@@ -91,6 +91,8 @@ export function submitSliceActivity(deps: ApiCallDeps) {
       if (call && taken) {
         await recordTakeover(runState, plan, call, taken);
         outcomes.push({ index, taskId: taken.task });
+        // The attempt that made this call never reported it: counted here, as submitItem does.
+        calls++;
         continue;
       }
       if (failure || Date.now() >= until || pastDeadline(input.notAfter)) {
