@@ -84,25 +84,41 @@ async function journal(
   }
 }
 
+/**
+ * The journal's task lines of the earlier attempts of `call` (with `items`, of its slice's item
+ * calls): none on a first attempt. A journal that cannot be read is logged and reads as empty,
+ * so the call submits again, its Idempotency-Key still guarding it.
+ */
+async function earlierLines(
+  runState: RunStateStore,
+  plan: PlanRef,
+  call: SubmitCall,
+  items: boolean,
+): Promise<JournalLine[]> {
+  if (call.attempt === 1) return [];
+  let lines: Partial<JournalLine>[];
+  try {
+    lines = await runState.readJournal(plan, call.workflowId, {
+      run: call.runId,
+      activity: call.activityId,
+      ...(items ? { items } : {}),
+    });
+  } catch (error) {
+    log.warn(`cannot read the submit journal, so this retry submits again: ${errorMessage(error)}`);
+    return [];
+  }
+  return lines.filter(
+    (line): line is JournalLine => line.run === call.runId && typeof line.task === 'string',
+  );
+}
+
 /** The line of the task an earlier attempt of `call` created, if it lived to record it. */
 export async function earlierTask(
   runState: RunStateStore,
   plan: PlanRef,
   call: SubmitCall,
 ): Promise<JournalLine | undefined> {
-  if (call.attempt === 1) return undefined;
-  let lines: Partial<JournalLine>[];
-  try {
-    lines = await runState.readJournal(plan, call.workflowId, { run: call.runId, activity: call.activityId });
-  } catch (error) {
-    log.warn(`cannot read the submit journal, so this retry submits again: ${errorMessage(error)}`);
-    return undefined;
-  }
-  for (const line of lines) {
-    if (line.run === call.runId && line.activity === call.activityId && typeof line.task === 'string')
-      return line as JournalLine;
-  }
-  return undefined;
+  return (await earlierLines(runState, plan, call, false)).find((line) => line.activity === call.activityId);
 }
 
 /**
@@ -115,24 +131,11 @@ export async function earlierSliceTasks(
   slice: SubmitCall,
 ): Promise<Map<number, JournalLine>> {
   const found = new Map<number, JournalLine>();
-  if (slice.attempt === 1) return found;
-  let lines: Partial<JournalLine>[];
-  try {
-    lines = await runState.readJournal(plan, slice.workflowId, {
-      run: slice.runId,
-      activity: slice.activityId,
-      items: true,
-    });
-  } catch (error) {
-    log.warn(`cannot read the submit journal, so this slice submits again: ${errorMessage(error)}`);
-    return found;
-  }
   const prefix = `${slice.activityId}/`;
-  for (const line of lines) {
-    if (line.run !== slice.runId || typeof line.task !== 'string' || !line.activity?.startsWith(prefix))
-      continue;
+  for (const line of await earlierLines(runState, plan, slice, true)) {
+    if (!line.activity?.startsWith(prefix)) continue;
     const index = Number(line.activity.slice(prefix.length));
-    if (Number.isInteger(index) && !found.has(index)) found.set(index, line as JournalLine);
+    if (Number.isInteger(index) && !found.has(index)) found.set(index, line);
   }
   return found;
 }

@@ -5,7 +5,7 @@
 // checks (issue #18), the baseline a tool that checks every image can be held to.
 import { join } from 'node:path';
 import { compareBaseline, comparePixelmill, type SideResult } from './compare.js';
-import { round } from './figures.js';
+import { mapValues, round } from './figures.js';
 
 /** The highest `requests_per_second` a manifest accepts: "the rate limit is not the bottleneck". */
 export const UNBOUND_RPS = 10_000;
@@ -108,9 +108,9 @@ export async function capacityBenchmark(spec: CapacitySpec): Promise<CapacityRes
       temporal_server: msPerImage(serverCpuS, side.images),
       script: cpuOf(script, (of) => of.cpu_s),
       checked_script: cpuOf(checked, (of) => of.cpu_s),
-      pixelmill_cli_by_thread: Object.fromEntries(
-        Object.entries(side.cpu_by_thread_s ?? {}).map(([group, s]) => [group, msPerImage(s, side.images)]),
-      ),
+      pixelmill_cli_by_thread: side.cpu_by_thread_s
+        ? mapValues(side.cpu_by_thread_s, (s) => msPerImage(s, side.images))
+        : {},
     },
     emulator_cpu_ms_per_image: {
       pixelmill: msPerImage(side.emulator_cpu_s, side.images),

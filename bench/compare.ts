@@ -236,7 +236,7 @@ export function compareBaseline(
       concurrency,
       deadline,
       ...(spec.toldRate ? { rps: spec.rps } : {}),
-      ...(spec.checks ? { checks: true } : {}),
+      checks: spec.checks,
     });
     return {
       finished: figures.finished,
@@ -247,7 +247,9 @@ export function compareBaseline(
       rssMb: figures.peak_rss_mb,
       cpuS: figures.cpu_s,
       histories: null,
-      extra: { images_checked: figures.images_checked, images_flagged: figures.images_flagged },
+      extra: spec.checks
+        ? { images_checked: figures.images_checked, images_flagged: figures.images_flagged }
+        : {},
     };
   });
 }

@@ -79,6 +79,17 @@ export function targetAtLeast(name: string, value: number | null, min: number): 
   return { name, limit: `>= ${min}`, value, met: value === null ? null : value >= min };
 }
 
+/** `values` with `f` applied to each value, keys kept. */
+export function mapValues<K extends string>(
+  values: Record<K, number>,
+  f: (value: number) => number,
+): Record<K, number> {
+  return Object.fromEntries(Object.entries<number>(values).map(([key, value]) => [key, f(value)])) as Record<
+    K,
+    number
+  >;
+}
+
 export function round(value: number, digits: number): number {
   const scale = 10 ** digits;
   return Math.round(value * scale) / scale;

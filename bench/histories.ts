@@ -6,6 +6,7 @@ import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { SHARD_SIZE, shardWorkflowId } from '../common/names.js';
 import { historyChain } from './catalog-audit.js';
+import { round } from './figures.js';
 
 export interface HistoryFigures {
   /** Workflow ids (the run plus its shards). */
@@ -79,7 +80,7 @@ export async function runHistoryFigures(
           figures.largest = { events: execution.events, workflow_id: id };
       }
     }
-    const perItem = (total: number): number => (items > 0 ? Math.round((total / items) * 100) / 100 : 0);
+    const perItem = (total: number): number => (items > 0 ? round(total / items, 2) : 0);
     figures.events_per_item = perItem(figures.events_total);
     figures.activities_per_item = perItem(activities);
     figures.workflow_tasks_per_item = perItem(workflowTasks);

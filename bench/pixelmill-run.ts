@@ -10,7 +10,7 @@ import { Client, Connection } from '@temporalio/client';
 import { runWorkflowId } from '../common/names.js';
 import { writeItemsFile, writeManifest } from './catalog-files.js';
 import { benchCliEnv, type EmulatorProcess } from './emulator-process.js';
-import { round } from './figures.js';
+import { mapValues, round } from './figures.js';
 import { runHistoryFigures, type HistoryFigures } from './histories.js';
 import {
   spawnCli,
@@ -71,12 +71,6 @@ export interface PixelmillRunFigures {
   histories: HistoryFigures;
   cli_log: string;
 }
-
-const roundValues = <K extends string>(values: Record<K, number>): Record<K, number> =>
-  Object.fromEntries(Object.entries<number>(values).map(([key, value]) => [key, round(value, 2)])) as Record<
-    K,
-    number
-  >;
 
 interface ReportTotals {
   completed: number;
@@ -208,7 +202,7 @@ export async function runPixelmill(spec: PixelmillRunSpec): Promise<PixelmillRun
       peak_rss_mb: peakRssMb,
       temporal_server_peak_rss_mb: serverRssMb,
       cpu_s: round(sampler.cpuSeconds(), 2),
-      cpu_by_thread_s: roundValues(sampler.cpuSecondsByThread()),
+      cpu_by_thread_s: mapValues(sampler.cpuSecondsByThread(), (s) => round(s, 2)),
       temporal_server_cpu_s: round(serverSampler.cpuSeconds(), 2),
       histories,
       cli_log: logFile,

@@ -217,7 +217,6 @@ export class ProcessSampler {
   /** With `threads`: each thread's ticks when first seen in the first sample, and its last group and ticks. */
   private readonly threadFirst = new Map<string, number>();
   private readonly threadLast = new Map<string, { group: ThreadGroup; ticks: number }>();
-  private sampled = false;
   private readonly timer: NodeJS.Timeout;
 
   constructor(
@@ -242,14 +241,15 @@ export class ProcessSampler {
     } catch {
       // The process has exited; the last sample stands.
     }
-    this.sampled = true;
   }
 
   private sampleThreads(): void {
+    // Threads there at the first sample count from it; later ones from their start.
+    const first = this.threadLast.size === 0;
     for (const tid of readdirSync(`/proc/${this.pid}/task`)) {
       try {
         const { name, ticks } = cpuTicksOf(`/proc/${this.pid}/task/${tid}/stat`);
-        if (!this.sampled) this.threadFirst.set(tid, ticks);
+        if (first) this.threadFirst.set(tid, ticks);
         this.threadLast.set(tid, { group: threadGroup(tid === String(this.pid), name), ticks });
       } catch {
         // The thread has exited since the listing; its last sample stands.

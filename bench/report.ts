@@ -299,23 +299,30 @@ export function formatTable(result: BenchResult): string {
         byThread.map(([group, ms]) => `${group} ${ms}`).join(', '),
       ]);
     const baselines = [
-      ['script', capacity.script, capacity.script_images_per_s, cpu.script, emulatorCpu.script],
+      [
+        'script',
+        capacity.script,
+        capacity.script_images_per_s,
+        capacity.ratio_to_script,
+        cpu.script,
+        emulatorCpu.script,
+      ],
       [
         'checking script',
         capacity.checked_script,
         capacity.checked_script_images_per_s,
+        capacity.ratio_to_checked_script,
         cpu.checked_script,
         emulatorCpu.checked_script,
       ],
     ] as const;
-    for (const [name, side, imagesPerS, cpuMs, emulatorMs] of baselines) {
+    for (const [name, side, imagesPerS, ratio, cpuMs, emulatorMs] of baselines) {
       if (!side) continue;
       other.push([`${name} baseline images/s, same emulator`, imagesPerS]);
       other.push(['  its peak RSS MB', side.peak_rss_mb]);
       other.push(['  its CPU ms per image; the emulator', `${cpuMs}; ${emulatorMs}`]);
+      other.push([`pixelmill images/s / the ${name}'s`, ratio]);
     }
-    other.push(["pixelmill images/s / the script's", capacity.ratio_to_script]);
-    other.push(["pixelmill images/s / the checking script's", capacity.ratio_to_checked_script]);
   }
   if (result.emulator_throughput)
     other.push([

@@ -3,18 +3,19 @@
 // time (the spec's limit), the longest-waiting first, every LOOKUP_INTERVAL_MS; each finished task
 // gets one GET for its URLs and a streamed download of each image, C at a time. With --rps R it
 // keeps to the provider's rate (baseline-api.ts). With --checks it also does pixelmill's per-image
-// work on each stored file (checks/): one decode by sharp, the thumbnail written beside it, the
-// checks against what was asked; the fair baseline for a tool that checks every image.
+// work on each stored file, with pixelmill's own checkStored: one decode by sharp, the thumbnail
+// stored beside it, the checks against what was asked; the fair baseline for a tool that checks
+// every image.
 //
 //   node dist/bench/script.js --url URL --items N [--concurrency 64] [--rps R] [--out DIR] [--checks] [--deadline EPOCH_MS]
 //
 // The API key comes from PIXELMILL_API_KEY. Prints one JSON object (BaselineFigures) on stdout.
 import { mkdirSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { checkImage, DEFAULT_CHECK_LEVELS } from '../checks/image-checks.js';
-import { inspectImage } from '../checks/inspect.js';
+import { checkStored } from '../activities/image-checks.js';
+import { DEFAULT_CHECK_LEVELS } from '../checks/image-checks.js';
+import { LocalResultStore } from '../storage/local.js';
 import { BENCH_REQUEST, emptyFigures, runBaseline, timed } from './baseline-api.js';
 
 const LOOKUP_MAX_IDS = 500;
@@ -25,14 +26,12 @@ const LOST = new Set(['failed', 'expired', 'not_found', 'invalid_id']);
 await runBaseline('script', 64, (api, options) => {
   const figures = emptyFigures();
   mkdirSync(options.outDir, { recursive: true });
-  const thumbnails = join(options.outDir, '.thumbnails');
-  if (options.checks) mkdirSync(thumbnails, { recursive: true });
-  /** Decodes a stored image, writes its thumbnail, counts it when a check finds something. */
-  const check = async (file: string, name: string): Promise<void> => {
-    const { facts, thumbnail } = await inspectImage(file);
-    if (thumbnail) await writeFile(join(thumbnails, `${name}.jpg`), thumbnail);
-    const request = { size: BENCH_REQUEST.size, resolution: BENCH_REQUEST.resolution, ext: 'png' };
-    if (checkImage(facts, request, DEFAULT_CHECK_LEVELS).length > 0) figures.images_flagged++;
+  const checked = { meta: { checks: DEFAULT_CHECK_LEVELS }, store: new LocalResultStore(options.outDir) };
+  /** Checks a stored image as a worker does, its thumbnail stored beside it; counts what is flagged. */
+  const check = async (name: string): Promise<void> => {
+    const image = { path: name, ext: 'png', item: BENCH_REQUEST, metadata: {} };
+    const { checks } = await checkStored(checked, join(options.outDir, name), image);
+    if (checks) figures.images_flagged++;
     figures.images_checked++;
   };
   /** Task id to item index, in the order they are next looked up. */
@@ -84,7 +83,7 @@ await runBaseline('script', 64, (api, options) => {
       for (const [k, url] of (task.result?.url ?? []).entries()) {
         const name = `${item.index}_${k}.png`;
         figures.bytes_stored += await api.download(url, join(options.outDir, name));
-        if (options.checks) await check(join(options.outDir, name), name);
+        if (options.checks) await check(name);
         figures.images++;
       }
       figures.items_completed++;

@@ -34,6 +34,8 @@ interface Side {
     executions: number;
     events_total: number;
     events_per_item: number;
+    activities_per_item: number;
+    workflow_tasks_per_item: number;
     largest: { events: number; workflow_id: string };
   } | null;
   bytes_stored: number;
@@ -87,7 +89,7 @@ it('a tiny `npm run bench` runs its phases and reports every figure', { timeout:
       items: number;
       images_per_s: number;
       side: Side & { cpu_s: number; temporal_server_cpu_s: number; emulator_cpu_s: number };
-      script: Side & { cpu_s: number; emulator_cpu_s: number; images_checked: number };
+      script: Side & { cpu_s: number; emulator_cpu_s: number; images_checked?: number };
       ratio_to_script: number;
       checked_script: Side & { cpu_s: number; images_checked: number; images_flagged: number };
       ratio_to_checked_script: number;
@@ -115,6 +117,11 @@ it('a tiny `npm run bench` runs its phases and reports every figure', { timeout:
   expect(histories.largest.events).toBeGreaterThan(10);
   expect(histories.events_total).toBeGreaterThanOrEqual(histories.largest.events);
   expect(histories.events_per_item).toBeCloseTo(histories.events_total / ITEMS, 1);
+  // Each activity and workflow task writes several events: both are some, and fewer than events.
+  for (const perItem of [histories.activities_per_item, histories.workflow_tasks_per_item]) {
+    expect(perItem).toBeGreaterThan(0);
+    expect(perItem).toBeLessThan(histories.events_per_item);
+  }
 
   // The naive baseline's process is bench-smoke.test.ts's (the adaptive phase's naive part); its
   // phase measures it the way the capacity phase measures the script, checked below.
@@ -136,10 +143,9 @@ it('a tiny `npm run bench` runs its phases and reports every figure', { timeout:
   expect(capacitySide.temporal_server_cpu_s).toBeGreaterThan(0);
   expect(script.cpu_s).toBeGreaterThan(0);
   expect(cpu.pixelmill).toBeCloseTo(cpu.pixelmill_cli + cpu.temporal_server, 1);
-  // The CLI's CPU by thread: the main thread, the Temporal core's, node's others; together no more
+  // The CLI's CPU by thread: the main thread and the Temporal core's used some; together no more
   // than the whole (a thread that exits loses its last interval).
   const byThread = cpu.pixelmill_cli_by_thread;
-  expect(Object.keys(byThread).sort()).toEqual(['libvips', 'main', 'other_node', 'temporal_core']);
   expect(byThread.main).toBeGreaterThan(0);
   expect(byThread.temporal_core).toBeGreaterThan(0);
   const threadsMs = Object.values(byThread).reduce((sum, ms) => sum + ms, 0);
@@ -156,7 +162,7 @@ it('a tiny `npm run bench` runs its phases and reports every figure', { timeout:
   expectCompleteSide(checked, 'script', 20);
   expect(checked.images_checked).toBe(20);
   expect(checked.images_flagged).toBe(0);
-  expect(script.images_checked).toBe(0);
+  expect(script.images_checked).toBeUndefined();
   expect(cpu.checked_script).toBeGreaterThan(0);
   expect(result.capacity.ratio_to_checked_script).toBeCloseTo(
     result.capacity.images_per_s / (checked.images / checked.wall_s),

@@ -114,15 +114,12 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
   const overBudget = (): boolean => limits.allowance !== undefined && nextWouldExceed(s, limits.allowance);
 
   /** Where and until when the shard's items are submitted. */
-  function submitTarget(): { webhook?: string; notAfter?: number } {
-    const webhook = limits.webhookBaseUrl
-      ? `${limits.webhookBaseUrl}/${encodeURIComponent(workflowInfo().workflowId)}`
-      : undefined;
-    return {
-      ...(webhook ? { webhook } : {}),
-      ...(limits.deadlineAt !== undefined ? { notAfter: limits.deadlineAt } : {}),
-    };
-  }
+  const submitTarget: { webhook?: string; notAfter?: number } = {
+    ...(limits.webhookBaseUrl
+      ? { webhook: `${limits.webhookBaseUrl}/${encodeURIComponent(workflowInfo().workflowId)}` }
+      : {}),
+    ...(limits.deadlineAt !== undefined ? { notAfter: limits.deadlineAt } : {}),
+  };
 
   /**
    * A submit that failed for good. Past the deadline it was never sent: it ends as `deadline`
@@ -148,7 +145,7 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
     try {
       const summary = `submit items[${at.plan(index)}]${attempt > 1 ? `, attempt ${attempt}` : ''}`;
       const { taskId, calls } = await submitItem.executeWithOptions({ summary }, [
-        { plan, index: at.plan(index), attempt, carriesOn, ...submitTarget() },
+        { plan, index: at.plan(index), attempt, carriesOn, ...submitTarget },
       ]);
       s.apiCalls.submit += calls ?? 1;
       items.submitted(index, taskId, Date.now());
@@ -175,7 +172,7 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
           {
             plan,
             items: slice.map(({ index, attempt }) => ({ index: at.plan(index), attempt })),
-            ...submitTarget(),
+            ...submitTarget,
           },
         ],
       );
