@@ -143,11 +143,11 @@ it('a tiny `npm run bench` runs its phases and reports every figure', { timeout:
   expect(capacitySide.temporal_server_cpu_s).toBeGreaterThan(0);
   expect(script.cpu_s).toBeGreaterThan(0);
   expect(cpu.pixelmill).toBeCloseTo(cpu.pixelmill_cli + cpu.temporal_server, 1);
-  // The CLI's CPU by thread: the main thread and the Temporal core's used some; together no more
-  // than the whole (a thread that exits loses its last interval).
+  // The CLI's CPU by thread: the main thread used some; together the threads account for most of
+  // the whole and no more (a thread that exits loses its last interval). The Temporal core's share
+  // is not asserted: /proc counts 10 ms ticks, and 20 images may cost the core less than one.
   const byThread = cpu.pixelmill_cli_by_thread;
   expect(byThread.main).toBeGreaterThan(0);
-  expect(byThread.temporal_core).toBeGreaterThan(0);
   const threadsMs = Object.values(byThread).reduce((sum, ms) => sum + ms, 0);
   expect(threadsMs).toBeGreaterThan(0.5 * cpu.pixelmill_cli);
   expect(threadsMs).toBeLessThanOrEqual(cpu.pixelmill_cli * 1.02 + 0.1);
