@@ -46,6 +46,29 @@ describe('InFlightShares', () => {
     expect(shares.raise(true, everyShard)).toEqual([['c', 300]]);
   });
 
+  it('raises a shard towards the even split only out of what is free, never past the limit', () => {
+    // The first handoff comes while the other shards still submit with their full shares: the last
+    // shard starts on the handed-off slots, and the even split of what the tail leaves (700 / 3)
+    // is more than is free. The last shard gets nothing more until the others let go.
+    const shares = new InFlightShares(1000, 334);
+    for (const shard of ['a', 'b', 'c']) shares.start(shard);
+    shares.handOff('b', 300);
+    expect(shares.start('d')).toBe(34);
+    expect(shares.raise(true, everyShard)).toEqual([]);
+    expect(shares.free()).toBe(0);
+    // 'a' hands off holding 100: its 234 slots go to 'c' and 'd', 'd' first up to the even split.
+    shares.handOff('a', 100);
+    expect(shares.raise(true, everyShard)).toEqual([['d', 268]]);
+    expect(shares.free()).toBe(0);
+    // The larger tail closes: both submitting shards reach the even split of the 900 left.
+    shares.close('b');
+    expect(shares.raise(true, everyShard)).toEqual([
+      ['c', 450],
+      ['d', 450],
+    ]);
+    expect(shares.free()).toBe(0);
+  });
+
   it('leaves a shard that is still being started at its share, and ignores late reports', () => {
     const shares = new InFlightShares(200, 100);
     shares.start('a');

@@ -51,27 +51,25 @@ export class InFlightShares {
   }
 
   /**
-   * Submitting shards whose share goes up, with the new share. While shards are still to start,
-   * free slots top shares up to the full share (what is left starts the next shard); once all have
-   * started, everything the tails do not hold is split evenly between the submitting shards.
-   * Shards not `reachable` (still being started) keep their share for now.
+   * Submitting shards whose share goes up, with the new share, out of what is free. While shards
+   * are still to start, shares are topped up to the full share (what is left starts the next
+   * shard); once all have started, towards an even split of everything the tails do not hold.
+   * A share is never lowered (a shard may already hold it), so a shard above the even split keeps
+   * its share and the others get only what is free. Shards not `reachable` (still being started)
+   * keep their share for now.
    */
   raise(allStarted: boolean, reachable: (shard: string) => boolean): [shard: string, share: number][] {
     const raised: [string, number][] = [];
-    if (allStarted) {
-      if (this.#submitting.size === 0) return raised;
-      const even = Math.floor((this.maxInFlight - sum(this.#tails)) / this.#submitting.size);
-      for (const [shard, share] of this.#submitting)
-        if (even > share && reachable(shard)) raised.push([shard, even]);
-    } else {
-      let free = this.free();
-      for (const [shard, share] of this.#submitting) {
-        if (!reachable(shard)) continue;
-        const more = Math.min(this.fullShare - share, free);
-        if (more <= 0) continue;
-        free -= more;
-        raised.push([shard, share + more]);
-      }
+    if (this.#submitting.size === 0) return raised;
+    const target = allStarted
+      ? Math.floor((this.maxInFlight - sum(this.#tails)) / this.#submitting.size)
+      : this.fullShare;
+    let free = this.free();
+    for (const [shard, share] of this.#submitting) {
+      const more = Math.min(target - share, free);
+      if (more <= 0 || !reachable(shard)) continue;
+      free -= more;
+      raised.push([shard, share + more]);
     }
     for (const [shard, share] of raised) this.#submitting.set(shard, share);
     return raised;
