@@ -48,12 +48,17 @@ export interface CapacityResult {
     checked_script: number | null;
     /** pixelmill_cli by kind of thread (bench/processes.ts, ThreadGroup). */
     pixelmill_cli_by_thread: Record<string, number>;
+    /** The scripts' processes by kind of thread, to set beside pixelmill's CLI. */
+    script_by_thread: Record<string, number> | null;
+    checked_script_by_thread: Record<string, number> | null;
   };
   /** The emulator's CPU per image while it served each side: the share of the machine left. */
   emulator_cpu_ms_per_image: { pixelmill: number; script: number | null; checked_script: number | null };
   cpu_profile_dir: string | null;
 }
 
+const byThread = (side: SideResult): Record<string, number> | null =>
+  side.cpu_by_thread_s ? mapValues(side.cpu_by_thread_s, (s) => msPerImage(s, side.images)) : null;
 const perSecond = (side: SideResult): number => (side.wall_s > 0 ? round(side.images / side.wall_s, 1) : 0);
 const msPerImage = (cpuS: number, images: number): number =>
   images > 0 ? round((cpuS * 1000) / images, 2) : 0;
@@ -108,9 +113,9 @@ export async function capacityBenchmark(spec: CapacitySpec): Promise<CapacityRes
       temporal_server: msPerImage(serverCpuS, side.images),
       script: cpuOf(script, (of) => of.cpu_s),
       checked_script: cpuOf(checked, (of) => of.cpu_s),
-      pixelmill_cli_by_thread: side.cpu_by_thread_s
-        ? mapValues(side.cpu_by_thread_s, (s) => msPerImage(s, side.images))
-        : {},
+      pixelmill_cli_by_thread: byThread(side) ?? {},
+      script_by_thread: script && byThread(script),
+      checked_script_by_thread: checked && byThread(checked),
     },
     emulator_cpu_ms_per_image: {
       pixelmill: msPerImage(side.emulator_cpu_s, side.images),

@@ -9,7 +9,7 @@ import {
   startEmulatorProcess,
   type EmulatorProcess,
 } from './emulator-process.js';
-import { apiCallFigures, boundOf, round, type ApiCallFigures, type Bound } from './figures.js';
+import { apiCallFigures, boundOf, mapValues, round, type ApiCallFigures, type Bound } from './figures.js';
 import type { HistoryFigures } from './histories.js';
 import type { BaselineFigures } from './baseline-api.js';
 import { runPixelmill, type BenchS3Output } from './pixelmill-run.js';
@@ -62,7 +62,7 @@ export interface SideResult {
   process_s?: number;
   temporal_server_peak_rss_mb?: number;
   temporal_server_cpu_s?: number;
-  /** pixelmill only: the CLI's CPU seconds by kind of thread. */
+  /** The CLI's (or the baseline process's) CPU seconds by kind of thread. */
   cpu_by_thread_s?: Record<ThreadGroup, number>;
   log?: string;
 }
@@ -189,7 +189,11 @@ export interface BaselineSpec {
   checks?: boolean;
 }
 
-export type BaselineRun = BaselineFigures & { peak_rss_mb: number; cpu_s: number };
+export type BaselineRun = BaselineFigures & {
+  peak_rss_mb: number;
+  cpu_s: number;
+  cpu_by_thread_s: Record<ThreadGroup, number>;
+};
 
 /** A hand-written baseline (bench/naive.ts or bench/script.ts) as its own process against `emulator`. */
 export async function runBaselineProcess(
@@ -206,7 +210,7 @@ export async function runBaselineProcess(
     env: { ...process.env, PIXELMILL_API_KEY: BENCH_API_KEY },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const sampler = new ProcessSampler(child.pid!);
+  const sampler = new ProcessSampler(child.pid!, 200, { threads: true });
   let out = '';
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
   const code = await exited(child);
@@ -216,6 +220,7 @@ export async function runBaselineProcess(
     ...(JSON.parse(out) as BaselineFigures),
     peak_rss_mb: rssMb,
     cpu_s: round(sampler.cpuSeconds(), 2),
+    cpu_by_thread_s: mapValues(sampler.cpuSecondsByThread(), (s) => round(s, 2)),
   };
 }
 
@@ -247,9 +252,12 @@ export function compareBaseline(
       rssMb: figures.peak_rss_mb,
       cpuS: figures.cpu_s,
       histories: null,
-      extra: spec.checks
-        ? { images_checked: figures.images_checked, images_flagged: figures.images_flagged }
-        : {},
+      extra: {
+        cpu_by_thread_s: figures.cpu_by_thread_s,
+        ...(spec.checks
+          ? { images_checked: figures.images_checked, images_flagged: figures.images_flagged }
+          : {}),
+      },
     };
   });
 }

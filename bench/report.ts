@@ -292,12 +292,12 @@ export function formatTable(result: BenchResult): string {
       '  its CPU ms per image (CLI + dev server; the emulator)',
       `${cpu.pixelmill} (${cpu.pixelmill_cli} + ${cpu.temporal_server}); ${emulatorCpu.pixelmill}`,
     ]);
-    const byThread = Object.entries(cpu.pixelmill_cli_by_thread);
-    if (byThread.length > 0)
-      other.push([
-        '  its CLI CPU ms per image by thread',
-        byThread.map(([group, ms]) => `${group} ${ms}`).join(', '),
-      ]);
+    const byThread = (ms: Record<string, number>): string =>
+      Object.entries(ms)
+        .map(([group, groupMs]) => `${group} ${groupMs}`)
+        .join(', ');
+    if (Object.keys(cpu.pixelmill_cli_by_thread).length > 0)
+      other.push(['  its CLI CPU ms per image by thread', byThread(cpu.pixelmill_cli_by_thread)]);
     const baselines = [
       [
         'script',
@@ -305,6 +305,7 @@ export function formatTable(result: BenchResult): string {
         capacity.script_images_per_s,
         capacity.ratio_to_script,
         cpu.script,
+        cpu.script_by_thread,
         emulatorCpu.script,
       ],
       [
@@ -313,14 +314,16 @@ export function formatTable(result: BenchResult): string {
         capacity.checked_script_images_per_s,
         capacity.ratio_to_checked_script,
         cpu.checked_script,
+        cpu.checked_script_by_thread,
         emulatorCpu.checked_script,
       ],
     ] as const;
-    for (const [name, side, imagesPerS, ratio, cpuMs, emulatorMs] of baselines) {
+    for (const [name, side, imagesPerS, ratio, cpuMs, cpuByThread, emulatorMs] of baselines) {
       if (!side) continue;
       other.push([`${name} baseline images/s, same emulator`, imagesPerS]);
       other.push(['  its peak RSS MB', side.peak_rss_mb]);
       other.push(['  its CPU ms per image; the emulator', `${cpuMs}; ${emulatorMs}`]);
+      if (cpuByThread) other.push(['  its CPU ms per image by thread', byThread(cpuByThread)]);
       other.push([`pixelmill images/s / the ${name}'s`, ratio]);
     }
   }

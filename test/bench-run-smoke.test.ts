@@ -100,6 +100,7 @@ it('a tiny `npm run bench` runs its phases and reports every figure', { timeout:
         script: number;
         checked_script: number;
         pixelmill_cli_by_thread: Record<string, number>;
+        checked_script_by_thread: Record<string, number>;
       };
       emulator_cpu_ms_per_image: { pixelmill: number; script: number; checked_script: number };
     };
@@ -163,6 +164,10 @@ it('a tiny `npm run bench` runs its phases and reports every figure', { timeout:
   expect(checked.images_checked).toBe(20);
   expect(checked.images_flagged).toBe(0);
   expect(script.images_checked).toBeUndefined();
+  // Its CPU by thread too, to set beside pixelmill's: the threads account for most of the whole.
+  const checkedThreadsMs = Object.values(cpu.checked_script_by_thread).reduce((sum, ms) => sum + ms, 0);
+  expect(checkedThreadsMs).toBeGreaterThan(0.5 * cpu.checked_script);
+  expect(checkedThreadsMs).toBeLessThanOrEqual(cpu.checked_script * 1.02 + 0.1);
   expect(cpu.checked_script).toBeGreaterThan(0);
   expect(result.capacity.ratio_to_checked_script).toBeCloseTo(
     result.capacity.images_per_s / (checked.images / checked.wall_s),
