@@ -11,7 +11,8 @@ import type { OutcomeLine, RunStateStore } from '../runstate/index.js';
 export function recordOutcomesActivity(runState: RunStateStore) {
   return async function recordOutcomes(input: RecordOutcomesInput): Promise<void> {
     const earlier = new Map<number, OutcomeLine>();
-    for (const line of await runState.readOutcomes(input.plan, input.shard)) {
+    const indices = new Set(input.outcomes.map((outcome) => outcome.index));
+    for (const line of await runState.readOutcomes(input.plan, input.shard, indices)) {
       earlier.set(line.index, line);
     }
     const lines: OutcomeLine[] = [];

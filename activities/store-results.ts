@@ -57,11 +57,14 @@ export interface StoreHeartbeat {
   calls?: number;
 }
 
+/** A batch of a shard's items to store (storeResults' and collectResults' inputs). */
+type TransferInput = Pick<StoreResultsInput, 'plan' | 'shard'> & { items: readonly { index: number }[] };
+
 interface StoreContext {
   meta: PlanMeta;
   client: ImageApiClient;
   store: ResultStore;
-  /** Images already stored for this shard, by source URL. */
+  /** Images already stored for the batch's items, by source URL. */
   known: Map<string, ImageRecord>;
   /** A retry of this activity: an earlier attempt may have left partial writes behind. */
   retrying: boolean;
@@ -94,12 +97,14 @@ function previousProgress(context: Context | undefined): Progress {
   };
 }
 
+/** Images already stored for the batch's items, by source URL: an earlier attempt's, or a batch's that failed. */
 async function storedImages(
   runState: RunStateStore,
-  input: Pick<StoreResultsInput, 'plan' | 'shard'>,
+  input: TransferInput,
 ): Promise<Map<string, ImageRecord>> {
   const known = new Map<string, ImageRecord>();
-  for (const line of await runState.readOutcomes(input.plan, input.shard)) {
+  const indices = new Set(input.items.map((item) => item.index));
+  for (const line of await runState.readOutcomes(input.plan, input.shard, indices)) {
     for (const image of line.images) known.set(image.source_url, image);
   }
   return known;
@@ -192,7 +197,7 @@ export interface Transfer {
  */
 export async function asTransfer<T>(
   deps: { clients: ApiClients; resolved: ResolvedDeps },
-  input: Pick<StoreResultsInput, 'plan' | 'shard'>,
+  input: TransferInput,
   work: (transfer: Transfer) => Promise<T>,
 ): Promise<T> {
   const { runState } = deps.resolved;

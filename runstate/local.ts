@@ -66,10 +66,10 @@ export class LocalRunStateStore implements RunStateStore {
     return appendOutcomes(ref, shard, lines);
   }
 
-  async readOutcomes(ref: PlanRef, shard?: number): Promise<OutcomeLine[]> {
-    if (shard !== undefined) return readOutcomeFile(shardOutcomesFile(ref, shard));
+  async readOutcomes(ref: PlanRef, shard?: number, indices?: ReadonlySet<number>): Promise<OutcomeLine[]> {
+    if (shard !== undefined) return readOutcomeFile(shardOutcomesFile(ref, shard), indices);
     const lines: OutcomeLine[] = [];
-    for (const file of await listOutcomeFiles(ref)) lines.push(...(await readOutcomeFile(file)));
+    for (const file of await listOutcomeFiles(ref)) lines.push(...(await readOutcomeFile(file, indices)));
     return lines;
   }
 

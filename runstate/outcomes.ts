@@ -60,8 +60,12 @@ export async function appendOutcomes(plan: PlanRef, shard: number, lines: readon
   await appendJsonLines(shardOutcomesFile(plan, shard), lines);
 }
 
-/** The valid lines of one outcome file, in file order; a missing file has none. */
-export async function readOutcomeFile(file: string): Promise<OutcomeLine[]> {
+/**
+ * The valid lines of one outcome file, in file order; a missing file has none. With `indices`,
+ * only the lines of those plan indices: a shard's store activities each ask for their batch's,
+ * and validating all of the shard's lines each time cost more than the batch's own work.
+ */
+export async function readOutcomeFile(file: string, indices?: ReadonlySet<number>): Promise<OutcomeLine[]> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -69,8 +73,14 @@ export async function readOutcomeFile(file: string): Promise<OutcomeLine[]> {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw error;
   }
+  return validOutcomeLines(parseJsonLines(text), indices);
+}
+
+/** The values that are valid outcome lines, of the plan indices in `indices` when given. */
+export function validOutcomeLines(values: Iterable<unknown>, indices?: ReadonlySet<number>): OutcomeLine[] {
   const lines: OutcomeLine[] = [];
-  for (const value of parseJsonLines(text)) {
+  for (const value of values) {
+    if (indices && !indices.has((value as { index?: unknown } | null)?.index as number)) continue;
     const parsed = OutcomeLineSchema.safeParse(value);
     if (parsed.success) lines.push(parsed.data);
   }

@@ -51,8 +51,8 @@ export class RunStateRouter implements RunStateStore {
     return this.#for(ref).appendOutcomes(ref, shard, lines, sequence);
   }
 
-  readOutcomes(ref: PlanRef, shard?: number) {
-    return this.#for(ref).readOutcomes(ref, shard);
+  readOutcomes(ref: PlanRef, shard?: number, indices?: ReadonlySet<number>) {
+    return this.#for(ref).readOutcomes(ref, shard, indices);
   }
 
   latestOutcomes(ref: PlanRef, items: readonly { id: string }[]) {

@@ -15,7 +15,7 @@ import { S3Objects } from '../storage/s3-objects.js';
 import type { S3ConnectionOptions } from '../storage/s3-connection.js';
 import { s3UrlOf, type S3Location } from '../storage/s3-location.js';
 import { parseJsonLines } from './files.js';
-import { OutcomeLineSchema, type OutcomeLine } from './outcomes.js';
+import { validOutcomeLines, type OutcomeLine } from './outcomes.js';
 import {
   planContent,
   planIndexOutOfRange,
@@ -170,7 +170,7 @@ export class S3RunStateStore implements RunStateStore {
     });
   }
 
-  async readOutcomes(ref: PlanRef, shard?: number): Promise<OutcomeLine[]> {
+  async readOutcomes(ref: PlanRef, shard?: number, indices?: ReadonlySet<number>): Promise<OutcomeLine[]> {
     const objects = this.#store(ref);
     const prefix = shard === undefined ? `outcomes-${stem(ref)}/` : outcomesPrefix(ref, shard);
     const lines: OutcomeLine[] = [];
@@ -179,20 +179,16 @@ export class S3RunStateStore implements RunStateStore {
     // read again, so a shard costs one listing per batch rather than every object per batch.
     for (const entry of entries) {
       const key = `${ref.stateDir}\0${entry.path}\0${entry.etag}\0${entry.size}`;
-      lines.push(
-        ...(await this.#outcomeObjects.get(key, () => this.#readOutcomeObject(objects, entry.path))),
+      const objectLines = await this.#outcomeObjects.get(key, () =>
+        this.#readOutcomeObject(objects, entry.path),
       );
+      for (const line of objectLines) if (!indices || indices.has(line.index)) lines.push(line);
     }
     return lines;
   }
 
   async #readOutcomeObject(objects: S3Objects, path: string): Promise<OutcomeLine[]> {
-    const lines: OutcomeLine[] = [];
-    for (const value of parseJsonLines((await objects.read(path)) ?? '')) {
-      const parsed = OutcomeLineSchema.safeParse(value);
-      if (parsed.success) lines.push(parsed.data);
-    }
-    return lines;
+    return validOutcomeLines(parseJsonLines((await objects.read(path)) ?? ''));
   }
 
   async latestOutcomes(ref: PlanRef, items: readonly { id: string }[]): Promise<(OutcomeLine | undefined)[]> {

@@ -48,8 +48,11 @@ export interface RunStateStore {
     lines: readonly OutcomeLine[],
     sequence?: string,
   ): Promise<void>;
-  /** The valid outcome lines of one shard, or of every shard in shard order, as appended. */
-  readOutcomes(ref: PlanRef, shard?: number): Promise<OutcomeLine[]>;
+  /**
+   * The valid outcome lines of one shard, or of every shard in shard order, as appended; only
+   * those of the plan indices in `indices` when given (the others are not even validated).
+   */
+  readOutcomes(ref: PlanRef, shard?: number, indices?: ReadonlySet<number>): Promise<OutcomeLine[]>;
   /**
    * The newest outcome of each of `items` (the plan's, by index). A line for an index whose id
    * differs is not about this plan's item: it is ignored.

@@ -107,6 +107,9 @@ describe('run state in S3', () => {
     ]);
     const latest = await store.latestOutcomes(ref, loaded.items);
     expect(latest.map((outcome) => outcome?.task_id)).toEqual(['t0b', 't1', 't2']);
+    // A batch asks only for its own items' lines.
+    const batch = await store.readOutcomes(ref, 0, new Set([0, 2]));
+    expect(batch.map((outcome) => outcome.task_id)).toEqual(['t2', 't0', 't0b']);
   });
 
   it('creates each journal line once and finds a call by its keys', async () => {
