@@ -95,6 +95,30 @@ export function round(value: number, digits: number): number {
   return Math.round(value * scale) / scale;
 }
 
+/** The median of `values`; 0 when there are none. */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length / 2;
+  if (sorted.length === 0) return 0;
+  return Number.isInteger(middle) ? (sorted[middle - 1]! + sorted[middle]!) / 2 : sorted[Math.floor(middle)]!;
+}
+
+/**
+ * Records of the same shape, folded into one: each number the median of that number across them
+ * (nested records likewise); a figure some of them lack (null) is the median of those that have it.
+ */
+export function medianOfEach<T>(records: readonly T[]): T {
+  const numbers = records.filter((value): value is T & number => typeof value === 'number');
+  if (numbers.length > 0) return median(numbers) as T;
+  const first = records.find((value) => value !== null && value !== undefined);
+  if (typeof first !== 'object' || first === null) return records[0]!;
+  const fields = Object.keys(first).map((key) => [
+    key,
+    medianOfEach(records.map((record) => (record as Record<string, unknown> | null)?.[key] ?? null)),
+  ]);
+  return Object.fromEntries(fields) as T;
+}
+
 /** The p-th percentile (0-100) of ascending `sorted` values, nearest rank; 0 when there are none. */
 export function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;

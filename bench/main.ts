@@ -12,7 +12,8 @@
 //   capacity   pixelmill's images/s when neither the rate limit nor generation time binds, beside
 //              the script baseline (bench/script.ts) on an identical emulator, and each one's CPU
 //              per image; --cpu-prof DIR writes V8 CPU profiles of the CLI's threads there
-//              (summed up by node dist/bench/cpu-profile.js DIR)
+//              (summed up by node dist/bench/cpu-profile.js DIR); --capacity-rounds K runs the
+//              three sides K times and reports the medians (one run's ratios are noisy)
 //   emulator   the emulator's requests/s on one core (bench/emulator-throughput.ts)
 //   big        a 100,000-item manifest: validate time, and time until its run has started
 //   incremental issue #16: the pixelmill run again with 1% of its prompts edited (tasks, credits,
@@ -64,6 +65,7 @@ interface Options {
   naiveConcurrency: number;
   naiveLimitS: number;
   capacityItems: number;
+  capacityRounds: number;
   cpuProfileDir?: string;
   emulatorSeconds: number;
   emulatorTasks: number;
@@ -97,6 +99,7 @@ function parseOptions(argv: string[]): Options {
       'naive-concurrency': { type: 'string', default: '8' },
       'naive-limit': { type: 'string', default: '900' },
       'capacity-items': { type: 'string' },
+      'capacity-rounds': { type: 'string', default: '1' },
       'cpu-prof': { type: 'string' },
       'emulator-seconds': { type: 'string', default: '10' },
       'emulator-tasks': { type: 'string', default: '100000' },
@@ -139,6 +142,7 @@ function parseOptions(argv: string[]): Options {
     naiveConcurrency: positive('naive-concurrency', values['naive-concurrency']),
     naiveLimitS: positive('naive-limit', values['naive-limit'], false),
     capacityItems: values['capacity-items'] ? positive('capacity-items', values['capacity-items']) : items,
+    capacityRounds: positive('capacity-rounds', values['capacity-rounds']),
     ...(values['cpu-prof'] ? { cpuProfileDir: resolve(values['cpu-prof']) } : {}),
     emulatorSeconds: positive('emulator-seconds', values['emulator-seconds'], false),
     emulatorTasks: positive('emulator-tasks', values['emulator-tasks']),
@@ -221,6 +225,7 @@ async function runPhases(options: Options, root: string, result: BenchResult): P
       result.capacity = await capacityBenchmark({
         dir: dirOf(phase),
         items: options.capacityItems,
+        rounds: options.capacityRounds,
         deadline,
         ...(options.cpuProfileDir ? { cpuProfileDir: options.cpuProfileDir } : {}),
       });

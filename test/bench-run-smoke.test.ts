@@ -93,6 +93,7 @@ it('a tiny `npm run bench` runs its phases and reports every figure', { timeout:
       ratio_to_script: number;
       checked_script: Side & { cpu_s: number; images_checked: number; images_flagged: number };
       ratio_to_checked_script: number;
+      cpu_ratio_to_checked_script: number;
       cpu_ms_per_image: {
         pixelmill: number;
         pixelmill_cli: number;
@@ -169,6 +170,7 @@ it('a tiny `npm run bench` runs its phases and reports every figure', { timeout:
   expect(checkedThreadsMs).toBeGreaterThan(0.5 * cpu.checked_script);
   expect(checkedThreadsMs).toBeLessThanOrEqual(cpu.checked_script * 1.02 + 0.1);
   expect(cpu.checked_script).toBeGreaterThan(0);
+  expect(result.capacity.cpu_ratio_to_checked_script).toBeCloseTo(cpu.pixelmill / cpu.checked_script, 1);
   expect(result.capacity.ratio_to_checked_script).toBeCloseTo(
     result.capacity.images_per_s / (checked.images / checked.wall_s),
     1,
