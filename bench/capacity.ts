@@ -156,14 +156,14 @@ async function capacityRound(
   const imagesPerS = perSecond(side);
   const ratioTo = (baseline: SideResult | null): number | null =>
     baseline && perSecond(baseline) > 0 ? round(imagesPerS / perSecond(baseline), 3) : null;
-  const cpuOf = (baseline: SideResult | null, cpuS: (side: SideResult) => number): number | null =>
-    baseline ? msPerImage(cpuS(baseline), baseline.images) : null;
-  const emulatorCpu = (of: SideResult): number => of.emulator_cpu_s;
+  /** A process's CPU per image: the client's (cpu_s) or the emulator's while it served the side. */
+  const cpuMs = (of: SideResult | null, process: 'cpu_s' | 'emulator_cpu_s'): number | null =>
+    of && msPerImage(of[process], of.images);
   const pixelmillCpu = msPerImage(side.cpu_s + serverCpuS, side.images);
-  const cpuRatioTo = (baseline: SideResult | null): number | null => {
-    const baselineCpu = cpuOf(baseline, (of) => of.cpu_s);
-    return baselineCpu ? round(pixelmillCpu / baselineCpu, 2) : null;
-  };
+  const scriptCpu = cpuMs(script, 'cpu_s');
+  const checkedCpu = cpuMs(checked, 'cpu_s');
+  const cpuRatio = (baselineCpu: number | null): number | null =>
+    baselineCpu ? round(pixelmillCpu / baselineCpu, 2) : null;
   return {
     items: spec.items,
     rps: UNBOUND_RPS,
@@ -176,22 +176,22 @@ async function capacityRound(
     checked_script: checked,
     checked_script_images_per_s: checked ? perSecond(checked) : null,
     ratio_to_checked_script: ratioTo(checked),
-    cpu_ratio_to_script: cpuRatioTo(script),
-    cpu_ratio_to_checked_script: cpuRatioTo(checked),
+    cpu_ratio_to_script: cpuRatio(scriptCpu),
+    cpu_ratio_to_checked_script: cpuRatio(checkedCpu),
     cpu_ms_per_image: {
       pixelmill: pixelmillCpu,
       pixelmill_cli: msPerImage(side.cpu_s, side.images),
       temporal_server: msPerImage(serverCpuS, side.images),
-      script: cpuOf(script, (of) => of.cpu_s),
-      checked_script: cpuOf(checked, (of) => of.cpu_s),
+      script: scriptCpu,
+      checked_script: checkedCpu,
       pixelmill_cli_by_thread: byThread(side) ?? {},
       script_by_thread: script && byThread(script),
       checked_script_by_thread: checked && byThread(checked),
     },
     emulator_cpu_ms_per_image: {
       pixelmill: msPerImage(side.emulator_cpu_s, side.images),
-      script: cpuOf(script, emulatorCpu),
-      checked_script: cpuOf(checked, emulatorCpu),
+      script: cpuMs(script, 'emulator_cpu_s'),
+      checked_script: cpuMs(checked, 'emulator_cpu_s'),
     },
     cpu_profile_dir: spec.cpuProfileDir ?? null,
   };
