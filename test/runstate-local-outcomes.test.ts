@@ -4,29 +4,19 @@ import { appendFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LocalRunStateStore, type OutcomeLine } from '../runstate/index.js';
 import { shardOutcomesFile } from '../runstate/outcomes.js';
+import { outcomeLine } from './support/plan.js';
 import { removeTempDirs, tempDir } from './support/temp-dir.js';
 
 afterAll(removeTempDirs);
-
-const line = (index: number, taskId: string): OutcomeLine => ({
-  index,
-  id: `item-${index}`,
-  status: 'completed',
-  task_id: taskId,
-  attempts: 1,
-  credits_cost: 1,
-  images: [],
-  error: null,
-});
 
 describe('outcome lines in a local run state', () => {
   it('reads a shard in file order, skipping bad lines, and only the asked indices when given', async () => {
     const store = new LocalRunStateStore();
     const ref = { stateDir: tempDir(), planHash: 'a'.repeat(64) };
-    await store.appendOutcomes(ref, 0, [line(0, 't0'), line(1, 't1')]);
+    await store.appendOutcomes(ref, 0, [outcomeLine(0, 't0'), outcomeLine(1, 't1')]);
     appendFileSync(shardOutcomesFile(ref, 0), '{"index": 2, "status": "not a status"}\nnot json\n');
-    await store.appendOutcomes(ref, 0, [line(2, 't2'), line(0, 't0b')]);
-    await store.appendOutcomes(ref, 1, [line(500, 't500')]);
+    await store.appendOutcomes(ref, 0, [outcomeLine(2, 't2'), outcomeLine(0, 't0b')]);
+    await store.appendOutcomes(ref, 1, [outcomeLine(500, 't500')]);
     const taskIds = (lines: OutcomeLine[]) => lines.map((outcome) => outcome.task_id);
     expect(taskIds(await store.readOutcomes(ref, 0))).toEqual(['t0', 't1', 't2', 't0b']);
     expect(taskIds(await store.readOutcomes(ref, 0, new Set([0, 2])))).toEqual(['t0', 't2', 't0b']);

@@ -10,6 +10,7 @@ import { loadManifest } from '../manifest/load.js';
 import { CLI_S3_ATTEMPTS } from '../client/run-files.js';
 import { S3RunStateStore, type OutcomeLine } from '../runstate/index.js';
 import { writeManifest } from './activities-fixture.js';
+import { outcomeLine } from './support/plan.js';
 import { startS3Server, type S3TestServer } from '../bench/s3-server.js';
 
 const BUCKET = 'state';
@@ -40,16 +41,8 @@ function manifest(prefix: string, items: number) {
   return loadManifest(fixture.file);
 }
 
-const line = (index: number, status: OutcomeLine['status'], taskId: string): OutcomeLine => ({
-  index,
-  id: `item-${index}`,
-  status,
-  task_id: taskId,
-  attempts: 1,
-  credits_cost: 1,
-  images: [],
-  error: null,
-});
+const line = (index: number, status: OutcomeLine['status'], taskId: string): OutcomeLine =>
+  outcomeLine(index, taskId, status);
 
 async function keysUnder(prefix: string): Promise<string[]> {
   const listed = await server.client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: prefix }));
