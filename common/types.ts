@@ -245,6 +245,11 @@ export interface ShardCarriedState {
   nextLookupAt?: number;
   /** Set once the run has been told that every item was submitted. */
   handedOff?: boolean;
+  /**
+   * What the shard held when it handed off, until it tells the run that its tail has shrunk
+   * (workflows/shard.ts, releaseTail); then cleared. Absent in runs handed off by older code.
+   */
+  handedOffHolding?: number;
   /** When each item's current task was accepted (workflow time, ms); absent in older runs. */
   submittedAt?: (number | null)[];
   /** Set once the run's deadline has passed: nothing more is submitted. */
@@ -262,7 +267,10 @@ export interface ShardCarriedState {
 
 export interface ShardHandoff {
   workflowId: string;
-  /** Items still at the API: all the shard can ever have again. */
+  /**
+   * Items not final yet (at the API, or waiting to be submitted again): all the shard can ever
+   * have at the API again. Sent when the shard hands off, and once more when its tail has shrunk.
+   */
   holding: number;
   /** Generation times the shard saw: where the run's next shards start. */
   generationMs?: number[];

@@ -27,6 +27,21 @@ describe('InFlightShares', () => {
     expect(shares.free()).toBe(0);
   });
 
+  it('frees what a tail lets go of when it is told again, and never lets a tail grow', () => {
+    // Both shards hand off holding every slot: nothing is free for the third until a tail shrinks.
+    const shares = new InFlightShares(100, 50);
+    shares.start('a');
+    shares.start('b');
+    shares.handOff('a', 50);
+    shares.handOff('b', 50);
+    expect(shares.free()).toBe(0);
+    shares.handOff('a', 3);
+    expect(shares.free()).toBe(47);
+    expect(shares.start('c')).toBe(47);
+    shares.handOff('b', 60);
+    expect(shares.free()).toBe(0);
+  });
+
   it('never hands a tail more than its share, whatever it reports', () => {
     const shares = new InFlightShares(100, 50);
     shares.start('a');

@@ -149,6 +149,34 @@ describe('run and shard workflows (stub activities)', () => {
     expect(firstOfThird).toBeLessThan(held);
   }, 90_000);
 
+  it('gives the next shard the slots a tail no longer uses while one submit is held for long', async () => {
+    // max_in_flight 100: two shards of 50 slots each. The last 49 items of each take a few
+    // lookups, so each hands off holding all its 50 slots; the first item of each is held in its
+    // submit, as above, until the third shard has stored all its items, or for 30 s at most. Once
+    // the slow items are done, each tail is the held item alone: the third shard must run on the
+    // slots they let go of, not wait for the held submits (nor crawl on a slot or two).
+    const items = 2 * SHARD_SIZE + 100;
+    const third = (index: number): boolean => index >= 2 * SHARD_SIZE;
+    const thirdShardStored = (api: FakeApi): boolean => api.stored.filter(third).length === 100;
+    const { api, start } = startRun({
+      items,
+      maxInFlight: 100,
+      lookupsToFinish: (index) => (!third(index) && index % SHARD_SIZE > SHARD_SIZE - 50 ? 4 : 1),
+      failsInSlice: (index) => index % SHARD_SIZE === 0 && !third(index),
+      holdSubmit: async (index, fake) => {
+        if (index % SHARD_SIZE !== 0 || third(index)) return;
+        const end = Date.now() + 30_000;
+        while (!thirdShardStored(fake) && Date.now() < end) await new Promise((r) => setTimeout(r, 25));
+      },
+    });
+    const result = await withWorkers(api, async () => (await start()).result() as Promise<RunResult>);
+    expect(result.counts.completed).toBe(items);
+    const lastOfThird = api.timeline.findLastIndex((e) => e.event === 'store' && third(e.index));
+    const held = api.timeline.findIndex((e) => e.event === 'submit' && e.index === 0);
+    expect(lastOfThird).toBeGreaterThanOrEqual(0);
+    expect(lastOfThird).toBeLessThan(held);
+  }, 90_000);
+
   it('resubmits failures the retry policy names, and reports the others with their error', async () => {
     const { api, start } = startRun({
       items: 50,

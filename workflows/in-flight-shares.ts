@@ -2,7 +2,8 @@
 //
 // A shard that is still submitting holds a share. One that has submitted all its items ("handed
 // off") holds only what it still had at the API then: it can never have more, since a resubmit
-// reuses the slot of the item that failed. A closed shard holds nothing. The run starts the next
+// reuses the slot of the item that failed. It says so again once its tail has shrunk, and then
+// holds that much. A closed shard holds nothing. The run starts the next
 // shard as soon as one hands off, with what is free, and raises the shares of submitting shards as
 // tails close. Shards of a run submit at the same pace and so finish submitting together: when the
 // next ones waited for them to close, the rate limit sat idle for a whole generation time at every
@@ -37,12 +38,15 @@ export class InFlightShares {
     return share;
   }
 
-  /** The shard has submitted everything and holds `holding` items at the API. */
+  /**
+   * The shard has submitted everything and holds `holding` items at the API, or (told again)
+   * its tail is down to `holding`. A tail never grows; a shard that closed holds nothing.
+   */
   handOff(shard: string, holding: number): void {
-    const share = this.#submitting.get(shard);
-    if (share === undefined) return; // closed already, or handed off before
+    const held = this.#submitting.get(shard) ?? this.#tails.get(shard);
+    if (held === undefined) return; // closed already
     this.#submitting.delete(shard);
-    this.#tails.set(shard, Math.min(share, holding));
+    this.#tails.set(shard, Math.min(held, holding));
   }
 
   close(shard: string): void {

@@ -6,6 +6,7 @@ import {
   continueAsNew,
   getExternalWorkflowHandle,
   log,
+  patched,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -20,7 +21,7 @@ import {
   taskFinishedSignal,
   taskQueuesOf,
 } from '../common/names.js';
-import type { CarriedSubmit, ErrorSummary, ShardInput, ShardResult } from '../common/types.js';
+import type { CarriedSubmit, ErrorSummary, ShardHandoff, ShardInput, ShardResult } from '../common/types.js';
 import { plural } from '../common/words.js';
 import { activitiesOn } from './activities.js';
 import { collectBatch } from './shard-collect.js';
@@ -51,6 +52,8 @@ const MAX_PENDING_SUBMITS = 100;
 export const MAX_SLICE = 50;
 const COLLECT_BATCH = 50;
 const MAX_COLLECT_BATCHES = 3;
+/** Shards started before their tails were released replay without it (releaseTail). */
+const TAIL_RELEASE_PATCH = 'shard-tail-release';
 
 /**
  * Submits a shard's items under the run's limits, tracks them with one batch lookup per poll,
@@ -240,19 +243,44 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
    * for minutes, until its refusal is proven) must not hold the next shard back.
    */
   async function handOffWhenSubmitted(): Promise<void> {
-    if (!limits.handOff || s.handedOff) return;
-    const stopped = (): boolean => draining || s.cancelled || !workLeft();
-    await condition(() => stopped() || items.count(Phase.queued) === 0);
+    if (!limits.handOff) return;
+    if (!s.handedOff) {
+      await condition(() => stopped() || items.count(Phase.queued) === 0);
+      if (stopped()) return;
+      s.handedOff = true;
+      const holding = items.atApi();
+      s.handedOffHolding = holding;
+      await tellRun({ holding, ...(s.generationMs ? { generationMs: s.generationMs } : {}) });
+    }
+    await releaseTail();
+  }
+
+  /**
+   * Tells the run once more when the shard's tail is down to a quarter of what it handed off
+   * with, so that a few items held for minutes (a submit retried until its refusal is proven, a
+   * task stuck until task_timeout) do not keep the rest of its slots from the next shards: with
+   * every slot in tails, the run starts nothing until a shard closes. Once per shard: each tell is
+   * a signal in the run's history, and a quarter frees most of the slots.
+   */
+  async function releaseTail(): Promise<void> {
+    const handedOffWith = s.handedOffHolding;
+    // Runs handed off before this existed replay as they ran: no marker, no second signal.
+    if (handedOffWith === undefined || !patched(TAIL_RELEASE_PATCH)) return;
+    const notFinal = (): number => items.atApi() + items.count(Phase.queued);
+    await condition(() => stopped() || notFinal() <= Math.floor(handedOffWith / 4));
     if (stopped()) return;
-    s.handedOff = true;
-    const handoff = {
-      workflowId: workflowInfo().workflowId,
-      holding: items.atApi(),
-      ...(s.generationMs ? { generationMs: s.generationMs } : {}),
-    };
+    s.handedOffHolding = undefined;
+    await tellRun({ holding: notFinal() });
+  }
+
+  function stopped(): boolean {
+    return draining || s.cancelled || !workLeft();
+  }
+
+  async function tellRun(handoff: Omit<ShardHandoff, 'workflowId'>): Promise<void> {
     // Only a run that is gone refuses it, and then nothing waits for this shard's slots.
     await getExternalWorkflowHandle(input.runId)
-      .signal(shardSubmittedSignal, handoff)
+      .signal(shardSubmittedSignal, { workflowId: workflowInfo().workflowId, ...handoff })
       .catch(() => undefined);
   }
 

@@ -25,8 +25,8 @@ type Activities = ReturnType<typeof createActivities>;
 
 export interface FakeScenario {
   items: number;
-  /** Lookups a task stays pending before it finishes. */
-  lookupsToFinish?: number;
+  /** Lookups a task stays pending before it finishes: for every task, or by item index. */
+  lookupsToFinish?: number | ((index: number) => number);
   /** Decides a task's terminal status by item index and attempt. */
   fails?: (index: number, attempt: number) => { type: string; code: string } | undefined;
   /** Answers 402 to this many submits (the first ones). */
@@ -209,13 +209,16 @@ export function fakeApi(scenario: FakeScenario): FakeApi {
     },
     submitSlice,
     async lookupTasks(input: LookupTasksInput) {
+      const { lookupsToFinish: finishAfter = 1 } = scenario;
+      const lookupsToFinish = (index: number) =>
+        typeof finishAfter === 'number' ? finishAfter : finishAfter(index);
       api.lookups++;
       return {
         statuses: input.taskIds.map((id) => {
           const task = tasks.get(id);
           if (!task) return 'not_found';
           task.lookups++;
-          if (task.lookups < (scenario.lookupsToFinish ?? 1)) return 'processing';
+          if (task.lookups < lookupsToFinish(task.index)) return 'processing';
           return scenario.fails?.(task.index, task.attempt) ? 'failed' : 'completed';
         }),
       };
