@@ -18,6 +18,11 @@ export interface HistoryFigures {
   activities_per_item: number;
   workflow_tasks_per_item: number;
   largest: { events: number; workflow_id: string };
+  /**
+   * The run workflow's own events per shard: it never continues as new, so this sets how many
+   * shards (SHARD_SIZE items each) a run holds before its history reaches Temporal's warning.
+   */
+  run_events_per_shard: number;
 }
 
 interface ExecutionCounts {
@@ -67,6 +72,7 @@ export async function runHistoryFigures(
       activities_per_item: 0,
       workflow_tasks_per_item: 0,
       largest: { events: 0, workflow_id: '' },
+      run_events_per_shard: 0,
     };
     let activities = 0;
     let workflowTasks = 0;
@@ -78,12 +84,14 @@ export async function runHistoryFigures(
         workflowTasks += execution.workflowTasks;
         if (execution.events > figures.largest.events)
           figures.largest = { events: execution.events, workflow_id: id };
+        if (id === runWorkflowId) figures.run_events_per_shard += execution.events;
       }
     }
     const perItem = (total: number): number => (items > 0 ? round(total / items, 2) : 0);
     figures.events_per_item = perItem(figures.events_total);
     figures.activities_per_item = perItem(activities);
     figures.workflow_tasks_per_item = perItem(workflowTasks);
+    figures.run_events_per_shard = round(figures.run_events_per_shard / Math.max(1, ids.length - 1), 1);
     return figures;
   } finally {
     await connection.close();

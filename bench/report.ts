@@ -170,6 +170,7 @@ function comparisonRows(pixelmill: SideResult | null, naive: SideResult | null):
     ['activities per item', ...both((s) => s.histories?.activities_per_item)],
     ['workflow tasks per item', ...both((s) => s.histories?.workflow_tasks_per_item)],
     ['largest workflow history', ...both((s) => s.histories?.largest.events)],
+    ['run workflow history events per shard', ...both((s) => s.histories?.run_events_per_shard)],
     ['re-hosting MB/s', ...both((s) => s.rehost_mb_per_s)],
     ...(pixelmill?.webhook_deliveries
       ? [['webhooks delivered', pixelmill.webhook_deliveries.delivered, null] as Cell[]]

@@ -37,6 +37,7 @@ interface Side {
     activities_per_item: number;
     workflow_tasks_per_item: number;
     largest: { events: number; workflow_id: string };
+    run_events_per_shard: number;
   } | null;
   bytes_stored: number;
   rehost_mb_per_s: number;
@@ -128,6 +129,9 @@ it('a tiny `npm run bench` runs its phases and reports every figure', { timeout:
   expect(histories.executions).toBeGreaterThanOrEqual(2);
   expect(histories.largest.events).toBeGreaterThan(10);
   expect(histories.events_total).toBeGreaterThanOrEqual(histories.largest.events);
+  // One shard: the run's own events, some (started, the shard's start and end, completed), not all.
+  expect(histories.run_events_per_shard).toBeGreaterThan(5);
+  expect(histories.run_events_per_shard).toBeLessThan(histories.events_total);
   expect(histories.events_per_item).toBeCloseTo(histories.events_total / ITEMS, 1);
   // Each activity and workflow task writes several events: both are some, and fewer than events.
   for (const perItem of [histories.activities_per_item, histories.workflow_tasks_per_item]) {
