@@ -2,12 +2,13 @@
 //
 // A shard that is still submitting holds a share. One that has submitted all its items ("handed
 // off") holds only what it still had at the API then: it can never have more, since a resubmit
-// reuses the slot of the item that failed. It says so again once its tail has shrunk, and then
-// holds that much. A closed shard holds nothing. The run starts the next
-// shard as soon as one hands off, with what is free, and raises the shares of submitting shards as
-// tails close. Shards of a run submit at the same pace and so finish submitting together: when the
-// next ones waited for them to close, the rate limit sat idle for a whole generation time at every
-// shard boundary (5 s of a 65 s run at 3,000 items).
+// reuses the slot of the item that failed. It says so again once its tail has shrunk to a
+// quarter (workflows/shard.ts, releaseTail), and then holds that much. A closed shard holds
+// nothing. The run starts the next shard as soon as one hands off, with what is free, and raises
+// the shares of submitting shards as tails shrink and close. Shards of a run submit at the same
+// pace and so finish submitting together: when the next ones waited for them to close, the rate
+// limit sat idle for a whole generation time at every shard boundary (5 s of a 65 s run at 3,000
+// items).
 //
 // What the shards may hold never adds up to more than `max_in_flight`.
 
