@@ -2,6 +2,7 @@
 // and what survives continue-as-new (the carried state rebuilt into a new ShardItems).
 import { describe, expect, it } from 'vitest';
 import type { ShardLimits } from '../common/types.js';
+import { finishedItems } from '../common/item-counts.js';
 import { creditsReserved, creditsSpent, nextWouldExceed } from '../workflows/shard-credits.js';
 import { ShardIndices, ShardItems } from '../workflows/shard-items.js';
 import { countItems, freshShardState, Phase } from '../workflows/tracking.js';
@@ -62,6 +63,7 @@ describe("a shard's items", () => {
       const expected = countItems(items.state.phase);
       expect(items.count(Phase.queued)).toBe(items.state.phase.filter((p) => p === Phase.queued).length);
       expect(items.atApi()).toBe(expected.submitted + expected.storing + items.count(Phase.submitting));
+      expect(items.notFinal()).toBe(items.state.phase.length - finishedItems(expected));
     }
     expect(items.count(Phase.completed)).toBeGreaterThan(0);
   });

@@ -83,6 +83,11 @@ export class ShardItems {
     return this.count(Phase.submitting) + this.count(Phase.submitted) + this.count(Phase.storing);
   }
 
+  /** Items not final yet: at the API, or queued (never submitted, or to be submitted again). */
+  notFinal(): number {
+    return this.atApi() + this.count(Phase.queued);
+  }
+
   /** Something is left to do: at the API, or queued while submitting goes on. */
   workLeft(submitting: boolean): boolean {
     return this.atApi() > 0 || (submitting && this.count(Phase.queued) > 0);

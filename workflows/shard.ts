@@ -248,9 +248,10 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
       await condition(() => stopped() || items.count(Phase.queued) === 0);
       if (stopped()) return;
       s.handedOff = true;
-      const holding = items.atApi();
-      s.handedOffHolding = holding;
-      await tellRun({ holding, ...(s.generationMs ? { generationMs: s.generationMs } : {}) });
+      // Nothing is queued now: what is not final is what is at the API.
+      s.handedOffHolding = items.notFinal();
+      const generationMs = s.generationMs ? { generationMs: s.generationMs } : {};
+      await tellRun({ holding: s.handedOffHolding, ...generationMs });
     }
     await releaseTail();
   }
@@ -266,11 +267,10 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
     const handedOffWith = s.handedOffHolding;
     // Runs handed off before this existed replay as they ran: no marker, no second signal.
     if (handedOffWith === undefined || !patched(TAIL_RELEASE_PATCH)) return;
-    const notFinal = (): number => items.atApi() + items.count(Phase.queued);
-    await condition(() => stopped() || notFinal() <= Math.floor(handedOffWith / 4));
+    await condition(() => stopped() || items.notFinal() <= Math.floor(handedOffWith / 4));
     if (stopped()) return;
     s.handedOffHolding = undefined;
-    await tellRun({ holding: notFinal() });
+    await tellRun({ holding: items.notFinal() });
   }
 
   function stopped(): boolean {
