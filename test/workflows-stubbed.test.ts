@@ -56,6 +56,28 @@ function startRun(scenario: FakeScenario, tuning?: { shardHistoryLimit: number }
   return { api, workflowId, start };
 }
 
+/** Items of the third shard, in a run of two shards and a bit: the one that waits for slots. */
+const inThirdShard = (index: number): boolean => index >= 2 * SHARD_SIZE;
+
+/**
+ * The first item of each of the first two shards fails in its slice and is retried alone, where
+ * its submit is held (the API keeps failing it, so Temporal keeps retrying) until `released` or
+ * for 30 s at most: what a shard's tail holds after it has handed off.
+ */
+function firstItemsHeldUntil(
+  released: (api: FakeApi) => boolean,
+): Pick<FakeScenario, 'failsInSlice' | 'holdSubmit'> {
+  const held = (index: number): boolean => index % SHARD_SIZE === 0 && !inThirdShard(index);
+  return {
+    failsInSlice: held,
+    holdSubmit: async (index, fake) => {
+      if (!held(index)) return;
+      const end = Date.now() + 30_000;
+      while (!released(fake) && Date.now() < end) await new Promise((r) => setTimeout(r, 25));
+    },
+  };
+}
+
 async function waitFor(check: () => boolean | Promise<boolean>): Promise<void> {
   for (let i = 0; i < 400; i++) {
     if (await check()) return;
@@ -124,26 +146,15 @@ describe('run and shard workflows (stub activities)', () => {
   });
 
   it('hands a shard off while a submit the API keeps failing is still retrying', async () => {
-    // max_in_flight 400 runs two shards at a time. The first item of each fails in its slice and is
-    // retried alone, where it is held (the API keeps failing it, so Temporal keeps retrying) until
-    // the third shard submits, or for 30 s at most:
-    // the third shard must start once the first two have sent everything else. Its first submit
-    // is what counts: a third shard of 100 items is enough.
+    // max_in_flight 400 runs two shards at a time. The first item of each is held in its submit
+    // until the third shard submits: the third shard must start once the first two have sent
+    // everything else. Its first submit is what counts: a third shard of 100 items is enough.
     const items = 2 * SHARD_SIZE + 100;
-    const thirdShardSubmitted = (api: FakeApi): boolean => api.submits.some((s) => s.index >= 2 * SHARD_SIZE);
-    const { api, start } = startRun({
-      items,
-      maxInFlight: 400,
-      failsInSlice: (index) => index % SHARD_SIZE === 0 && index < 2 * SHARD_SIZE,
-      holdSubmit: async (index, fake) => {
-        if (index % SHARD_SIZE !== 0 || index >= 2 * SHARD_SIZE) return;
-        const end = Date.now() + 30_000;
-        while (!thirdShardSubmitted(fake) && Date.now() < end) await new Promise((r) => setTimeout(r, 25));
-      },
-    });
+    const thirdShardSubmitted = (api: FakeApi): boolean => api.submits.some((s) => inThirdShard(s.index));
+    const { api, start } = startRun({ items, maxInFlight: 400, ...firstItemsHeldUntil(thirdShardSubmitted) });
     const result = await withWorkers(api, async () => (await start()).result() as Promise<RunResult>);
     expect(result.counts.completed).toBe(items);
-    const firstOfThird = api.timeline.findIndex((e) => e.event === 'submit' && e.index >= 2 * SHARD_SIZE);
+    const firstOfThird = api.timeline.findIndex((e) => e.event === 'submit' && inThirdShard(e.index));
     const held = api.timeline.findIndex((e) => e.event === 'submit' && e.index === 0);
     expect(firstOfThird).toBeGreaterThanOrEqual(0);
     expect(firstOfThird).toBeLessThan(held);
@@ -152,26 +163,21 @@ describe('run and shard workflows (stub activities)', () => {
   it('gives the next shard the slots a tail no longer uses while one submit is held for long', async () => {
     // max_in_flight 100: two shards of 50 slots each. The last 49 items of each take a few
     // lookups, so each hands off holding all its 50 slots; the first item of each is held in its
-    // submit, as above, until the third shard has stored all its items, or for 30 s at most. Once
-    // the slow items are done, each tail is the held item alone: the third shard must run on the
-    // slots they let go of, not wait for the held submits (nor crawl on a slot or two).
+    // submit, as above, until the third shard has stored all its items. Once the slow items are
+    // done, each tail is the held item alone: the third shard must run on the slots they let go
+    // of, not wait for the held submits (nor crawl on a slot or two).
     const items = 2 * SHARD_SIZE + 100;
-    const third = (index: number): boolean => index >= 2 * SHARD_SIZE;
-    const thirdShardStored = (api: FakeApi): boolean => api.stored.filter(third).length === 100;
+    const thirdShardStored = (api: FakeApi): boolean => api.stored.filter(inThirdShard).length === 100;
+    const slow = (index: number): boolean => !inThirdShard(index) && index % SHARD_SIZE > SHARD_SIZE - 50;
     const { api, start } = startRun({
       items,
       maxInFlight: 100,
-      lookupsToFinish: (index) => (!third(index) && index % SHARD_SIZE > SHARD_SIZE - 50 ? 4 : 1),
-      failsInSlice: (index) => index % SHARD_SIZE === 0 && !third(index),
-      holdSubmit: async (index, fake) => {
-        if (index % SHARD_SIZE !== 0 || third(index)) return;
-        const end = Date.now() + 30_000;
-        while (!thirdShardStored(fake) && Date.now() < end) await new Promise((r) => setTimeout(r, 25));
-      },
+      lookupsToFinish: (index) => (slow(index) ? 4 : 1),
+      ...firstItemsHeldUntil(thirdShardStored),
     });
     const result = await withWorkers(api, async () => (await start()).result() as Promise<RunResult>);
     expect(result.counts.completed).toBe(items);
-    const lastOfThird = api.timeline.findLastIndex((e) => e.event === 'store' && third(e.index));
+    const lastOfThird = api.timeline.findLastIndex((e) => e.event === 'store' && inThirdShard(e.index));
     const held = api.timeline.findIndex((e) => e.event === 'submit' && e.index === 0);
     expect(lastOfThird).toBeGreaterThanOrEqual(0);
     expect(lastOfThird).toBeLessThan(held);

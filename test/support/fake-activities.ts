@@ -77,6 +77,8 @@ export interface FakeApi {
 
 export function fakeApi(scenario: FakeScenario): FakeApi {
   const tasks = new Map<string, { index: number; attempt: number; lookups: number; done: boolean }>();
+  const { lookupsToFinish: finishAfter = 1 } = scenario;
+  const lookupsToFinish = typeof finishAfter === 'number' ? () => finishAfter : finishAfter;
   /** Account refusals still to answer, first ones first: 401s, then 402s. */
   const refusals = [
     {
@@ -209,9 +211,6 @@ export function fakeApi(scenario: FakeScenario): FakeApi {
     },
     submitSlice,
     async lookupTasks(input: LookupTasksInput) {
-      const { lookupsToFinish: finishAfter = 1 } = scenario;
-      const lookupsToFinish = (index: number) =>
-        typeof finishAfter === 'number' ? finishAfter : finishAfter(index);
       api.lookups++;
       return {
         statuses: input.taskIds.map((id) => {
