@@ -61,9 +61,9 @@ export async function runHistoryFigures(
   const connection = await Connection.connect({ address });
   try {
     const client = new Client({ connection, namespace: 'default' });
+    const shards = Math.ceil(items / SHARD_SIZE);
     const ids = [runWorkflowId];
-    for (let shard = 0; shard < Math.ceil(items / SHARD_SIZE); shard++)
-      ids.push(shardWorkflowId(runWorkflowId, shard));
+    for (let shard = 0; shard < shards; shard++) ids.push(shardWorkflowId(runWorkflowId, shard));
     const figures: HistoryFigures = {
       workflows: ids.length,
       executions: 0,
@@ -76,6 +76,7 @@ export async function runHistoryFigures(
     };
     let activities = 0;
     let workflowTasks = 0;
+    let runEvents = 0;
     for (const id of ids) {
       for (const execution of await chainEventCounts(client, id)) {
         figures.executions++;
@@ -84,14 +85,14 @@ export async function runHistoryFigures(
         workflowTasks += execution.workflowTasks;
         if (execution.events > figures.largest.events)
           figures.largest = { events: execution.events, workflow_id: id };
-        if (id === runWorkflowId) figures.run_events_per_shard += execution.events;
+        if (id === runWorkflowId) runEvents += execution.events;
       }
     }
     const perItem = (total: number): number => (items > 0 ? round(total / items, 2) : 0);
     figures.events_per_item = perItem(figures.events_total);
     figures.activities_per_item = perItem(activities);
     figures.workflow_tasks_per_item = perItem(workflowTasks);
-    figures.run_events_per_shard = round(figures.run_events_per_shard / Math.max(1, ids.length - 1), 1);
+    figures.run_events_per_shard = round(runEvents / Math.max(1, shards), 1);
     return figures;
   } finally {
     await connection.close();
