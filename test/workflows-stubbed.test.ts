@@ -78,6 +78,12 @@ function firstItemsHeldUntil(
   };
 }
 
+/** `position` in the timeline is some event, and comes before the first held item's submit. */
+function expectBeforeHeldSubmit(api: FakeApi, position: number): void {
+  expect(position).toBeGreaterThanOrEqual(0);
+  expect(position).toBeLessThan(api.timeline.findIndex((e) => e.event === 'submit' && e.index === 0));
+}
+
 async function waitFor(check: () => boolean | Promise<boolean>): Promise<void> {
   for (let i = 0; i < 400; i++) {
     if (await check()) return;
@@ -154,10 +160,10 @@ describe('run and shard workflows (stub activities)', () => {
     const { api, start } = startRun({ items, maxInFlight: 400, ...firstItemsHeldUntil(thirdShardSubmitted) });
     const result = await withWorkers(api, async () => (await start()).result() as Promise<RunResult>);
     expect(result.counts.completed).toBe(items);
-    const firstOfThird = api.timeline.findIndex((e) => e.event === 'submit' && inThirdShard(e.index));
-    const held = api.timeline.findIndex((e) => e.event === 'submit' && e.index === 0);
-    expect(firstOfThird).toBeGreaterThanOrEqual(0);
-    expect(firstOfThird).toBeLessThan(held);
+    expectBeforeHeldSubmit(
+      api,
+      api.timeline.findIndex((e) => e.event === 'submit' && inThirdShard(e.index)),
+    );
   }, 90_000);
 
   it('gives the next shard the slots a tail no longer uses while one submit is held for long', async () => {
@@ -177,10 +183,10 @@ describe('run and shard workflows (stub activities)', () => {
     });
     const result = await withWorkers(api, async () => (await start()).result() as Promise<RunResult>);
     expect(result.counts.completed).toBe(items);
-    const lastOfThird = api.timeline.findLastIndex((e) => e.event === 'store' && inThirdShard(e.index));
-    const held = api.timeline.findIndex((e) => e.event === 'submit' && e.index === 0);
-    expect(lastOfThird).toBeGreaterThanOrEqual(0);
-    expect(lastOfThird).toBeLessThan(held);
+    expectBeforeHeldSubmit(
+      api,
+      api.timeline.findLastIndex((e) => e.event === 'store' && inThirdShard(e.index)),
+    );
   }, 90_000);
 
   it('resubmits failures the retry policy names, and reports the others with their error', async () => {
