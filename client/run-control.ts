@@ -12,6 +12,7 @@ import {
 } from '@temporalio/client';
 import { API_BASE_URL_ENV, FALLBACK_API_KEY_ENV } from '../activities/api-clients.js';
 import { cancelSignal, pauseSignal, resumeSignal } from '../common/names.js';
+import type { RunInput } from '../common/types.js';
 import { originalRunId } from './retries.js';
 import { TASK_QUEUE_TYPE_WORKFLOW, timestampMs, workersPolling } from '../temporal/task-queues.js';
 
@@ -140,11 +141,20 @@ interface ChildRef {
   firstRunId?: string;
 }
 
-/** The run's child workflows that had not closed when its history ended. */
+/**
+ * The run's shards that had not closed when its history ended: those an earlier execution handed
+ * on (its continue-as-new input) and the children this one started.
+ */
 async function openChildren(client: Client, description: WorkflowExecutionDescription): Promise<ChildRef[]> {
   const history = await client.workflow.getHandle(description.workflowId, description.runId).fetchHistory();
+  const events = (history.events ?? []) as HistoryEvent[];
   const open = new Map<string, ChildRef>();
-  for (const event of (history.events ?? []) as HistoryEvent[]) {
+  const [input] = events[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
+  const carried = input
+    ? client.options.loadedDataConverter.payloadConverter.fromPayload<RunInput>(input)
+    : undefined;
+  for (const { workflowId } of carried?.carried?.running ?? []) open.set(workflowId, { workflowId });
+  for (const event of events) {
     const initiated = event.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId;
     if (initiated) open.set(initiated, { workflowId: initiated });
     const started = event.childWorkflowExecutionStartedEventAttributes?.workflowExecution;

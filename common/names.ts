@@ -3,7 +3,14 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { MAX_BATCH_IDS } from './batch-lookup.js';
 import type { GovernorGrant, GovernorReport, GovernorView } from '../governor/types.js';
-import type { PauseRequest, RunProgress, ShardHandoff, ShardProgress, TaskFinishedSignal } from './types.js';
+import type {
+  PauseRequest,
+  RunProgress,
+  ShardHandoff,
+  ShardProgress,
+  ShardResult,
+  TaskFinishedSignal,
+} from './types.js';
 
 /**
  * The three task queues of one API account (common/api-account.ts). Only workers that hold that
@@ -94,6 +101,11 @@ export const shardSubmittedSignal = defineSignal<[ShardHandoff]>('shardSubmitted
  * `limits.progressStep`, so that the run's details in the Temporal UI count running shards too.
  */
 export const shardProgressSignal = defineSignal<[ShardProgress]>('shardProgress');
+/**
+ * Shard to run: its result, just before it completes (limits.reportResult). A run that continued
+ * as new learns its earlier executions' shards' results only this way.
+ */
+export const shardFinishedSignal = defineSignal<[ShardResult]>('shardFinished');
 /** A task's terminal state learned from a webhook, routed to the shard that owns it. */
 export const taskFinishedSignal = defineSignal<[TaskFinishedSignal]>('taskFinished');
 

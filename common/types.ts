@@ -48,7 +48,54 @@ export interface RunInput {
   /** Optional webhook base URL (the fast path); tasks are still polled as a safety net. */
   webhookBaseUrl?: string;
   /** Internal knobs for tests and benchmarks. */
-  tuning?: { shardHistoryLimit?: number };
+  tuning?: { shardHistoryLimit?: number; runHistoryLimit?: number };
+  /** State carried over continue-as-new (workflows/run-carried.ts). */
+  carried?: RunCarriedState;
+}
+
+/** What a run carries into its next execution: everything its shards' bookkeeping needs. */
+export interface RunCarriedState {
+  prepared: PreparedRun;
+  /** The first execution's start (ISO): the report's start and the deadline's origin. */
+  startedAt: string;
+  deadlineAt?: number;
+  state: RunState;
+  reason?: string;
+  paused: boolean;
+  cancelled: boolean;
+  totals: RunTotalsState;
+  /** Shards submitting at once, fixed when the first shards started (concurrentShards). */
+  parallel: number;
+  /** Shards started so far (in order of `index`). */
+  started: number;
+  /** Started shards that have not told their result, with the budget each was given. */
+  running: { workflowId: string; index: number; allowance?: number }[];
+  shares: InFlightSharesState;
+  /** An incremental run's carried items: ranges checked so far, and those to generate after all. */
+  carry?: { next: number; done: boolean; regenerate: number[] };
+}
+
+export interface RunTotalsState {
+  finished: {
+    counts: ItemCounts;
+    creditsSpent: number;
+    apiCalls: ApiCallCounts;
+    images: number;
+    tasksGivenUp: number;
+    tasksRejected: number;
+    creditsRejected: number;
+  };
+  endedByDeadline: number;
+  learnedPollMs?: number;
+  learnedGenerationMs?: number[];
+  told: ShardProgress[];
+  unallocated?: number;
+  carryOver?: CarryOverTotals;
+}
+
+export interface InFlightSharesState {
+  submitting: [shard: string, share: number][];
+  tails: [shard: string, holding: number][];
 }
 
 /** Settings resolved from the manifest, small enough for workflow state. */
@@ -203,6 +250,11 @@ export interface ShardLimits {
   handOff?: boolean;
   /** Tell the run its progress (shardProgressSignal) each time this many more items are final. */
   progressStep?: number;
+  /**
+   * Tell the run the result (shardFinishedSignal) rather than leave it to the child's completion:
+   * a run that continued as new cannot await a shard an earlier execution started.
+   */
+  reportResult?: boolean;
 }
 
 export interface GovernedCalls {
@@ -278,6 +330,8 @@ export interface ShardHandoff {
 
 export interface ShardResult {
   shard: number;
+  /** Set when the shard's workflow failed (told by shardFinishedSignal): the run fails with it. */
+  failure?: string;
   counts: ItemCounts;
   creditsSpent: number;
   apiCalls: ApiCallCounts;

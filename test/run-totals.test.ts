@@ -67,7 +67,7 @@ describe('starting a shard', () => {
     input: { plan: { stateDir: '/s', planHash: 'h' }, manifestHash: 'h', emulated: false } as never,
     plan,
     runId: 'run-1',
-    runExecutionId: 'exec-1',
+    fairnessKey: 'exec-1',
     shard: generationShards(plan)[2]!,
     parallel: concurrentShards(3, plan.maxInFlight),
     maxInFlight: 200,
@@ -76,6 +76,7 @@ describe('starting a shard', () => {
     learnedPollMs: 3_000,
     paused: false,
     cancelled: false,
+    reportResult: true,
   };
 
   it("gives the last shard the plan's remaining items, its share and the pace learned so far", () => {

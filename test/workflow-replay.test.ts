@@ -6,10 +6,14 @@
 //
 //   RECORD_HISTORIES=1 npx vitest run test/workflow-replay.test.ts
 //
+// or record only some cases beside the others (a new case, for code that a patch added):
+// RECORD_HISTORIES=continued (names as the fixtures' prefixes, comma-separated).
+//
 // Recording runs five real catalogs (dev server, in-process workers, the emulator): one with
 // random failures, a blocked prompt, resubmits and a shard that continues as new; one stopped by
 // its budget; one paused, resumed and cancelled by signals; one of three shards that hand off to
-// each other; one whose rate the account's governor discovers (its history is saved too).
+// each other; one whose rate the account's governor discovers (its history is saved too); one
+// whose run continues as new while its shards run on.
 import './support/quiet-runtime.js';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -53,11 +57,20 @@ function catalogItems(count: number, prompt: (i: number) => string): CatalogItem
   return Array.from({ length: count }, (_, i) => ({ id: `r${i}`, prompt: prompt(i), n: (i % 2) + 1 }));
 }
 
+/** The cases to record: all of them (RECORD_HISTORIES=1), or those named. */
+function recording(): (name: string) => boolean {
+  const names = process.env.RECORD_HISTORIES === '1' ? undefined : process.env.RECORD_HISTORIES?.split(',');
+  if (!names) rmSync(FIXTURES, { recursive: true, force: true });
+  mkdirSync(FIXTURES, { recursive: true });
+  for (const file of readdirSync(FIXTURES))
+    if (names?.some((name) => file.startsWith(`${name}-`))) rmSync(join(FIXTURES, file));
+  return (name) => !names || names.includes(name);
+}
+
 async function record(): Promise<void> {
   const { env, dir } = await startTemporalHarness();
   await startInProcessWorkers(env);
-  rmSync(FIXTURES, { recursive: true, force: true });
-  mkdirSync(FIXTURES, { recursive: true });
+  const wanted = recording();
   const save = async (runId: string, prefix: string) => {
     const records = await runHistories(env.client, runId, 1);
     records.forEach(({ workflowId, history }, k) => {
@@ -71,75 +84,108 @@ async function record(): Promise<void> {
     ...FAST_EMULATOR,
     generation: { failure_rate: 0.2, blocked_words: ['forbidden'] },
   });
-  const mixed = writeCatalog(dir, {
-    name: 'replay-mixed',
-    baseUrl: failing.url,
-    items: catalogItems(120, (i) => (i % 25 === 7 ? `forbidden item ${i}` : `replay item ${i}`)),
-    retry: { maxAttempts: 2, on: ['generation_error'] },
-  });
-  await (await startRun(env.client, mixed, { shardHistoryLimit: 50 })).result();
-  await save(mixed.runId, 'mixed');
+  if (wanted('mixed')) {
+    const mixed = writeCatalog(dir, {
+      name: 'replay-mixed',
+      baseUrl: failing.url,
+      items: catalogItems(120, (i) => (i % 25 === 7 ? `forbidden item ${i}` : `replay item ${i}`)),
+      retry: { maxAttempts: 2, on: ['generation_error'] },
+    });
+    await (await startRun(env.client, mixed, { shardHistoryLimit: 50 })).result();
+    await save(mixed.runId, 'mixed');
+  }
 
   // A budget stop.
-  const budget = writeCatalog(dir, {
-    name: 'replay-budget',
-    baseUrl: failing.url,
-    items: catalogItems(30, (i) => `budget item ${i}`),
-    budgetCredits: 20,
-  });
-  await (await startRun(env.client, budget)).result();
-  await save(budget.runId, 'budget');
+  if (wanted('budget')) {
+    const budget = writeCatalog(dir, {
+      name: 'replay-budget',
+      baseUrl: failing.url,
+      items: catalogItems(30, (i) => `budget item ${i}`),
+      budgetCredits: 20,
+    });
+    await (await startRun(env.client, budget)).result();
+    await save(budget.runId, 'budget');
+  }
 
   // Signals: pause, resume, then cancel mid-run.
   const slow = await startTestEmulator({ ...FAST_EMULATOR, time_scale: 0.02 });
-  const control = writeCatalog(dir, {
-    name: 'replay-control',
-    baseUrl: slow.url,
-    items: catalogItems(60, (i) => `control item ${i}`),
-    maxInFlight: 5,
-  });
-  const handle = await startRun(env.client, control);
-  await waitUntil('5 tasks', async () => (await groundTruth(slow)).length >= 5);
-  await handle.signal(pauseSignal);
-  await new Promise((resolve) => setTimeout(resolve, 1_500));
-  await handle.signal(resumeSignal);
-  await waitUntil('15 tasks', async () => (await groundTruth(slow)).length >= 15);
-  await handle.signal(cancelSignal);
-  await handle.result();
-  await save(control.runId, 'control');
+  if (wanted('control')) {
+    const control = writeCatalog(dir, {
+      name: 'replay-control',
+      baseUrl: slow.url,
+      items: catalogItems(60, (i) => `control item ${i}`),
+      maxInFlight: 5,
+    });
+    const handle = await startRun(env.client, control);
+    await waitUntil('5 tasks', async () => (await groundTruth(slow)).length >= 5);
+    await handle.signal(pauseSignal);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await handle.signal(resumeSignal);
+    await waitUntil('15 tasks', async () => (await groundTruth(slow)).length >= 15);
+    await handle.signal(cancelSignal);
+    await handle.result();
+    await save(control.runId, 'control');
+  }
 
   // Handoffs: 1,100 items in three shards, two submitting at a time, so the third starts
   // when one of the first two has submitted everything (workflows/in-flight-shares.ts). Saved: the
   // run, and the third shard (started on a handoff, its share raised as the tails close).
   const emulator = await startTestEmulator(FAST_EMULATOR);
-  const handoff = writeCatalog(dir, {
-    name: 'replay-handoff',
-    baseUrl: emulator.url,
-    items: catalogItems(1_100, (i) => `handoff item ${i}`),
-    maxInFlight: 60,
-  });
-  await (await startRun(env.client, handoff)).result();
   const saveFirst = async (workflowId: string, name: string) => {
     const [first] = await historyChain(env.client, workflowId);
     writeFileSync(join(FIXTURES, name), historyFixtureJson(first!.workflowId, first!.history));
   };
-  await saveFirst(handoff.runId, 'handoff-run-0.json');
-  await saveFirst(shardWorkflowId(handoff.runId, 2), 'handoff-shard-3.json');
+  if (wanted('handoff')) {
+    const handoff = writeCatalog(dir, {
+      name: 'replay-handoff',
+      baseUrl: emulator.url,
+      items: catalogItems(1_100, (i) => `handoff item ${i}`),
+      maxInFlight: 60,
+    });
+    await (await startRun(env.client, handoff)).result();
+    await saveFirst(handoff.runId, 'handoff-run-0.json');
+    await saveFirst(shardWorkflowId(handoff.runId, 2), 'handoff-shard-3.json');
+  }
 
   // A discovered rate: the run joins the governor, whose history (still open) is saved too.
-  const governed = writeCatalog(dir, {
-    name: 'replay-governed',
-    baseUrl: emulator.url,
-    items: catalogItems(60, (i) => `governed item ${i}`),
-    requestsPerSecond: 'auto',
-  });
-  await (await startRun(env.client, governed)).result();
-  await save(governed.runId, 'governed');
-  await saveFirst(governorWorkflowId(undefined), 'governed-governor-0.json');
+  if (wanted('governed')) {
+    const governed = writeCatalog(dir, {
+      name: 'replay-governed',
+      baseUrl: emulator.url,
+      items: catalogItems(60, (i) => `governed item ${i}`),
+      requestsPerSecond: 'auto',
+    });
+    await (await startRun(env.client, governed)).result();
+    await save(governed.runId, 'governed');
+    await saveFirst(governorWorkflowId(undefined), 'governed-governor-0.json');
+  }
+
+  // A run that continues as new every few shards (a low run history limit), 1,100 items in three
+  // shards: every execution of the run is saved, and the first shard's last one, which tells a
+  // later execution of the run than the one that started it its result.
+  if (wanted('continued')) {
+    const continued = writeCatalog(dir, {
+      name: 'replay-continued',
+      baseUrl: emulator.url,
+      items: catalogItems(1_100, (i) => `continued item ${i}`),
+      maxInFlight: 60,
+    });
+    await (await startRun(env.client, continued, { runHistoryLimit: 40, shardHistoryLimit: 300 })).result();
+    const executions = await historyChain(env.client, continued.runId);
+    executions.forEach(({ workflowId, history }, k) =>
+      writeFileSync(join(FIXTURES, `continued-run-${k}.json`), historyFixtureJson(workflowId, history)),
+    );
+    // The shard's last execution: the one that tells the run its result.
+    const last = (await historyChain(env.client, shardWorkflowId(continued.runId, 0))).at(-1)!;
+    writeFileSync(
+      join(FIXTURES, 'continued-shard-1.json'),
+      historyFixtureJson(last.workflowId, last.history),
+    );
+  }
 }
 
 describe('workflow replay', () => {
-  it.runIf(process.env.RECORD_HISTORIES === '1')('records fresh histories', record, 300_000);
+  it.runIf(Boolean(process.env.RECORD_HISTORIES))('records fresh histories', record, 300_000);
 
   it('replays every recorded history with the current workflow code', async () => {
     const fixtures = loadFixtures();
@@ -147,6 +193,12 @@ describe('workflow replay', () => {
     const started = (f: HistoryFixture) => f.history.events?.[0]?.workflowExecutionStartedEventAttributes;
     expect(fixtures.filter(({ file }) => file.includes('-run-')).length).toBeGreaterThanOrEqual(3);
     expect(fixtures.some(({ fixture }) => started(fixture)?.continuedExecutionRunId)).toBe(true);
+    // ... and a run continued as new, as every large run is.
+    expect(
+      fixtures.some(
+        ({ file, fixture }) => file.includes('-run-') && started(fixture)?.continuedExecutionRunId,
+      ),
+    ).toBe(true);
     expect(fixtures.every(({ fixture }) => (fixture.history.events?.length ?? 0) < 10_240)).toBe(true);
 
     const results = Worker.runReplayHistories(

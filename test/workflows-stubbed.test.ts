@@ -6,6 +6,7 @@
 // temporalio/sdk-java#2606 and #3088, open) and never hands the run out again. A shard's poll
 // wait is such a timer whenever a signal or a result ends it early, so a test could hang there
 // (it did once in six full runs). The dev server takes short timers in real time, about a second.
+import { WorkflowFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -16,7 +17,9 @@ import {
   shardWorkflowId,
   taskQueuesOf,
 } from '../common/names.js';
-import type { RunResult } from '../common/types.js';
+import type { RunInput, RunResult } from '../common/types.js';
+import { historyChain } from '../bench/catalog-audit.js';
+import { terminateRun } from '../client/run-control.js';
 import { fakeApi, type FakeApi, type FakeScenario } from './support/fake-activities.js';
 import { startDevServerEnv, withStubWorkers } from './support/temporal.js';
 
@@ -37,7 +40,7 @@ function withWorkers<T>(api: FakeApi, body: () => Promise<T>): Promise<T> {
   return withStubWorkers(env, api.activities, body);
 }
 
-function startRun(scenario: FakeScenario, tuning?: { shardHistoryLimit: number }) {
+function startRun(scenario: FakeScenario, tuning?: RunInput['tuning']) {
   const api = fakeApi({ poll: FAST_POLL, ...scenario });
   const workflowId = `pixelmill/test-${++counter}`;
   const start = () =>
@@ -121,6 +124,117 @@ describe('run and shard workflows (stub activities)', () => {
     // One lookup covers a whole shard: far fewer lookups than items.
     expect(api.lookups).toBeLessThan(60);
     expect(result.apiCalls.submit).toBe(1200);
+  });
+
+  it('continues the run as new as its history grows, with shards running across executions', async () => {
+    // A run history limit of 60 events: the run continues as new every few shards, while shards
+    // it started are submitting, handing off and closing. Each must tell the execution of the day.
+    const items = 5 * SHARD_SIZE + 100;
+    const { api, workflowId, start } = startRun(
+      { items, lookupsToFinish: 2, maxInFlight: 400 },
+      { runHistoryLimit: 60 },
+    );
+    const result = await withWorkers(api, async () => (await start()).result() as Promise<RunResult>);
+    const executions = await historyChain(env.client, workflowId);
+    expect(executions.length).toBeGreaterThanOrEqual(3);
+    // Past the limit, an execution waits only for the signals it sent to be recorded.
+    for (const { history } of executions) expect(history.events?.length).toBeLessThan(60 + 40);
+    expect(result.counts).toMatchObject({ completed: items, failed: 0, cancelled: 0 });
+    expect(result.apiCalls.submit).toBe(items);
+    expect(result.images).toBe(items);
+    expect(api.submits).toHaveLength(items);
+    expect(api.stored.sort((a, b) => a - b)).toEqual(Array.from({ length: items }, (_, i) => i));
+    expect(api.maxConcurrentAtApi).toBeLessThanOrEqual(400);
+  });
+
+  it('cancels the shards an earlier execution of the run started', async () => {
+    // Slow shards (10 slots between two, items finishing after 4 lookups) that the first
+    // execution starts, then hands on. The cancel reaches the second execution: it must stop
+    // them, though they are not its children.
+    const items = 3 * SHARD_SIZE;
+    const { api, workflowId, start } = startRun(
+      { items, lookupsToFinish: 4, maxInFlight: 10 },
+      { runHistoryLimit: 20 },
+    );
+    const result = await withWorkers(api, async () => {
+      const handle = await start();
+      const first = (await handle.describe()).runId;
+      await waitFor(async () => (await handle.describe()).runId !== first && api.submits.length >= 10);
+      await handle.signal(cancelSignal);
+      return (await handle.result()) as RunResult;
+    });
+    expect((await historyChain(env.client, workflowId)).length).toBeGreaterThanOrEqual(2);
+    // Two shards at a time: the third never starts, and the first two stop submitting.
+    const submitted = api.submits.length;
+    expect(api.submits.every((s) => !inThirdShard(s.index))).toBe(true);
+    expect(submitted).toBeLessThan(2 * SHARD_SIZE);
+    expect(result.counts.completed).toBe(submitted);
+    expect(result.counts.cancelled).toBe(2 * SHARD_SIZE - submitted);
+  }, 60_000);
+
+  it('fails the run when a shard an earlier execution started fails', async () => {
+    const { api, workflowId, start } = startRun(
+      {
+        items: 2 * SHARD_SIZE + 100,
+        lookupsToFinish: 2,
+        // The refused item's outcome is the one the shard records itself at its end.
+        fails: (index) =>
+          index === 3 ? { type: 'content_policy_violation', code: 'content_blocked' } : undefined,
+        recordFails: (shard) => shard === 0,
+      },
+      { runHistoryLimit: 20 },
+    );
+    const shards = [1, 2].map((shard) => env.client.workflow.getHandle(shardWorkflowId(workflowId, shard)));
+    const { failure, statuses } = await withWorkers(api, async () => {
+      const failure = await (await start()).result().catch((error: Error) => error);
+      const closed = async () =>
+        Promise.all(shards.map(async (shard) => (await shard.describe()).status.name));
+      await waitFor(async () => !(await closed()).includes('RUNNING'));
+      return { failure, statuses: await closed() };
+    });
+    expect(failure).toBeInstanceOf(WorkflowFailedError);
+    expect((failure as WorkflowFailedError).cause?.message).toMatch(
+      /^shard 1 ended: .*the outcome file cannot be written/,
+    );
+    expect((await historyChain(env.client, workflowId)).length).toBeGreaterThanOrEqual(2);
+    // The other shards are asked to stop with it, as children of a failed run were.
+    for (const status of statuses) expect(['CANCELLED', 'COMPLETED']).toContain(status);
+  });
+
+  it("a cancel from Temporal's UI reaches the shards an earlier execution started", async () => {
+    const { api, workflowId, start } = startRun(
+      { items: 3 * SHARD_SIZE, lookupsToFinish: 4, maxInFlight: 10 },
+      { runHistoryLimit: 20 },
+    );
+    const shards = [0, 1].map((shard) => env.client.workflow.getHandle(shardWorkflowId(workflowId, shard)));
+    const statuses = await withWorkers(api, async () => {
+      const handle = await start();
+      const first = (await handle.describe()).runId;
+      await waitFor(async () => (await handle.describe()).runId !== first && api.submits.length >= 10);
+      await handle.cancel();
+      await expect(handle.result()).rejects.toThrow(WorkflowFailedError);
+      const statuses = async () =>
+        Promise.all(shards.map(async (shard) => (await shard.describe()).status.name));
+      await waitFor(async () => !(await statuses()).includes('RUNNING'));
+      return statuses();
+    });
+    expect(statuses).toEqual(['CANCELLED', 'CANCELLED']);
+  });
+
+  it('cancel --force terminates the shards an earlier execution started', async () => {
+    const { api, workflowId, start } = startRun(
+      { items: 3 * SHARD_SIZE, lookupsToFinish: 4, maxInFlight: 10 },
+      { runHistoryLimit: 20 },
+    );
+    const terminated = await withWorkers(api, async () => {
+      const handle = await start();
+      const first = (await handle.describe()).runId;
+      await waitFor(async () => (await handle.describe()).runId !== first && api.submits.length >= 10);
+      return terminateRun(env.client, await handle.describe(), 'test');
+    });
+    expect(terminated.sort()).toEqual([shardWorkflowId(workflowId, 0), shardWorkflowId(workflowId, 1)]);
+    for (const id of terminated)
+      expect((await env.client.workflow.getHandle(id).describe()).status.name).toBe('TERMINATED');
   });
 
   it('keeps at most max_in_flight items at the API', async () => {
@@ -299,24 +413,42 @@ describe('run and shard workflows (stub activities)', () => {
 });
 
 describe('an incremental run', () => {
-  it('generates the items to generate and the carried ones that cannot be had, nothing else', async () => {
-    const failing = new Set([400, 950, 1_199]);
-    const { api, workflowId, start } = startRun({
-      items: 1_200,
-      generate: 300,
-      carryFails: (index) => failing.has(index),
-    });
-    const { result, shardCount } = await withWorkers(api, async () => {
-      const handle = await start();
-      const result = (await handle.result()) as RunResult;
-      return { result, shardCount: (await handle.query(runProgressQuery)).shardCount };
-    });
-    const submitted = api.submits.map((submit) => submit.index).sort((a, b) => a - b);
-    expect(submitted).toEqual([...Array.from({ length: 300 }, (_, k) => k), ...failing]);
-    expect(result.carryOver).toEqual({ items: 900, reused: 897, restored: 0, moved: 0, regenerated: 3 });
-    // One shard for the 300, one for the three carried items generated after all.
-    const regeneration = env.client.workflow.getHandle(shardWorkflowId(workflowId, 3));
-    expect((await regeneration.describe()).status.name).toBe('COMPLETED');
-    expect(shardCount).toBe(2);
-  }, 120_000);
+  it.each([
+    { carried: 900, runHistoryLimit: undefined },
+    // Six ranges of carried items, four checked at a time: the run continues as new in between.
+    { carried: 3_000, runHistoryLimit: 20 },
+  ])(
+    'generates the items to generate and the carried ones that cannot be had, nothing else ($carried carried, run history limit $runHistoryLimit)',
+    async ({ carried, runHistoryLimit }) => {
+      const items = 300 + carried;
+      const failing = new Set([400, items - 250, items - 1]);
+      const { api, workflowId, start } = startRun(
+        { items, generate: 300, carryFails: (index) => failing.has(index) },
+        runHistoryLimit ? { runHistoryLimit } : undefined,
+      );
+      const { result, shardCount } = await withWorkers(api, async () => {
+        const handle = await start();
+        const result = (await handle.result()) as RunResult;
+        return { result, shardCount: (await handle.query(runProgressQuery)).shardCount };
+      });
+      const submitted = api.submits.map((submit) => submit.index).sort((a, b) => a - b);
+      expect(submitted).toEqual([...Array.from({ length: 300 }, (_, k) => k), ...failing]);
+      expect(result.carryOver).toEqual({
+        items: carried,
+        reused: carried - 3,
+        restored: 0,
+        moved: 0,
+        regenerated: 3,
+      });
+      // One shard for the 300, one for the three carried items generated after all, numbered after the ranges.
+      const regeneration = env.client.workflow.getHandle(
+        shardWorkflowId(workflowId, 1 + Math.ceil(carried / SHARD_SIZE)),
+      );
+      expect((await regeneration.describe()).status.name).toBe('COMPLETED');
+      expect(shardCount).toBe(2);
+      if (runHistoryLimit)
+        expect((await historyChain(env.client, workflowId)).length).toBeGreaterThanOrEqual(2);
+    },
+    120_000,
+  );
 });

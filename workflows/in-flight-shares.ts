@@ -11,6 +11,7 @@
 // items).
 //
 // What the shards may hold never adds up to more than `max_in_flight`.
+import type { InFlightSharesState } from '../common/types.js';
 
 export class InFlightShares {
   readonly #submitting = new Map<string, number>();
@@ -20,7 +21,16 @@ export class InFlightShares {
   constructor(
     private readonly maxInFlight: number,
     private readonly fullShare: number,
-  ) {}
+    carried?: InFlightSharesState,
+  ) {
+    for (const [shard, share] of carried?.submitting ?? []) this.#submitting.set(shard, share);
+    for (const [shard, holding] of carried?.tails ?? []) this.#tails.set(shard, holding);
+  }
+
+  /** Who holds what, for continue-as-new. */
+  state(): InFlightSharesState {
+    return { submitting: [...this.#submitting], tails: [...this.#tails] };
+  }
 
   /** Shards still submitting. */
   get submitting(): number {

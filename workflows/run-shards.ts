@@ -91,8 +91,8 @@ export interface ShardStart {
   input: RunInput;
   plan: PreparedRun;
   runId: string;
-  /** The run's own execution: the fairness key of its governed calls. */
-  runExecutionId: string;
+  /** The fairness key of the run's governed calls: its first execution, the same in every one. */
+  fairnessKey: string;
   shard: ShardSpec;
   /** Shards submitting at once (concurrentShards). */
   parallel: number;
@@ -103,6 +103,8 @@ export interface ShardStart {
   learnedGenerationMs?: number[];
   paused: boolean;
   cancelled: boolean;
+  /** The shard tells its result by signal (limits.reportResult). */
+  reportResult: boolean;
 }
 
 /** The shard's workflow input. */
@@ -112,7 +114,7 @@ export function shardInput(start: ShardStart): ShardInput {
     plan: plan.plan,
     runId: start.runId,
     ...(input.apiAccount !== undefined ? { apiAccount: input.apiAccount } : {}),
-    ...(plan.rateCaps !== undefined ? { governed: { fairnessKey: start.runExecutionId } } : {}),
+    ...(plan.rateCaps !== undefined ? { governed: { fairnessKey: start.fairnessKey } } : {}),
     shard,
     limits: {
       maxInFlight: start.maxInFlight,
@@ -129,6 +131,7 @@ export function shardInput(start: ShardStart): ShardInput {
       ...(start.learnedGenerationMs !== undefined ? { generationMs: start.learnedGenerationMs } : {}),
       ...(input.webhookBaseUrl ? { webhookBaseUrl: input.webhookBaseUrl } : {}),
       ...(input.tuning?.shardHistoryLimit ? { historyLimit: input.tuning.shardHistoryLimit } : {}),
+      ...(start.reportResult ? { reportResult: true } : {}),
     },
     paused: start.paused,
     cancelled: start.cancelled,

@@ -6,6 +6,7 @@ import type {
   CarryOverOutput,
   CarryOverTotals,
   ItemCounts,
+  RunTotalsState,
   ShardProgress,
   ShardResult,
 } from '../common/types.js';
@@ -47,6 +48,31 @@ export class RunTotals {
 
   constructor(budgetCredits: number | undefined) {
     this.#unallocated = budgetCredits;
+  }
+
+  /** The totals an earlier execution of the run carried over (state()). */
+  static restore(carried: RunTotalsState): RunTotals {
+    const totals = new RunTotals(carried.unallocated);
+    Object.assign(totals.finished, carried.finished);
+    totals.endedByDeadline = carried.endedByDeadline;
+    totals.learnedPollMs = carried.learnedPollMs;
+    totals.learnedGenerationMs = carried.learnedGenerationMs;
+    totals.carryOver = carried.carryOver;
+    for (const progress of carried.told) totals.told(progress);
+    return totals;
+  }
+
+  /** Everything, for continue-as-new. */
+  state(): RunTotalsState {
+    return {
+      finished: this.snapshot(),
+      endedByDeadline: this.endedByDeadline,
+      ...(this.learnedPollMs !== undefined ? { learnedPollMs: this.learnedPollMs } : {}),
+      ...(this.learnedGenerationMs !== undefined ? { learnedGenerationMs: this.learnedGenerationMs } : {}),
+      told: [...this.#told.values()],
+      ...(this.#unallocated !== undefined ? { unallocated: this.#unallocated } : {}),
+      ...(this.carryOver ? { carryOver: { ...this.carryOver } } : {}),
+    };
   }
 
   /** The credits shard may commit: its planned share, or what is left if less. Undefined: no budget. */

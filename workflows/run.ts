@@ -1,13 +1,20 @@
 // The run workflow: one per manifest run; shards the items into child workflows.
 import {
+  ApplicationFailure,
+  CancellationScope,
   condition,
+  continueAsNew,
+  getExternalWorkflowHandle,
+  isCancellation,
   ParentClosePolicy,
+  patched,
   setCurrentDetails,
   setHandler,
   startChild,
   upsertSearchAttributes,
   workflowInfo,
   type ChildWorkflowHandle,
+  type ExternalWorkflowHandle,
 } from '@temporalio/workflow';
 import {
   cancelSignal,
@@ -16,6 +23,7 @@ import {
   pauseSignal,
   resumeSignal,
   runProgressQuery,
+  shardFinishedSignal,
   shardProgressSignal,
   shardSubmittedSignal,
   shardWorkflowId,
@@ -29,6 +37,7 @@ import type {
   RunProgress,
   RunResult,
   RunState,
+  ShardResult,
   ShardSpec,
 } from '../common/types.js';
 import { countAttributes, ITEMS_ATTRIBUTE, MANIFEST_ATTRIBUTE } from '../common/search-attributes.js';
@@ -50,32 +59,71 @@ import { plural } from '../common/words.js';
 
 /** carryOver activities at once: each checks a shard's worth of carried items. */
 const CARRY_OVER_LANES = 4;
+/**
+ * Continue as new past this many events, far below Temporal's 10,240-event warning: the history
+ * grows by about 18 events per shard (start, handoff, tail, share raises, result).
+ */
+export const RUN_HISTORY_LIMIT = 4_000;
+/** Runs started before shards told their results replay as they ran: children awaited, one execution. */
+const CONTINUE_AS_NEW_PATCH = 'run-continue-as-new';
+
+type ShardSignalTarget = Pick<ExternalWorkflowHandle, 'signal'>;
+
+/** A started shard: its handle if this execution started it, and the budget it was given. */
+interface RunningShard {
+  index: number;
+  allowance: number | undefined;
+  child?: ChildWorkflowHandle<typeof shardWorkflow>;
+}
 
 /**
  * A catalog run. Durable because it holds only references and totals: the manifest is frozen into
  * a plan file by an activity, items are worked on by shard workflows (each under Temporal's
- * history limits), and per-item outcomes go to files. Its history grows by about 22 events per
- * shard (start, handoff, share raises, close; measured at 10,000 items), so 100,000 items (200
- * shards) take under half of Temporal's 10,240-event warning without continue-as-new.
+ * history limits), and per-item outcomes go to files. Its own history grows with the number of
+ * shards, so past RUN_HISTORY_LIMIT it continues as new, carrying its totals and the shards it
+ * has running. That is why shards outlive an execution (ParentClosePolicy.ABANDON) and tell
+ * their results by signal: a new execution cannot await an earlier one's children.
  */
 export async function runWorkflow(input: RunInput): Promise<RunResult> {
-  const { workflowId: runId, startTime } = workflowInfo();
+  const { workflowId: runId } = workflowInfo();
+  const { carried } = input;
+  const reportsBySignal = patched(CONTINUE_AS_NEW_PATCH);
   const queues = taskQueuesOf(input.apiAccount);
   const { carryOver, configureRateLimit, joinRateGovernor, prepareRun, writeReport } = activitiesOn(queues);
-  let state: RunState = 'preparing';
-  let reason: string | undefined;
-  let paused = false;
-  let cancelled = false;
+  const startedAt = carried?.startedAt ?? workflowInfo().startTime.toISOString();
+  let state: RunState = carried?.state ?? 'preparing';
+  let reason = carried?.reason;
+  let paused = carried?.paused ?? false;
+  let cancelled = carried?.cancelled ?? false;
   /** Set once the plan exists (with the deadline as a moment); the progress query reads it before that too. */
-  const known: { prepared?: PreparedRun; deadlineAt?: number } = {};
-  let totals = new RunTotals(undefined);
-  const running = new Map<string, ChildWorkflowHandle<typeof shardWorkflow>>();
+  const known: { prepared?: PreparedRun; deadlineAt?: number } = carried
+    ? {
+        prepared: carried.prepared,
+        ...(carried.deadlineAt !== undefined ? { deadlineAt: carried.deadlineAt } : {}),
+      }
+    : {};
+  let totals = carried ? RunTotals.restore(carried.totals) : new RunTotals(undefined);
+  const running = new Map<string, RunningShard>(
+    (carried?.running ?? []).map(({ workflowId, index, allowance }) => [workflowId, { index, allowance }]),
+  );
   /** Every shard of the run, started or not (more come when carried items must be generated). */
   const shards: ShardSpec[] = [];
+  /** Signals to shards not yet recorded: continue-as-new waits for them. */
+  let signalsInFlight = 0;
+  /** A shard's failure, which fails the run (as a failed child did before shards told results). */
+  let failure: Error | undefined;
 
+  /** A signal to a running shard; one that closes before it lands needs it no more. */
+  const signalShard = (workflowId: string, send: (shard: ShardSignalTarget) => Promise<void>): void => {
+    const shard = running.get(workflowId);
+    if (!shard) return;
+    signalsInFlight++;
+    void send(shard.child ?? getExternalWorkflowHandle(workflowId))
+      .catch(() => undefined)
+      .finally(() => void signalsInFlight--);
+  };
   const forward = (signal: typeof pauseSignal | typeof resumeSignal | typeof cancelSignal): void => {
-    // A shard that closes before the signal lands needs it no more.
-    for (const child of running.values()) void child.signal(signal).catch(() => undefined);
+    for (const workflowId of running.keys()) signalShard(workflowId, (shard) => shard.signal(signal));
   };
   setHandler(pauseSignal, (request?: PauseRequest) => {
     paused = true;
@@ -115,42 +163,48 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
     };
   });
 
-  const plan = await prepareRun.executeWithOptions({ summary: "read the run's plan and check its output" }, [
-    { plan: input.plan },
-  ]);
-  known.prepared = plan;
-  totals = new RunTotals(plan.budgetCredits);
-  if (plan.deadline) {
-    known.deadlineAt =
-      'atMs' in plan.deadline ? plan.deadline.atMs : startTime.getTime() + plan.deadline.afterMs;
-  }
+  const plan = carried?.prepared ?? (await prepareAndLimit());
   const { deadlineAt } = known;
-  // A discovered rate is the account's governor's to set (workflows/governor.ts).
-  if (plan.rateCaps !== undefined) {
-    await joinRateGovernor.executeWithOptions({ summary: "join the API account's rate governor" }, [
-      { ...(input.apiAccount !== undefined ? { account: input.apiAccount } : {}), runId },
-    ]);
-  } else {
-    await configureRateLimit.executeWithOptions(
-      { summary: `limit API calls to ${plan.requestsPerSecond}/s` },
-      [{ requestsPerSecond: plan.requestsPerSecond, taskQueue: queues.api }],
+  async function prepareAndLimit(): Promise<PreparedRun> {
+    const prepared = await prepareRun.executeWithOptions(
+      { summary: "read the run's plan and check its output" },
+      [{ plan: input.plan }],
     );
+    known.prepared = prepared;
+    totals = new RunTotals(prepared.budgetCredits);
+    if (prepared.deadline) {
+      known.deadlineAt =
+        'atMs' in prepared.deadline
+          ? prepared.deadline.atMs
+          : Date.parse(startedAt) + prepared.deadline.afterMs;
+    }
+    // A discovered rate is the account's governor's to set (workflows/governor.ts).
+    if (prepared.rateCaps !== undefined) {
+      await joinRateGovernor.executeWithOptions({ summary: "join the API account's rate governor" }, [
+        { ...(input.apiAccount !== undefined ? { account: input.apiAccount } : {}), runId },
+      ]);
+    } else {
+      await configureRateLimit.executeWithOptions(
+        { summary: `limit API calls to ${prepared.requestsPerSecond}/s` },
+        [{ requestsPerSecond: prepared.requestsPerSecond, taskQueue: queues.api }],
+      );
+    }
+    return prepared;
   }
   shards.push(...generationShards(plan));
   const carry = carryOverRanges(plan);
-  let carrying = carry.length > 0;
+  const carryProgress = carried?.carry ?? { next: 0, done: carry.length === 0, regenerate: [] };
+  /** The shard number after the carried ranges': where shards of items generated after all start. */
+  const regenerationFirstIndex = (carry.at(-1)?.shard ?? shards.length - 1) + 1;
+  if (carryProgress.done)
+    shards.push(...regenerationShards(carryProgress.regenerate, regenerationFirstIndex));
+  let carrying = !carryProgress.done;
   // Search attributes only when the starter registered them (common/search-attributes.ts); one
   // upsert per finished shard keeps the history at a handful of events per shard.
   const manifestName = workflowInfo().typedSearchAttributes.get(MANIFEST_ATTRIBUTE);
-  let started = 0;
+  let started = carried?.started ?? 0;
   /** No shard is left to start: none waits, and no carried item can still turn out to need one. */
   const allStarted = (): boolean => started === shards.length && !carrying;
-  setHandler(shardProgressSignal, (progress) => {
-    // A signal the server delivers after the shard's result is already counted in `finished`.
-    if (!running.has(shardWorkflowId(runId, progress.shard))) return;
-    totals.told(progress);
-    publish();
-  });
   const rate =
     plan.rateCaps === undefined
       ? ` API rate: ${plan.requestsPerSecond}/s (fixed).`
@@ -188,26 +242,30 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
       ...countAttributes(counts, credits),
     ]);
   };
-  const reuse = (): string => {
-    const carried = totals.carryOver;
-    if (!carried) return '';
-    const { reused, restored, moved, regenerated } = carried;
-    return ` Carried over from the catalog: ${reused} of ${plural(carried.items, 'item')} (${restored} fetched again, ${moved} copied to new paths, ${regenerated} generated after all).`;
-  };
+  function reuse(): string {
+    const carriedOver = totals.carryOver;
+    if (!carriedOver) return '';
+    const { reused, restored, moved, regenerated } = carriedOver;
+    return ` Carried over from the catalog: ${reused} of ${plural(carriedOver.items, 'item')} (${restored} fetched again, ${moved} copied to new paths, ${regenerated} generated after all).`;
+  }
+  // Registered once publish can run: an execution carried over finds shards' signals waiting.
+  setHandler(shardProgressSignal, (progress) => {
+    // A signal the server delivers after the shard's result is already counted in `finished`.
+    if (!running.has(shardWorkflowId(runId, progress.shard))) return;
+    totals.told(progress);
+    publish();
+  });
   publish();
   indexCounts();
-  const parallel = concurrentShards(Math.max(1, shards.length), plan.maxInFlight);
+  const parallel = carried?.parallel ?? concurrentShards(Math.max(1, shards.length), plan.maxInFlight);
   const perShardInFlight = Math.max(1, Math.ceil(plan.maxInFlight / parallel));
   if (state === 'preparing') state = paused ? 'paused' : 'running';
 
-  const shares = new InFlightShares(plan.maxInFlight, perShardInFlight);
-  /** A shard that ends before the signal lands needs no share: its refusal is ignored. */
-  const sendShare = (shard: ChildWorkflowHandle<typeof shardWorkflow> | undefined, share: number): void =>
-    void shard?.signal(inFlightShareSignal, share).catch(() => undefined);
+  const shares = new InFlightShares(plan.maxInFlight, perShardInFlight, carried?.shares);
   const raiseShares = (): void => {
     const reachable = (workflowId: string): boolean => running.has(workflowId);
     for (const [workflowId, share] of shares.raise(allStarted(), reachable))
-      sendShare(running.get(workflowId), share);
+      signalShard(workflowId, (shard) => shard.signal(inFlightShareSignal, share));
   };
   setHandler(shardSubmittedSignal, ({ workflowId, holding, generationMs }) => {
     shares.handOff(workflowId, holding);
@@ -216,12 +274,60 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
   });
   const canStartShard = (): boolean => shares.submitting < parallel && shares.free() > 0;
 
-  const carryDone = carryAll();
+  /** A shard's result, by its signal or its child's completion, whichever comes first. */
+  function shardClosed(workflowId: string, result: ShardResult): void {
+    const shard = running.get(workflowId);
+    if (!shard) return;
+    running.delete(workflowId);
+    if (result.failure !== undefined) {
+      failure ??= ApplicationFailure.nonRetryable(result.failure, 'ShardFailed');
+      return;
+    }
+    totals.shardFinished(shard.index, result, shard.allowance);
+    if (result.stopReason && !reason) reason = result.stopReason;
+    publish();
+    indexCounts();
+    shares.close(workflowId);
+    raiseShares();
+  }
+  setHandler(shardFinishedSignal, (result) => shardClosed(shardWorkflowId(runId, result.shard), result));
+
+  const historyLimit = input.tuning?.runHistoryLimit ?? RUN_HISTORY_LIMIT;
+  const historyFull = (): boolean => {
+    if (!reportsBySignal) return false;
+    const info = workflowInfo();
+    return info.historyLength > historyLimit || info.continueAsNewSuggested;
+  };
+  /** Carried items still being checked (carryAll). */
+  let carryWorking = carrying;
+  /** Set before continue-as-new: carryAll starts no more ranges. */
+  let draining = false;
+  const carryDone = carryAll().finally(() => void (carryWorking = false));
   const shardsDone: Promise<void>[] = [carryDone];
-  while (!cancelled) {
-    await condition(() => cancelled || allStarted() || (started < shards.length && canStartShard()));
-    if (cancelled || allStarted()) break;
-    const spec = shards[started]!;
+  const allClosed = (): boolean => running.size === 0 && !carryWorking && (allStarted() || cancelled);
+  try {
+    while (!cancelled) {
+      await condition(
+        () =>
+          cancelled ||
+          allStarted() ||
+          failure !== undefined ||
+          historyFull() ||
+          (started < shards.length && canStartShard()),
+      );
+      if (cancelled || allStarted() || failure !== undefined || historyFull()) break;
+      await startShard(shards[started]!);
+    }
+    if (reportsBySignal) await condition(() => failure !== undefined || allClosed() || historyFull());
+    else await Promise.all(shardsDone);
+  } catch (error) {
+    if (reportsBySignal && isCancellation(error)) await CancellationScope.nonCancellable(cancelRunningShards);
+    throw error;
+  }
+  if (failure) return await failWithShards(failure);
+  if (reportsBySignal && !allClosed()) return await continueAsNewQuietly();
+
+  async function startShard(spec: ShardSpec): Promise<void> {
     const { index } = spec;
     const allowance = totals.allocate(plan.shardCredits?.[index]);
     const workflowId = shardWorkflowId(runId, index);
@@ -229,7 +335,7 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
       input,
       plan,
       runId,
-      runExecutionId: workflowInfo().runId,
+      fairnessKey: workflowInfo().firstExecutionRunId,
       shard: spec,
       parallel,
       maxInFlight: shares.start(workflowId),
@@ -239,30 +345,42 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
       learnedGenerationMs: totals.learnedGenerationMs,
       paused,
       cancelled,
+      reportResult: reportsBySignal,
     });
     const child = await startChild(shardWorkflow, {
       workflowId,
       taskQueue: queues.workflow,
-      parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+      // A shard outlives the execution that started it when the run continues as new.
+      parentClosePolicy: reportsBySignal ? ParentClosePolicy.ABANDON : ParentClosePolicy.REQUEST_CANCEL,
       ...shardPresentation(args.shard, shards.length, plan, manifestName),
       args: [args],
     });
-    running.set(workflowId, child);
+    running.set(workflowId, { index, allowance, child });
     started++;
     raiseShares();
-    shardsDone.push(
-      child.result().then((result) => {
-        running.delete(workflowId);
-        totals.shardFinished(index, result, allowance);
-        if (result.stopReason && !reason) reason = result.stopReason;
-        publish();
-        indexCounts();
-        shares.close(workflowId);
-        raiseShares();
-      }),
-    );
+    const closed = child.result().then((result) => shardClosed(workflowId, result));
+    if (reportsBySignal) void closed.catch((error: Error) => void (failure ??= error));
+    else shardsDone.push(closed);
   }
-  await Promise.all(shardsDone);
+
+  /** A shard failed: so does the run, and its other shards are asked to stop, as its children were. */
+  async function failWithShards(error: Error): Promise<never> {
+    await cancelRunningShards();
+    throw error;
+  }
+
+  /**
+   * A run that ends in failure or is cancelled from outside asks its shards to cancel: they
+   * outlive it (ParentClosePolicy.ABANDON), and those an earlier execution started are no
+   * children of this one.
+   */
+  async function cancelRunningShards(): Promise<void> {
+    const cancel = (workflowId: string) =>
+      getExternalWorkflowHandle(workflowId)
+        .cancel()
+        .catch(() => undefined);
+    await Promise.all([...running.keys()].map(cancel));
+  }
 
   /**
    * The carried items, a few ranges at a time (each a carryOver activity); those whose results
@@ -270,24 +388,56 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
    */
   async function carryAll(): Promise<void> {
     if (!carrying) return;
-    totals.startCarryOver(plan.itemCount - generatedItems(plan));
-    const regenerate: number[] = [];
-    let next = 0;
+    if (!carried) totals.startCarryOver(plan.itemCount - generatedItems(plan));
     const lane = async (): Promise<void> => {
-      for (let k = next++; k < carry.length && !cancelled; k = next++) {
-        const range = carry[k]!;
+      while (carryProgress.next < carry.length && !cancelled && !draining) {
+        const range = carry[carryProgress.next++]!;
         const summary = `carry over items[${range.offset}..${range.offset + range.count - 1}]`;
         const result = await carryOver.executeWithOptions({ summary }, [{ plan: plan.plan, ...range }]);
         totals.carried(result);
-        regenerate.push(...result.regenerate);
+        carryProgress.regenerate.push(...result.regenerate);
         publish();
       }
     };
     await Promise.all(Array.from({ length: Math.min(CARRY_OVER_LANES, carry.length) }, lane));
-    const firstIndex = (carry.at(-1)?.shard ?? shards.length - 1) + 1;
-    shards.push(...regenerationShards(regenerate, firstIndex));
+    if (draining && !cancelled && carryProgress.next < carry.length) return; // the next execution goes on
+    shards.push(...regenerationShards(carryProgress.regenerate, regenerationFirstIndex));
+    carryProgress.done = true;
     carrying = false;
     raiseShares();
+  }
+
+  /**
+   * Continues as new once nothing of this execution is in flight but its shards: no carried range
+   * being checked, every signal to a shard recorded (a signal still pending when it closes could be
+   * lost). The shards go on and tell the next execution.
+   */
+  async function continueAsNewQuietly(): Promise<never> {
+    draining = true;
+    await condition(() => failure !== undefined || (!carryWorking && signalsInFlight === 0));
+    if (failure) return await failWithShards(failure);
+    return continueAsNew<typeof runWorkflow>({
+      ...input,
+      carried: {
+        prepared: plan,
+        startedAt,
+        ...(deadlineAt !== undefined ? { deadlineAt } : {}),
+        state,
+        ...(reason !== undefined ? { reason } : {}),
+        paused,
+        cancelled,
+        totals: totals.state(),
+        parallel,
+        started,
+        running: [...running].map(([workflowId, { index, allowance }]) => ({
+          workflowId,
+          index,
+          ...(allowance !== undefined ? { allowance } : {}),
+        })),
+        shares: shares.state(),
+        ...(carry.length > 0 ? { carry: carryProgress } : {}),
+      },
+    });
   }
 
   state = 'reporting';
@@ -297,7 +447,7 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
       runId,
       execution: workflowInfo().runId,
       emulated: input.emulated,
-      startedAt: startTime.toISOString(),
+      startedAt,
       apiCalls: totals.finished.apiCalls,
       ...(totals.finished.tasksGivenUp > 0 ? { tasksGivenUp: totals.finished.tasksGivenUp } : {}),
       ...(totals.finished.tasksRejected > 0

@@ -2,12 +2,14 @@
 // lanes run side by side (submit, hand-off, poll, collect); what happens to the items lives in
 // ShardItems (shard-items.ts), which the lanes tell each activity's answer.
 import {
+  CancellationScope,
   condition,
   continueAsNew,
   getExternalWorkflowHandle,
   log,
   patched,
   setHandler,
+  TemporalFailure,
   workflowInfo,
 } from '@temporalio/workflow';
 import { FailureType } from '../common/failure-types.js';
@@ -16,12 +18,14 @@ import {
   inFlightShareSignal,
   pauseSignal,
   resumeSignal,
+  shardFinishedSignal,
   shardProgressQuery,
   shardSubmittedSignal,
   taskFinishedSignal,
   taskQueuesOf,
 } from '../common/names.js';
 import type { CarriedSubmit, ErrorSummary, ShardHandoff, ShardInput, ShardResult } from '../common/types.js';
+import { zeroCounts } from '../common/item-counts.js';
 import { plural } from '../common/words.js';
 import { activitiesOn } from './activities.js';
 import { collectBatch } from './shard-collect.js';
@@ -65,6 +69,45 @@ const TAIL_RELEASE_PATCH = 'shard-tail-release';
  * keeps collecting; cancel also reports never-submitted items as cancelled.
  */
 export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
+  if (!input.limits.reportResult) return workShard(input);
+  let result: ShardResult;
+  try {
+    result = await workShard(input);
+  } catch (error) {
+    // What fails the shard's workflow (an activity out of retries, a cancel from outside) would
+    // otherwise leave a run that continued as new waiting for this shard forever.
+    if (error instanceof TemporalFailure) {
+      const failure = `shard ${input.shard.index + 1} ended: ${withCauses(error)}`;
+      await CancellationScope.nonCancellable(() =>
+        tellRunFinished(input, failedShard(input.shard.index, failure)),
+      );
+    }
+    throw error;
+  }
+  await tellRunFinished(input, result);
+  return result;
+}
+
+async function tellRunFinished(input: ShardInput, result: ShardResult): Promise<void> {
+  // A run that is gone (terminated) refuses it, and nothing waits for this shard any more.
+  await getExternalWorkflowHandle(input.runId)
+    .signal(shardFinishedSignal, result)
+    .catch(() => undefined);
+}
+
+/** "Activity task failed: <what the activity said>". */
+function withCauses(error: Error): string {
+  const messages: string[] = [];
+  for (let at: unknown = error; at instanceof Error; at = at.cause) messages.push(at.message);
+  return messages.join(': ');
+}
+
+function failedShard(shard: number, failure: string): ShardResult {
+  const apiCalls = { submit: 0, lookup: 0, get: 0 };
+  return { shard, counts: zeroCounts(), creditsSpent: 0, apiCalls, images: 0, failure };
+}
+
+async function workShard(input: ShardInput): Promise<ShardResult> {
   const { plan, shard, limits } = input;
   const activities = activitiesOn(taskQueuesOf(input.apiAccount), input.governed);
   const { lookupTasks, planShard, recordOutcomes, submitItem, submitSlice } = activities;

@@ -53,6 +53,8 @@ export interface FakeScenario {
   collectGetFails?: (index: number) => boolean;
   /** collectResults fails for good, as with a store that refuses every write. */
   collectFails?: boolean;
+  /** recordOutcomes of this shard fails for good: the shard's workflow fails. */
+  recordFails?: (shard: number) => boolean;
 }
 
 export type FakeEvent =
@@ -243,6 +245,8 @@ export function fakeApi(scenario: FakeScenario): FakeApi {
     },
     storeResults,
     async recordOutcomes(input: RecordOutcomesInput) {
+      if (scenario.recordFails?.(input.shard))
+        throw ApplicationFailure.nonRetryable('the outcome file cannot be written', 'StorageError');
       api.outcomes.push(...input.outcomes);
     },
     async writeReport(_input: WriteReportInput) {
