@@ -75,16 +75,19 @@ export interface RunCarriedState {
   carry?: { next: number; done: boolean; regenerate: number[] };
 }
 
+/** What a run's finished shards did, summed. */
+export interface FinishedTotals {
+  counts: ItemCounts;
+  creditsSpent: number;
+  apiCalls: ApiCallCounts;
+  images: number;
+  tasksGivenUp: number;
+  tasksRejected: number;
+  creditsRejected: number;
+}
+
 export interface RunTotalsState {
-  finished: {
-    counts: ItemCounts;
-    creditsSpent: number;
-    apiCalls: ApiCallCounts;
-    images: number;
-    tasksGivenUp: number;
-    tasksRejected: number;
-    creditsRejected: number;
-  };
+  finished: FinishedTotals;
   endedByDeadline: number;
   learnedPollMs?: number;
   learnedGenerationMs?: number[];

@@ -2,25 +2,15 @@
 // shards' last progress, and the budget not yet handed out. Pure bookkeeping for run.ts,
 // unit-tested without a server (test/run-totals.test.ts).
 import type {
-  ApiCallCounts,
   CarryOverOutput,
   CarryOverTotals,
+  FinishedTotals,
   ItemCounts,
   RunTotalsState,
   ShardProgress,
   ShardResult,
 } from '../common/types.js';
 import { addTotals, normalizeCounts, zeroCounts } from '../common/item-counts.js';
-
-export interface FinishedTotals {
-  counts: ItemCounts;
-  creditsSpent: number;
-  apiCalls: ApiCallCounts;
-  images: number;
-  tasksGivenUp: number;
-  tasksRejected: number;
-  creditsRejected: number;
-}
 
 export class RunTotals {
   readonly finished: FinishedTotals = {
