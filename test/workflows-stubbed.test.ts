@@ -87,6 +87,33 @@ function expectBeforeHeldSubmit(api: FakeApi, position: number): void {
   expect(position).toBeLessThan(api.timeline.findIndex((e) => e.event === 'submit' && e.index === 0));
 }
 
+/**
+ * A slow run of three shards (10 slots between the two that submit at once, items finishing after
+ * 4 lookups) with a run history limit of 20: `inLaterExecution` waits until the run has continued
+ * as new with shards it started running on, and 10 items submitted.
+ */
+function startSlowContinuedRun() {
+  const run = startRun(
+    { items: 3 * SHARD_SIZE, lookupsToFinish: 4, maxInFlight: 10 },
+    { runHistoryLimit: 20 },
+  );
+  const inLaterExecution = async () => {
+    const handle = await run.start();
+    const first = (await handle.describe()).runId;
+    await waitFor(async () => (await handle.describe()).runId !== first && run.api.submits.length >= 10);
+    return handle;
+  };
+  return { ...run, inLaterExecution };
+}
+
+/** The shards' statuses, once none of them is running. */
+async function closedStatuses(workflowId: string, shards: number[]): Promise<string[]> {
+  const handles = shards.map((shard) => env.client.workflow.getHandle(shardWorkflowId(workflowId, shard)));
+  const statuses = () => Promise.all(handles.map(async (handle) => (await handle.describe()).status.name));
+  await waitFor(async () => !(await statuses()).includes('RUNNING'));
+  return statuses();
+}
+
 async function waitFor(check: () => boolean | Promise<boolean>): Promise<void> {
   for (let i = 0; i < 400; i++) {
     if (await check()) return;
@@ -148,18 +175,11 @@ describe('run and shard workflows (stub activities)', () => {
   });
 
   it('cancels the shards an earlier execution of the run started', async () => {
-    // Slow shards (10 slots between two, items finishing after 4 lookups) that the first
-    // execution starts, then hands on. The cancel reaches the second execution: it must stop
-    // them, though they are not its children.
-    const items = 3 * SHARD_SIZE;
-    const { api, workflowId, start } = startRun(
-      { items, lookupsToFinish: 4, maxInFlight: 10 },
-      { runHistoryLimit: 20 },
-    );
+    // The first execution starts two slow shards and hands them on; the cancel reaches a later
+    // execution, which must stop them though they are not its children.
+    const { api, workflowId, inLaterExecution } = startSlowContinuedRun();
     const result = await withWorkers(api, async () => {
-      const handle = await start();
-      const first = (await handle.describe()).runId;
-      await waitFor(async () => (await handle.describe()).runId !== first && api.submits.length >= 10);
+      const handle = await inLaterExecution();
       await handle.signal(cancelSignal);
       return (await handle.result()) as RunResult;
     });
@@ -184,13 +204,9 @@ describe('run and shard workflows (stub activities)', () => {
       },
       { runHistoryLimit: 20 },
     );
-    const shards = [1, 2].map((shard) => env.client.workflow.getHandle(shardWorkflowId(workflowId, shard)));
     const { failure, statuses } = await withWorkers(api, async () => {
       const failure = await (await start()).result().catch((error: Error) => error);
-      const closed = async () =>
-        Promise.all(shards.map(async (shard) => (await shard.describe()).status.name));
-      await waitFor(async () => !(await closed()).includes('RUNNING'));
-      return { failure, statuses: await closed() };
+      return { failure, statuses: await closedStatuses(workflowId, [1, 2]) };
     });
     expect(failure).toBeInstanceOf(WorkflowFailedError);
     expect((failure as WorkflowFailedError).cause?.message).toMatch(
@@ -202,34 +218,20 @@ describe('run and shard workflows (stub activities)', () => {
   });
 
   it("a cancel from Temporal's UI reaches the shards an earlier execution started", async () => {
-    const { api, workflowId, start } = startRun(
-      { items: 3 * SHARD_SIZE, lookupsToFinish: 4, maxInFlight: 10 },
-      { runHistoryLimit: 20 },
-    );
-    const shards = [0, 1].map((shard) => env.client.workflow.getHandle(shardWorkflowId(workflowId, shard)));
+    const { api, workflowId, inLaterExecution } = startSlowContinuedRun();
     const statuses = await withWorkers(api, async () => {
-      const handle = await start();
-      const first = (await handle.describe()).runId;
-      await waitFor(async () => (await handle.describe()).runId !== first && api.submits.length >= 10);
+      const handle = await inLaterExecution();
       await handle.cancel();
       await expect(handle.result()).rejects.toThrow(WorkflowFailedError);
-      const statuses = async () =>
-        Promise.all(shards.map(async (shard) => (await shard.describe()).status.name));
-      await waitFor(async () => !(await statuses()).includes('RUNNING'));
-      return statuses();
+      return closedStatuses(workflowId, [0, 1]);
     });
     expect(statuses).toEqual(['CANCELLED', 'CANCELLED']);
   });
 
   it('cancel --force terminates the shards an earlier execution started', async () => {
-    const { api, workflowId, start } = startRun(
-      { items: 3 * SHARD_SIZE, lookupsToFinish: 4, maxInFlight: 10 },
-      { runHistoryLimit: 20 },
-    );
+    const { api, workflowId, inLaterExecution } = startSlowContinuedRun();
     const terminated = await withWorkers(api, async () => {
-      const handle = await start();
-      const first = (await handle.describe()).runId;
-      await waitFor(async () => (await handle.describe()).runId !== first && api.submits.length >= 10);
+      const handle = await inLaterExecution();
       return terminateRun(env.client, await handle.describe(), 'test');
     });
     expect(terminated.sort()).toEqual([shardWorkflowId(workflowId, 0), shardWorkflowId(workflowId, 1)]);
