@@ -368,6 +368,17 @@ describe('run and shard workflows (stub activities)', () => {
     ).toBe(true);
   });
 
+  it('hands out the budget a run continued as new carries', async () => {
+    // Three shards' planned credits: 500, 500, then the 200 left, which a later execution hands out.
+    const items = 3 * SHARD_SIZE;
+    const { api, workflowId, start } = startRun({ items, budgetCredits: 1_200 }, { runHistoryLimit: 20 });
+    const result = await withWorkers(api, async () => (await start()).result() as Promise<RunResult>);
+    expect((await historyChain(env.client, workflowId)).length).toBeGreaterThanOrEqual(2);
+    expect(api.submits).toHaveLength(1_200);
+    expect(result.counts.completed).toBe(1_200);
+    expect(result.counts.skipped).toBe(300);
+  });
+
   it('pauses the whole run on a 402, and resume continues it', async () => {
     const { api, start } = startRun({ items: 40, insufficientCredits: 1 });
     const result = await withWorkers(api, async () => {
