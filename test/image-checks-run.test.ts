@@ -13,7 +13,7 @@ import type { RunningEmulator } from '../emulator/index.js';
 import { startTestEmulator } from './support/emulator.js';
 import { cliSandbox, type CliSandbox } from './support/cli.js';
 
-const ITEMS = 24;
+const ITEMS = 48;
 let sandbox: CliSandbox;
 let emulator: RunningEmulator;
 
@@ -38,7 +38,8 @@ beforeAll(async () => {
   emulator = await startTestEmulator({
     time_scale: 0.005,
     rate_limits: { submit: { per_second: 1000, burst: 1000 }, query: { per_second: 1000, burst: 1000 } },
-    // A quarter each: with 24 items, both kinds occur in a run but for a one-in-a-thousand draw.
+    // A quarter each: with 48 items, both kinds occur in a run but for a one-in-a-million draw
+    // (at 24, one run in a thousand drew no wrong-aspect image and failed the test).
     faults: { wrong_aspect_image_rate: 0.25, blank_image_rate: 0.25 },
   });
   sandbox = await cliSandbox({ PIXELMILL_API_BASE_URL: emulator.url, PIXELMILL_API_KEY: 'sk-live-demo' });
