@@ -211,13 +211,15 @@ describe('catalog runs against a misbehaving API', () => {
   }, 90_000);
 
   it('images the checks reject are generated again, and the Temporal UI details say how many', async () => {
+    // Half the tasks rejected: among 20 items none is one run in a million (among 6, one in 64),
+    // and an item still rejected after 20 attempts one in a million.
     const { emulator, catalog } = await scenario(
       { faults: { wrong_aspect_image_rate: 0.5 } },
-      { name: 'rejected', items: items(6), retry: { maxAttempts: 12, on: ['ImageCheckFailed'] } },
+      { name: 'rejected', items: items(20), retry: { maxAttempts: 20, on: ['ImageCheckFailed'] } },
     );
     const handle = await startRun(harness.env.client, catalog);
     const result = (await handle.result()) as RunResult;
-    expect(result.counts).toMatchObject({ completed: 6, failed: 0 });
+    expect(result.counts).toMatchObject({ completed: 20, failed: 0 });
     const rejected = emulator.injectedFaults().wrong_aspect_image!;
     expect(rejected).toBeGreaterThan(0);
     const tasks = rejected === 1 ? '1 task' : `${rejected} tasks`;
