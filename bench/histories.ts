@@ -19,8 +19,8 @@ export interface HistoryFigures {
   workflow_tasks_per_item: number;
   largest: { events: number; workflow_id: string };
   /**
-   * The run workflow's own events per shard: it never continues as new, so this sets how many
-   * shards (SHARD_SIZE items each) a run holds before its history reaches Temporal's warning.
+   * The run workflow's own events per shard, over all its executions: with RUN_HISTORY_LIMIT
+   * (workflows/run.ts), how many shards one execution holds before it continues as new.
    */
   run_events_per_shard: number;
 }

@@ -5,6 +5,7 @@
 import type { Client } from '@temporalio/client';
 import { createActivityRuntime } from '../activities/index.js';
 import { UserError } from '../common/errors.js';
+import { zeroApiCalls } from '../common/item-counts.js';
 import type { ApiCallCounts, WriteReportOutput } from '../common/types.js';
 import { foldRetryOutcomes, listRetries, saveRetryRecord, type RetryRecord } from './retries.js';
 import { readPlan, retryRecordsDir, runState, type RunLocation } from './run-files.js';
@@ -64,7 +65,7 @@ export async function rewriteReport(client: Client, location: RunLocation): Prom
   }
   const { folded, running } = await foldEndedRetries(client, location);
   // A run that did not complete has no result with its API calls: they count as 0.
-  const apiCalls: ApiCallCounts = { submit: 0, lookup: 0, get: 0 };
+  const apiCalls = zeroApiCalls();
   addCalls(apiCalls, location.result?.apiCalls);
   for (const record of folded) addCalls(apiCalls, record.apiCalls);
   const runtime = createActivityRuntime({ env: process.env });

@@ -1,7 +1,12 @@
 // Counts of a run's items by where they are, shared by the workflows that count, the report that
 // totals and the CLI that shows them: the zero every tally starts from, sums and descriptions.
-import type { ItemCounts } from './types.js';
+import type { ApiCallCounts, ItemCounts } from './types.js';
 import { plural } from './words.js';
+
+/** No API calls yet: where a shard's, a run's or a report's call counts start. */
+export function zeroApiCalls(): ApiCallCounts {
+  return { submit: 0, lookup: 0, get: 0 };
+}
 
 export function zeroCounts(): ItemCounts {
   return {

@@ -49,7 +49,7 @@ export interface RunInput {
   webhookBaseUrl?: string;
   /** Internal knobs for tests and benchmarks. */
   tuning?: { shardHistoryLimit?: number; runHistoryLimit?: number };
-  /** State carried over continue-as-new (workflows/run-carried.ts). */
+  /** State carried over continue-as-new (workflows/run.ts, continueAsNewQuietly). */
   carried?: RunCarriedState;
 }
 

@@ -58,7 +58,7 @@ function catalogItems(count: number, prompt: (i: number) => string): CatalogItem
 }
 
 /** The cases to record: all of them (RECORD_HISTORIES=1), or those named. */
-function recording(): (name: string) => boolean {
+function prepareRecording(): (name: string) => boolean {
   const names = process.env.RECORD_HISTORIES === '1' ? undefined : process.env.RECORD_HISTORIES?.split(',');
   if (!names) rmSync(FIXTURES, { recursive: true, force: true });
   mkdirSync(FIXTURES, { recursive: true });
@@ -70,7 +70,7 @@ function recording(): (name: string) => boolean {
 async function record(): Promise<void> {
   const { env, dir } = await startTemporalHarness();
   await startInProcessWorkers(env);
-  const wanted = recording();
+  const wanted = prepareRecording();
   const save = async (runId: string, prefix: string) => {
     const records = await runHistories(env.client, runId, 1);
     records.forEach(({ workflowId, history }, k) => {

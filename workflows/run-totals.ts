@@ -10,13 +10,13 @@ import type {
   ShardProgress,
   ShardResult,
 } from '../common/types.js';
-import { addTotals, normalizeCounts, zeroCounts } from '../common/item-counts.js';
+import { addTotals, normalizeCounts, zeroApiCalls, zeroCounts } from '../common/item-counts.js';
 
 export class RunTotals {
   readonly finished: FinishedTotals = {
     counts: zeroCounts(),
     creditsSpent: 0,
-    apiCalls: { submit: 0, lookup: 0, get: 0 },
+    apiCalls: zeroApiCalls(),
     images: 0,
     tasksGivenUp: 0,
     tasksRejected: 0,

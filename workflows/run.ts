@@ -305,17 +305,12 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
   const carryDone = carryAll().finally(() => void (carryWorking = false));
   const shardsDone: Promise<void>[] = [carryDone];
   const allClosed = (): boolean => running.size === 0 && !carryWorking && (allStarted() || cancelled);
+  /** Why this execution starts no more shards: nothing left, cancelled, failed, or its history is full. */
+  const startsNoMore = (): boolean => cancelled || allStarted() || failure !== undefined || historyFull();
   try {
     while (!cancelled) {
-      await condition(
-        () =>
-          cancelled ||
-          allStarted() ||
-          failure !== undefined ||
-          historyFull() ||
-          (started < shards.length && canStartShard()),
-      );
-      if (cancelled || allStarted() || failure !== undefined || historyFull()) break;
+      await condition(() => startsNoMore() || (started < shards.length && canStartShard()));
+      if (startsNoMore()) break;
       await startShard(shards[started]!);
     }
     if (reportsBySignal) await condition(() => failure !== undefined || allClosed() || historyFull());

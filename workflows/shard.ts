@@ -11,6 +11,7 @@ import {
   setHandler,
   TemporalFailure,
   workflowInfo,
+  type SignalDefinition,
 } from '@temporalio/workflow';
 import { FailureType } from '../common/failure-types.js';
 import {
@@ -25,7 +26,7 @@ import {
   taskQueuesOf,
 } from '../common/names.js';
 import type { CarriedSubmit, ErrorSummary, ShardHandoff, ShardInput, ShardResult } from '../common/types.js';
-import { zeroCounts } from '../common/item-counts.js';
+import { zeroApiCalls, zeroCounts } from '../common/item-counts.js';
 import { plural } from '../common/words.js';
 import { activitiesOn } from './activities.js';
 import { collectBatch } from './shard-collect.js';
@@ -79,19 +80,23 @@ export async function shardWorkflow(input: ShardInput): Promise<ShardResult> {
     if (error instanceof TemporalFailure) {
       const failure = `shard ${input.shard.index + 1} ended: ${withCauses(error)}`;
       await CancellationScope.nonCancellable(() =>
-        tellRunFinished(input, failedShard(input.shard.index, failure)),
+        tellRun(input, shardFinishedSignal, failedShard(input.shard.index, failure)),
       );
     }
     throw error;
   }
-  await tellRunFinished(input, result);
+  await tellRun(input, shardFinishedSignal, result);
   return result;
 }
 
-async function tellRunFinished(input: ShardInput, result: ShardResult): Promise<void> {
-  // A run that is gone (terminated) refuses it, and nothing waits for this shard any more.
+/** A signal to the shard's run. Only a run that is gone refuses it, and then nothing waits for this shard. */
+async function tellRun<Args extends unknown[]>(
+  input: ShardInput,
+  signal: SignalDefinition<Args>,
+  ...args: Args
+): Promise<void> {
   await getExternalWorkflowHandle(input.runId)
-    .signal(shardFinishedSignal, result)
+    .signal(signal, ...args)
     .catch(() => undefined);
 }
 
@@ -103,8 +108,7 @@ function withCauses(error: Error): string {
 }
 
 function failedShard(shard: number, failure: string): ShardResult {
-  const apiCalls = { submit: 0, lookup: 0, get: 0 };
-  return { shard, counts: zeroCounts(), creditsSpent: 0, apiCalls, images: 0, failure };
+  return { shard, counts: zeroCounts(), creditsSpent: 0, apiCalls: zeroApiCalls(), images: 0, failure };
 }
 
 async function workShard(input: ShardInput): Promise<ShardResult> {
@@ -294,7 +298,7 @@ async function workShard(input: ShardInput): Promise<ShardResult> {
       // Nothing is queued now: what is not final is what is at the API.
       s.handedOffHolding = items.notFinal();
       const generationMs = s.generationMs ? { generationMs: s.generationMs } : {};
-      await tellRun({ holding: s.handedOffHolding, ...generationMs });
+      await tellHandoff({ holding: s.handedOffHolding, ...generationMs });
     }
     await releaseTail();
   }
@@ -313,18 +317,15 @@ async function workShard(input: ShardInput): Promise<ShardResult> {
     await condition(() => stopped() || items.notFinal() <= Math.floor(handedOffWith / 4));
     if (stopped()) return;
     s.handedOffHolding = undefined;
-    await tellRun({ holding: items.notFinal() });
+    await tellHandoff({ holding: items.notFinal() });
   }
 
   function stopped(): boolean {
     return draining || s.cancelled || !workLeft();
   }
 
-  async function tellRun(handoff: Omit<ShardHandoff, 'workflowId'>): Promise<void> {
-    // Only a run that is gone refuses it, and then nothing waits for this shard's slots.
-    await getExternalWorkflowHandle(input.runId)
-      .signal(shardSubmittedSignal, { workflowId: workflowInfo().workflowId, ...handoff })
-      .catch(() => undefined);
+  async function tellHandoff(handoff: Omit<ShardHandoff, 'workflowId'>): Promise<void> {
+    await tellRun(input, shardSubmittedSignal, { workflowId: workflowInfo().workflowId, ...handoff });
   }
 
   // ----- tracking -----

@@ -5,7 +5,7 @@ import type { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../common/failure-types.js';
 import type { ErrorSummary, ItemCounts, ItemStatus, ShardCarriedState } from '../common/types.js';
 import { formatDuration } from '../manifest/durations.js';
-import { zeroCounts } from '../common/item-counts.js';
+import { zeroApiCalls, zeroCounts } from '../common/item-counts.js';
 
 /**
  * Where an item is; from `completed` on, its final status. Numbers, because a shard carries 500
@@ -49,7 +49,7 @@ export function freshShardState(
     credits: new Array<number>(count).fill(0),
     estimates: null,
     outcomes: [],
-    apiCalls: { submit: 0, lookup: 0, get: 0 },
+    apiCalls: zeroApiCalls(),
     images: 0,
     paused,
     cancelled,
