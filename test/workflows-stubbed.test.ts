@@ -195,8 +195,9 @@ describe('run and shard workflows (stub activities)', () => {
   it('fails the run when a shard an earlier execution started fails', async () => {
     const { api, workflowId, start } = startRun(
       {
-        items: 2 * SHARD_SIZE + 100,
-        lookupsToFinish: 2,
+        items: 2 * SHARD_SIZE,
+        // The second shard's items take many lookups: it is still running when the first fails.
+        lookupsToFinish: (index) => (index < SHARD_SIZE ? 2 : 40),
         // The refused item's outcome is the one the shard records itself at its end.
         fails: (index) =>
           index === 3 ? { type: 'content_policy_violation', code: 'content_blocked' } : undefined,
@@ -206,15 +207,15 @@ describe('run and shard workflows (stub activities)', () => {
     );
     const { failure, statuses } = await withWorkers(api, async () => {
       const failure = await (await start()).result().catch((error: Error) => error);
-      return { failure, statuses: await closedStatuses(workflowId, [1, 2]) };
+      return { failure, statuses: await closedStatuses(workflowId, [1]) };
     });
     expect(failure).toBeInstanceOf(WorkflowFailedError);
     expect((failure as WorkflowFailedError).cause?.message).toMatch(
       /^shard 1 ended: .*the outcome file cannot be written/,
     );
     expect((await historyChain(env.client, workflowId)).length).toBeGreaterThanOrEqual(2);
-    // The other shards are asked to stop with it, as children of a failed run were.
-    for (const status of statuses) expect(['CANCELLED', 'COMPLETED']).toContain(status);
+    // The other shard is asked to stop with it, as children of a failed run were.
+    expect(statuses).toEqual(['CANCELLED']);
   });
 
   it("a cancel from Temporal's UI reaches the shards an earlier execution started", async () => {
