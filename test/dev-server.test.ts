@@ -3,13 +3,13 @@
 // taken port or a server that cannot start. Real `temporal` binary, 127.0.0.1 only.
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { UserError } from '../common/errors.js';
-import { ensureDevServer, stopDevServer } from '../temporal/dev-server.js';
+import { ensureDevServer, serverEnv, stopDevServer } from '../temporal/dev-server.js';
 import { freePort } from '../temporal/dev-server-process.js';
 
 const startedPids = new Set<number>();
@@ -59,6 +59,15 @@ async function connect(address: string, namespace: string): Promise<Client> {
   return new Client({ connection, namespace });
 }
 
+describe('serverEnv', () => {
+  it('runs Go on half the cores, at least one, unless GOMAXPROCS is set', () => {
+    const half = String(Math.max(1, Math.floor(availableParallelism() / 2)));
+    expect(serverEnv({ PATH: '/bin' })).toMatchObject({ PATH: '/bin', GOMAXPROCS: half });
+    expect(serverEnv({ GOMAXPROCS: '6' }).GOMAXPROCS).toBe('6');
+    expect(serverEnv({}).TEMPORAL_VERSION_CHECK_DISABLED).toBe('1');
+  });
+});
+
 describe('ensureDevServer', () => {
   it('starts a detached server, reuses it, and restarts it on the same database after a SIGKILL', async () => {
     const stateDir = tempStateDir();
@@ -85,6 +94,9 @@ describe('ensureDevServer', () => {
     };
     expect(record.pid).toBe(first.pid);
     expect(existsSync(join(stateDir, 'temporal.db'))).toBe(true);
+    // Go's threads capped for a machine it shares with its workers (serverEnv).
+    const environ = readFileSync(`/proc/${first.pid}/environ`, 'utf8').split('\0');
+    expect(environ).toContain(`GOMAXPROCS=${serverEnv(process.env).GOMAXPROCS}`);
 
     // Reused, and its set-up completed: a second search attribute, a second namespace.
     const second = await ensureDevServer({
