@@ -15,7 +15,8 @@ COPY . .
 RUN npm run build && npm prune --omit=dev --ignore-scripts
 
 FROM node:20-slim
-# MALLOC_ARENA_MAX and the ENTRYPOINT's flags are those of bin/pixelmill.js's shebang (less memory, less CPU).
+# MALLOC_ARENA_MAX and the ENTRYPOINT's flags are those of bin/pixelmill.js's shebang
+# (less memory, less CPU).
 ENV NODE_ENV=production \
     PIXELMILL_SKIP_TEMPORAL_INSTALL=1 \
     MALLOC_ARENA_MAX=2

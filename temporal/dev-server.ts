@@ -320,7 +320,7 @@ export async function stopDevServer(stateDir: string): Promise<boolean> {
  * (measured at capacity on 2 cores: 1.6-1.8 ms of server CPU per image with 1, against 2.0-2.2
  * with 2; BENCHMARKS.md). One core of Go still serves about 500 images a second.
  */
-export function serverEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const goMaxProcs = env.GOMAXPROCS ?? String(Math.max(1, Math.floor(availableParallelism() / 2)));
+export function serverEnv(env: NodeJS.ProcessEnv, cores = availableParallelism()): NodeJS.ProcessEnv {
+  const goMaxProcs = env.GOMAXPROCS ?? String(Math.max(1, Math.floor(cores / 2)));
   return { ...env, GOMAXPROCS: goMaxProcs, TEMPORAL_VERSION_CHECK_DISABLED: '1' };
 }

@@ -3,7 +3,7 @@
 // taken port or a server that cannot start. Real `temporal` binary, 127.0.0.1 only.
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
-import { availableParallelism, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
@@ -61,9 +61,10 @@ async function connect(address: string, namespace: string): Promise<Client> {
 
 describe('serverEnv', () => {
   it('runs Go on half the cores, at least one, unless GOMAXPROCS is set', () => {
-    const half = String(Math.max(1, Math.floor(availableParallelism() / 2)));
-    expect(serverEnv({ PATH: '/bin' })).toMatchObject({ PATH: '/bin', GOMAXPROCS: half });
-    expect(serverEnv({ GOMAXPROCS: '6' }).GOMAXPROCS).toBe('6');
+    expect(serverEnv({ PATH: '/bin' }, 8)).toMatchObject({ PATH: '/bin', GOMAXPROCS: '4' });
+    expect(serverEnv({}, 2).GOMAXPROCS).toBe('1');
+    expect(serverEnv({}, 1).GOMAXPROCS).toBe('1');
+    expect(serverEnv({ GOMAXPROCS: '6' }, 2).GOMAXPROCS).toBe('6');
     expect(serverEnv({}).TEMPORAL_VERSION_CHECK_DISABLED).toBe('1');
   });
 });
