@@ -179,26 +179,50 @@ async function openChildren(client: Client, description: WorkflowExecutionDescri
 }
 
 /**
- * Terminates the run, then the shards it had running. The run goes first: terminated shards
- * would otherwise fail a run that a worker still serves. Its shards are only asked to cancel
- * when it closes (ParentClosePolicy.REQUEST_CANCEL), which needs a worker: they are terminated
- * here too. Returns the ids of the shards terminated.
+ * The run's shards still running. Shards outlive the run's executions (they start with
+ * ParentClosePolicy.ABANDON, for continue-as-new), so a run that was terminated, not cancelled,
+ * can leave some: they stop submitting on their own (workflows/run-check.ts), then store what
+ * was in flight before they end.
+ */
+export async function runningShards(
+  client: Client,
+  description: WorkflowExecutionDescription,
+): Promise<ChildRef[]> {
+  const running: ChildRef[] = [];
+  for (const child of await openChildren(client, description)) {
+    try {
+      if ((await shardHandle(client, child).describe()).status.name === 'RUNNING') running.push(child);
+    } catch (error) {
+      if (!(error instanceof WorkflowNotFoundError)) throw error;
+    }
+  }
+  return running;
+}
+
+function shardHandle(client: Client, child: ChildRef) {
+  return client.workflow.getHandle(
+    child.workflowId,
+    undefined,
+    child.firstRunId ? { firstExecutionRunId: child.firstRunId } : {},
+  );
+}
+
+/**
+ * Terminates the run, unless it has ended, then the shards it had running: shards outlive the
+ * run's executions, and nothing else would end them. The run goes first: terminated shards would
+ * otherwise fail a run that a worker still serves. Returns the ids of the shards terminated.
  */
 export async function terminateRun(
   client: Client,
   description: WorkflowExecutionDescription,
   reason: string,
 ): Promise<string[]> {
-  await client.workflow.getHandle(description.workflowId, description.runId).terminate(reason);
+  if (description.status.name === 'RUNNING')
+    await client.workflow.getHandle(description.workflowId, description.runId).terminate(reason);
   const terminated: string[] = [];
   for (const child of await openChildren(client, description)) {
-    const handle = client.workflow.getHandle(
-      child.workflowId,
-      undefined,
-      child.firstRunId ? { firstExecutionRunId: child.firstRunId } : {},
-    );
     try {
-      await handle.terminate(reason);
+      await shardHandle(client, child).terminate(reason);
       terminated.push(child.workflowId);
     } catch (error) {
       if (!(error instanceof WorkflowNotFoundError)) throw error; // closed meanwhile

@@ -2,8 +2,15 @@
 // running the same manifest again attaches to the run that exists (live or finished) instead of
 // submitting anything twice; `--new-run` starts over.
 import { existsSync } from 'node:fs';
-import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
+import {
+  WorkflowNotFoundError,
+  type Client,
+  type WorkflowExecutionDescription,
+  type WorkflowHandle,
+} from '@temporalio/client';
 import { UserError } from '../common/errors.js';
+import { plural } from '../common/words.js';
+import { runningShards } from './run-control.js';
 import { RUN_WORKFLOW_PREFIX, runWorkflowId, taskQueuesOf } from '../common/names.js';
 import { MANIFEST_ATTRIBUTE, PIXELMILL_SEARCH_ATTRIBUTES } from '../common/search-attributes.js';
 import type { PlanRef, RunInput, RunResult } from '../common/types.js';
@@ -138,6 +145,7 @@ export async function startOrAttach(
   }
   if (existing && !newRun && !start.again)
     return { handle: client.workflow.getHandle(runId), how: 'finished', manifestChanged };
+  if (existing) await refuseOverRunningShards(client, runId, existing);
   const unindexed = await indexable(client);
   const manifestName = runId.startsWith(RUN_WORKFLOW_PREFIX)
     ? runId.slice(RUN_WORKFLOW_PREFIX.length)
@@ -169,6 +177,25 @@ export async function startOrAttach(
     ...(unindexed ? {} : { typedSearchAttributes: [{ key: MANIFEST_ATTRIBUTE, value: manifestName }] }),
   });
   return { handle, how: 'started', manifestChanged: false, ...(unindexed ? { unindexed } : {}) };
+}
+
+/**
+ * A new execution of a run whose earlier one was terminated while its shards ran would start
+ * shards under their ids: it waits for them to end (they stop on their own, workflows/run-check.ts).
+ */
+async function refuseOverRunningShards(
+  client: Client,
+  runId: string,
+  existing: WorkflowExecutionDescription,
+): Promise<void> {
+  const left = await runningShards(client, existing);
+  if (left.length === 0) return;
+  throw new UserError(
+    'shards_running',
+    `${runId} ended (${existing.status.name.toLowerCase()}) with ${plural(left.length, 'shard')} still running, ` +
+      'which stop submitting on their own and end once they have stored what was at the API: ' +
+      `run it again then, or end them now with \`pixelmill cancel ${runId} --force\``,
+  );
 }
 
 /**

@@ -48,7 +48,7 @@ export interface RunInput {
   /** Optional webhook base URL (the fast path); tasks are still polled as a safety net. */
   webhookBaseUrl?: string;
   /** Internal knobs for tests and benchmarks. */
-  tuning?: { shardHistoryLimit?: number; runHistoryLimit?: number };
+  tuning?: { shardHistoryLimit?: number; runHistoryLimit?: number; runCheckMs?: number };
   /** State carried over continue-as-new (workflows/run.ts, continueAsNewQuietly). */
   carried?: RunCarriedState;
 }
@@ -249,6 +249,8 @@ export interface ShardLimits {
   webhookBaseUrl?: string;
   /** History length at which the shard continues as new (default SHARD_HISTORY_LIMIT). */
   historyLimit?: number;
+  /** How often a submitting shard checks that its run is there (default RUN_CHECK_MS, workflows/run-check.ts). */
+  runCheckMs?: number;
   /** Tell the run (shardSubmittedSignal) once every item has been submitted. */
   handOff?: boolean;
   /** Tell the run its progress (shardProgressSignal) each time this many more items are final. */

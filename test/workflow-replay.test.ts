@@ -79,6 +79,12 @@ async function record(): Promise<void> {
     });
   };
 
+  /** The first execution of `workflowId`, as `name`. */
+  const saveFirst = async (workflowId: string, name: string) => {
+    const [first] = await historyChain(env.client, workflowId);
+    writeFileSync(join(FIXTURES, name), historyFixtureJson(first!.workflowId, first!.history));
+  };
+
   // Failures, a blocked prompt, resubmits; a low history limit makes the shard continue as new.
   const failing = await startTestEmulator({
     ...FAST_EMULATOR,
@@ -127,14 +133,27 @@ async function record(): Promise<void> {
     await save(control.runId, 'control');
   }
 
+  // The run terminated (as from Temporal's UI) while its shard submits: the shard's run checks,
+  // the one the run refuses, and its end after storing what was in flight.
+  if (wanted('terminated')) {
+    const terminated = writeCatalog(dir, {
+      name: 'replay-terminated',
+      baseUrl: slow.url,
+      items: catalogItems(60, (i) => `terminated item ${i}`),
+      maxInFlight: 5,
+    });
+    const handle = await startRun(env.client, terminated, { runCheckMs: 500 });
+    await waitUntil('10 tasks', async () => (await groundTruth(slow)).length >= 10);
+    await handle.terminate('replay fixture: terminated from the UI');
+    const shard = env.client.workflow.getHandle(shardWorkflowId(terminated.runId, 0));
+    await shard.result();
+    await saveFirst(shard.workflowId, 'terminated-shard-1.json');
+  }
+
   // Handoffs: 1,100 items in three shards, two submitting at a time, so the third starts
   // when one of the first two has submitted everything (workflows/in-flight-shares.ts). Saved: the
   // run, and the third shard (started on a handoff, its share raised as the tails close).
   const emulator = await startTestEmulator(FAST_EMULATOR);
-  const saveFirst = async (workflowId: string, name: string) => {
-    const [first] = await historyChain(env.client, workflowId);
-    writeFileSync(join(FIXTURES, name), historyFixtureJson(first!.workflowId, first!.history));
-  };
   if (wanted('handoff')) {
     const handoff = writeCatalog(dir, {
       name: 'replay-handoff',

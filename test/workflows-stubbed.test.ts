@@ -11,6 +11,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   cancelSignal,
+  pauseSignal,
   resumeSignal,
   runProgressQuery,
   SHARD_SIZE,
@@ -20,6 +21,7 @@ import {
 import type { RunInput, RunResult } from '../common/types.js';
 import { historyChain } from '../bench/catalog-audit.js';
 import { terminateRun } from '../client/run-control.js';
+import { startOrAttach } from '../client/runs.js';
 import { fakeApi, type FakeApi, type FakeScenario } from './support/fake-activities.js';
 import { startDevServerEnv, withStubWorkers } from './support/temporal.js';
 
@@ -92,10 +94,10 @@ function expectBeforeHeldSubmit(api: FakeApi, position: number): void {
  * 4 lookups) with a run history limit of 20: `inLaterExecution` waits until the run has continued
  * as new with shards it started running on, and 10 items submitted.
  */
-function startSlowContinuedRun() {
+function startSlowContinuedRun(tuning: RunInput['tuning'] = {}) {
   const run = startRun(
     { items: 3 * SHARD_SIZE, lookupsToFinish: 4, maxInFlight: 10 },
-    { runHistoryLimit: 20 },
+    { runHistoryLimit: 20, ...tuning },
   );
   const inLaterExecution = async () => {
     const handle = await run.start();
@@ -110,12 +112,12 @@ function startSlowContinuedRun() {
 async function closedStatuses(workflowId: string, shards: number[]): Promise<string[]> {
   const handles = shards.map((shard) => env.client.workflow.getHandle(shardWorkflowId(workflowId, shard)));
   const statuses = () => Promise.all(handles.map(async (handle) => (await handle.describe()).status.name));
-  await waitFor(async () => !(await statuses()).includes('RUNNING'));
+  await waitFor(async () => !(await statuses()).includes('RUNNING'), 20_000);
   return statuses();
 }
 
-async function waitFor(check: () => boolean | Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 400; i++) {
+async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  for (let i = 0; i < timeoutMs / 25; i++) {
     if (await check()) return;
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
@@ -238,6 +240,61 @@ describe('run and shard workflows (stub activities)', () => {
     expect(terminated.sort()).toEqual([shardWorkflowId(workflowId, 0), shardWorkflowId(workflowId, 1)]);
     for (const id of terminated)
       expect((await env.client.workflow.getHandle(id).describe()).status.name).toBe('TERMINATED');
+  });
+
+  it("a shard whose run was terminated from Temporal's UI submits nothing more, stores what is in flight and ends", async () => {
+    const { api, workflowId, inLaterExecution } = startSlowContinuedRun({ runCheckMs: 300 });
+    const { statuses, atTerminate } = await withWorkers(api, async () => {
+      const handle = await inLaterExecution();
+      await handle.terminate('from the UI');
+      const atTerminate = api.submits.length;
+      return { statuses: await closedStatuses(workflowId, [0, 1]), atTerminate };
+    });
+    expect(statuses).toEqual(['COMPLETED', 'COMPLETED']);
+    // Submits already under way when the run ended, at most: a slice per shard (10 in flight).
+    expect(api.submits.length - atTerminate).toBeLessThanOrEqual(10);
+    expect(api.submits.length).toBeLessThan(2 * SHARD_SIZE);
+    // Every task the API created was collected and stored: none paid for and left behind.
+    expect(new Set(api.stored)).toEqual(new Set(api.submits.map((s) => s.index)));
+  });
+
+  it('a paused shard whose run was terminated ends too', async () => {
+    const { api, workflowId, inLaterExecution } = startSlowContinuedRun({ runCheckMs: 100 });
+    const statuses = await withWorkers(api, async () => {
+      const handle = await inLaterExecution();
+      await handle.signal(pauseSignal, {});
+      await waitFor(async () => (await handle.query(runProgressQuery)).state === 'paused');
+      await handle.terminate('from the UI');
+      return closedStatuses(workflowId, [0, 1]);
+    });
+    expect(statuses).toEqual(['COMPLETED', 'COMPLETED']);
+    expect(api.submits.length).toBeLessThan(2 * SHARD_SIZE);
+  });
+
+  it('a run terminated with shards running is started again only once they have ended; cancel --force ends them', async () => {
+    const { api, workflowId, inLaterExecution } = startSlowContinuedRun();
+    const startAgain = () =>
+      startOrAttach(
+        env.client,
+        workflowId,
+        {
+          manifestFile: 'catalog.yaml',
+          input: { manifestHash: 'h', emulated: true },
+          freezePlan: () => Promise.reject(new Error('would start a new execution')),
+        },
+        true,
+      );
+    const terminated = await withWorkers(api, async () => {
+      const handle = await inLaterExecution();
+      await handle.terminate('from the UI');
+      await expect(startAgain()).rejects.toThrow(
+        `${workflowId} ended (terminated) with 2 shards still running, which stop submitting on their own`,
+      );
+      return terminateRun(env.client, await handle.describe(), 'pixelmill cancel --force');
+    });
+    expect(terminated.sort()).toEqual([shardWorkflowId(workflowId, 0), shardWorkflowId(workflowId, 1)]);
+    expect(await closedStatuses(workflowId, [0, 1])).toEqual(['TERMINATED', 'TERMINATED']);
+    await expect(startAgain()).rejects.toThrow('would start a new execution');
   });
 
   it('keeps at most max_in_flight items at the API', async () => {

@@ -131,6 +131,7 @@ export function shardInput(start: ShardStart): ShardInput {
       ...(start.learnedGenerationMs !== undefined ? { generationMs: start.learnedGenerationMs } : {}),
       ...(input.webhookBaseUrl ? { webhookBaseUrl: input.webhookBaseUrl } : {}),
       ...(input.tuning?.shardHistoryLimit ? { historyLimit: input.tuning.shardHistoryLimit } : {}),
+      ...(input.tuning?.runCheckMs ? { runCheckMs: input.tuning.runCheckMs } : {}),
       ...(start.reportResult ? { reportResult: true } : {}),
     },
     paused: start.paused,

@@ -21,6 +21,7 @@ import {
   resumeSignal,
   shardFinishedSignal,
   shardProgressQuery,
+  shardProgressSignal,
   shardSubmittedSignal,
   taskFinishedSignal,
   taskQueuesOf,
@@ -34,6 +35,7 @@ import { nextWouldExceed } from './shard-credits.js';
 import { ShardIndices, ShardItems } from './shard-items.js';
 import { dueLookupDelay, learnGenerationTimes } from './lookup-timing.js';
 import { ShardProgressPublisher } from './shard-progress.js';
+import { RunCheck } from './run-check.js';
 import {
   accountRefusal,
   deadlineError,
@@ -139,6 +141,10 @@ async function workShard(input: ShardInput): Promise<ShardResult> {
   // Kept in `limits`, which continue-as-new carries over with the rest of the input.
   setHandler(inFlightShareSignal, (share) => void (limits.maxInFlight = Math.max(limits.maxInFlight, share)));
   setHandler(taskFinishedSignal, (task) => items.taskFinished(task));
+  const runCheck = new RunCheck(
+    () => getExternalWorkflowHandle(input.runId).signal(shardProgressSignal, shardProgress.progress()),
+    limits.runCheckMs,
+  );
 
   /** Runs an activity chain without awaiting it; continue-as-new waits for all of them. */
   function spawn(work: Promise<void>): void {
@@ -256,18 +262,33 @@ async function workShard(input: ShardInput): Promise<ShardResult> {
     }
     const nothingToSubmit = (): boolean =>
       draining || s.cancelled || items.atApi() + items.count(Phase.queued) === 0;
+    const deadlinePassed = (): void => {
+      s.deadlinePassed = true;
+      stopReason = 'deadline passed';
+    };
     for (;;) {
-      const ready = (): boolean => nothingToSubmit() || canSubmit();
+      // A pause arms the paused shard's run check (its wait has no other end).
+      const pausedAtWait = s.paused;
+      const pauseChanged = (): boolean => runCheck.enabled && s.paused !== pausedAtWait;
+      const ready = (): boolean => nothingToSubmit() || canSubmit() || pauseChanged();
       const left = limits.deadlineAt === undefined ? undefined : Math.max(0, limits.deadlineAt - Date.now());
-      if (left === undefined) {
+      // The deadline wakes the lane too: from then on nothing is submitted.
+      if (left === 0) return deadlinePassed();
+      const pausedWait = s.paused ? runCheck.pausedWaitMs() : undefined;
+      const waitMs = left === undefined ? pausedWait : Math.min(left, pausedWait ?? left);
+      if (waitMs === undefined) {
         await condition(ready);
-      } else if (left === 0 || !(await condition(ready, left))) {
-        // The deadline wakes the lane too: from then on nothing is submitted.
-        s.deadlinePassed = true;
-        stopReason = 'deadline passed';
-        return;
+      } else if (!(await condition(ready, waitMs))) {
+        if (waitMs === left) return deadlinePassed();
+        await checkRun();
+        continue;
       }
       if (nothingToSubmit()) return;
+      if (!canSubmit()) continue;
+      if (runCheck.due()) {
+        await checkRun();
+        continue;
+      }
       if (overBudget()) {
         s.budgetStopped = true;
         stopReason = 'budget exhausted';
@@ -280,6 +301,14 @@ async function workShard(input: ShardInput): Promise<ShardResult> {
       } while (slice.length < sliceSize && canSubmit() && !overBudget());
       spawn(submitSliceOf(slice));
     }
+  }
+
+  /** A run that refuses the shard's signal is gone: its shard submits nothing more, as if cancelled. */
+  async function checkRun(): Promise<void> {
+    if (await runCheck.check()) return;
+    log.warn('the run is gone (terminated?): nothing more is submitted', { run: input.runId });
+    s.cancelled = true;
+    stopReason = 'its run ended';
   }
 
   /**

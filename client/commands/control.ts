@@ -6,12 +6,13 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { cancelSignal, pauseSignal, resumeSignal } from '../../common/names.js';
 import { errorMessage, UserError } from '../../common/errors.js';
+import { plural } from '../../common/words.js';
 import { stopDevServer } from '../../temporal/dev-server.js';
 import type { LoadedManifest } from '../../manifest/load.js';
 import { originalRunId } from '../retries.js';
 import { rewriteReport } from '../rewrite-report.js';
 import { locateRun } from '../run-files.js';
-import { serveCommand, terminateRun, workersServing } from '../run-control.js';
+import { runningShards, serveCommand, terminateRun, workersServing } from '../run-control.js';
 import { requireRun, type RunHandle } from '../runs.js';
 import { stateDirectory, type Session } from '../session.js';
 import { watchRun } from '../watch.js';
@@ -119,6 +120,17 @@ async function runningRun(session: Session, runId: string, what: string) {
   return description;
 }
 
+/** The run, if it runs or if shards it started still do (a run terminated from Temporal's UI). */
+async function runOrItsShardsRunning(session: Session, runId: string) {
+  const description = await requireRun(session.client, runId);
+  if (
+    description.status.name !== 'RUNNING' &&
+    (await runningShards(session.client, description)).length === 0
+  )
+    return runningRun(session, runId, 'cancel');
+  return description;
+}
+
 async function request(
   session: Session,
   runId: string,
@@ -141,20 +153,19 @@ async function request(
 
 /** `cancel --force`: what it means, first; then the run and its shards terminated, and its report. */
 async function forceCancel(session: Session, runId: string, manifest?: LoadedManifest): Promise<void> {
-  const description = await runningRun(session, runId, 'cancel');
+  const description = await runOrItsShardsRunning(session, runId);
   const location = await locateRun(session.client, runId, manifest).catch(() => undefined);
-  say(
-    `${runId}: terminating the run and its shards (cancel --force): nothing more is submitted, tracked or stored`,
-  );
+  const what =
+    description.status.name === 'RUNNING' ? 'the run and its shards' : 'the shards it left running';
+  say(`${runId}: terminating ${what} (cancel --force): nothing more is submitted, tracked or stored`);
   const journal = location
     ? ` (their task ids are in ${location.plan.objectStore ? `${location.plan.stateDir}/submits` : join(location.plan.stateDir, 'submits')})`
     : '';
   say(`tasks already at the API keep running there and may be charged, but are not collected${journal}`);
   say('images already stored stay where they are, and in the report');
   const shards = await terminateRun(session.client, description, 'pixelmill cancel --force');
-  const withShards =
-    shards.length === 1 ? ', with 1 shard' : shards.length ? `, with ${shards.length} shards` : '';
-  say(`${runId}: terminated${withShards}`);
+  if (description.status.name !== 'RUNNING') say(`${runId}: ${plural(shards.length, 'shard')} terminated`);
+  else say(`${runId}: terminated${shards.length ? `, with ${plural(shards.length, 'shard')}` : ''}`);
   // A retry is reported as part of its run: the run's report folds it in.
   const reported = originalRunId(runId);
   try {

@@ -1,0 +1,51 @@
+// A shard's check that its run is still there. Shards outlive their run's executions (they start
+// with ParentClosePolicy.ABANDON, so that the run can continue as new), so a run terminated from
+// the Temporal UI would leave them submitting, and spending, with nobody to collect the report.
+// A shard that submits tells the run its progress every RUN_CHECK_MS; a run that is gone refuses
+// the signal, and the shard then submits nothing more, stores what is in flight and ends.
+import { patched } from '@temporalio/workflow';
+
+/** At most this long of submits after a run's end (default; limits.runCheckMs). */
+export const RUN_CHECK_MS = 10_000;
+/** A paused shard checks this many times less often (5 minutes): one whose run ended must still end. */
+const PAUSED_SLOWER = 30;
+/** Shards started before the check existed replay without it. */
+const RUN_CHECK_PATCH = 'shard-run-check';
+
+export class RunCheck {
+  readonly #tellRun: () => Promise<void>;
+  readonly #everyMs: number;
+  /** False for shards started before the check existed, which replay without it. */
+  readonly enabled: boolean;
+  #checkedAt = Date.now();
+  #gone = false;
+
+  /** `tellRun`: a signal to the run, which rejects only when the run is not there. */
+  constructor(tellRun: () => Promise<void>, everyMs = RUN_CHECK_MS) {
+    this.#tellRun = tellRun;
+    this.#everyMs = everyMs;
+    this.enabled = patched(RUN_CHECK_PATCH);
+  }
+
+  /** The longest a paused shard waits before checking; undefined: no check. */
+  pausedWaitMs(): number | undefined {
+    return this.enabled ? this.#everyMs * PAUSED_SLOWER : undefined;
+  }
+
+  /** Whether it is time to tell the run again: RUN_CHECK_MS since the last time. */
+  due(): boolean {
+    return this.enabled && !this.#gone && Date.now() - this.#checkedAt >= this.#everyMs;
+  }
+
+  /** Tells the run now: false when it refused, and from then on. */
+  async check(): Promise<boolean> {
+    if (!this.enabled || this.#gone) return !this.#gone;
+    this.#checkedAt = Date.now();
+    try {
+      await this.#tellRun();
+    } catch {
+      this.#gone = true;
+    }
+    return !this.#gone;
+  }
+}
