@@ -271,6 +271,30 @@ describe('run and shard workflows (stub activities)', () => {
     expect(api.submits.length).toBeLessThan(2 * SHARD_SIZE);
   });
 
+  it('a shard paused for long continues as new on its run checks alone', async () => {
+    const { api, workflowId, start } = startRun(
+      { items: 30, lookupsToFinish: 2, maxInFlight: 10 },
+      { runCheckMs: 40, shardHistoryLimit: 25 },
+    );
+    const shard = shardWorkflowId(workflowId, 0);
+    const result = await withWorkers(api, async () => {
+      const handle = await start();
+      await waitFor(() => api.submits.length >= 10);
+      await handle.signal(pauseSignal, {});
+      await waitFor(async () => (await handle.query(runProgressQuery)).state === 'paused');
+      // Paused, with nothing left at the API: no activity runs, only the checks add events.
+      await waitFor(() => api.stored.length === api.submits.length, 20_000);
+      // The last activities' ends may still continue it as new once; the checks alone, again and again.
+      const executions = (await historyChain(env.client, shard)).length;
+      await waitFor(async () => (await historyChain(env.client, shard)).length >= executions + 2, 30_000);
+      expect(api.submits.length).toBe(api.stored.length);
+      await handle.signal(resumeSignal);
+      return (await handle.result()) as RunResult;
+    });
+    expect(result.counts.completed).toBe(30);
+    expect(api.submits).toHaveLength(30);
+  });
+
   it('a run terminated with shards running is started again only once they have ended; cancel --force ends them', async () => {
     const { api, workflowId, inLaterExecution } = startSlowContinuedRun();
     const startAgain = () =>

@@ -151,11 +151,14 @@ async function workShard(input: ShardInput): Promise<ShardResult> {
     const tracked = work.finally(() => {
       inFlight.delete(tracked);
       publish(false);
-      const info = workflowInfo();
-      if (info.historyLength > (limits.historyLimit ?? SHARD_HISTORY_LIMIT) || info.continueAsNewSuggested)
-        draining = true;
+      if (historyFull()) draining = true;
     });
     inFlight.add(tracked);
+  }
+
+  function historyFull(): boolean {
+    const info = workflowInfo();
+    return info.historyLength > (limits.historyLimit ?? SHARD_HISTORY_LIMIT) || info.continueAsNewSuggested;
   }
 
   // ----- submitting -----
@@ -281,6 +284,8 @@ async function workShard(input: ShardInput): Promise<ShardResult> {
       } else if (!(await condition(ready, waitMs))) {
         if (waitMs === left) return deadlinePassed();
         await checkRun();
+        // A shard paused for days continues as new on its checks alone.
+        if (historyFull()) draining = true;
         continue;
       }
       if (nothingToSubmit()) return;
