@@ -217,8 +217,13 @@ export async function terminateRun(
   description: WorkflowExecutionDescription,
   reason: string,
 ): Promise<string[]> {
-  if (description.status.name === 'RUNNING')
-    await client.workflow.getHandle(description.workflowId, description.runId).terminate(reason);
+  if (description.status.name === 'RUNNING') {
+    try {
+      await client.workflow.getHandle(description.workflowId, description.runId).terminate(reason);
+    } catch (error) {
+      if (!(error instanceof WorkflowNotFoundError)) throw error; // it ended meanwhile: its shards still go
+    }
+  }
   const terminated: string[] = [];
   for (const child of await openChildren(client, description)) {
     try {

@@ -180,10 +180,11 @@ export async function startOrAttach(
 }
 
 /**
- * A new execution of a run whose earlier one was terminated while its shards ran would start
- * shards under their ids: it waits for them to end (they stop on their own, workflows/run-check.ts).
+ * Refuses to run an ended run's items again while shards it started still run (a run terminated
+ * from the Temporal UI): a new execution would start shards under their ids, and a retry would
+ * store images where they still store theirs. They end on their own (workflows/run-check.ts).
  */
-async function refuseOverRunningShards(
+export async function refuseOverRunningShards(
   client: Client,
   runId: string,
   existing: WorkflowExecutionDescription,
@@ -192,9 +193,8 @@ async function refuseOverRunningShards(
   if (left.length === 0) return;
   throw new UserError(
     'shards_running',
-    `${runId} ended (${existing.status.name.toLowerCase()}) with ${plural(left.length, 'shard')} still running, ` +
-      'which stop submitting on their own and end once they have stored what was at the API: ' +
-      `run it again then, or end them now with \`pixelmill cancel ${runId} --force\``,
+    `${runId} ended (${existing.status.name.toLowerCase()}) with ${plural(left.length, 'shard')} still running: ` +
+      `run it again once they have ended, or end them now with \`pixelmill cancel ${runId} --force\``,
   );
 }
 

@@ -3,12 +3,14 @@
 // the Temporal UI would leave them submitting, and spending, with nobody to collect the report.
 // A shard that submits tells the run its progress every RUN_CHECK_MS; a run that is gone refuses
 // the signal, and the shard then submits nothing more, stores what is in flight and ends.
-import { patched } from '@temporalio/workflow';
+import { isCancellation, patched } from '@temporalio/workflow';
 
 /** At most this long of submits after a run's end (default; limits.runCheckMs). */
 export const RUN_CHECK_MS = 10_000;
 /** A paused shard checks this many times less often (5 minutes): one whose run ended must still end. */
 const PAUSED_SLOWER = 30;
+/** How the SDK words a signal refused because its target is not running ("...because it was not found"). */
+const NOT_THERE = /not found/i;
 /** Shards started before the check existed replay without it. */
 const RUN_CHECK_PATCH = 'shard-run-check';
 
@@ -20,7 +22,7 @@ export class RunCheck {
   #checkedAt = Date.now();
   #gone = false;
 
-  /** `tellRun`: a signal to the run, which rejects only when the run is not there. */
+  /** `tellRun`: a signal to the run. */
   constructor(tellRun: () => Promise<void>, everyMs = RUN_CHECK_MS) {
     this.#tellRun = tellRun;
     this.#everyMs = everyMs;
@@ -37,14 +39,16 @@ export class RunCheck {
     return this.enabled && !this.#gone && Date.now() - this.#checkedAt >= this.#everyMs;
   }
 
-  /** Tells the run now: false when it refused, and from then on. */
+  /** Tells the run now: false when it is not there, and from then on. A cancel of the shard passes through. */
   async check(): Promise<boolean> {
     if (!this.enabled || this.#gone) return !this.#gone;
     this.#checkedAt = Date.now();
     try {
       await this.#tellRun();
-    } catch {
-      this.#gone = true;
+    } catch (error) {
+      if (isCancellation(error)) throw error;
+      // Any other refusal (a limit on signals) leaves the run where it was: running.
+      this.#gone = error instanceof Error && NOT_THERE.test(error.message);
     }
     return !this.#gone;
   }

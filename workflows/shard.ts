@@ -289,7 +289,9 @@ async function workShard(input: ShardInput): Promise<ShardResult> {
         continue;
       }
       if (nothingToSubmit()) return;
-      if (!canSubmit()) continue;
+      // Shards started before the check built a slice here even when a pause had come in the same
+      // workflow task as what woke the lane: they replay so.
+      if (runCheck.enabled && !canSubmit()) continue;
       if (runCheck.due()) {
         await checkRun();
         continue;
