@@ -141,12 +141,24 @@ interface ChildRef {
   firstRunId?: string;
 }
 
+/** One execution of a run, and how it stands. */
+export interface RunExecution {
+  workflowId: string;
+  runId: string;
+  status: string;
+}
+
+export function executionOf(description: WorkflowExecutionDescription): RunExecution {
+  const { workflowId, runId } = description;
+  return { workflowId, runId, status: description.status.name };
+}
+
 /**
  * The run's shards that had not closed when its history ended: those an earlier execution handed
  * on (its continue-as-new input) and the children this one started.
  */
-async function openChildren(client: Client, description: WorkflowExecutionDescription): Promise<ChildRef[]> {
-  const history = await client.workflow.getHandle(description.workflowId, description.runId).fetchHistory();
+async function openChildren(client: Client, execution: RunExecution): Promise<ChildRef[]> {
+  const history = await client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory();
   const events = (history.events ?? []) as HistoryEvent[];
   const open = new Map<string, ChildRef>();
   const [input] = events[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
@@ -184,12 +196,11 @@ async function openChildren(client: Client, description: WorkflowExecutionDescri
  * can leave some: they stop submitting on their own (workflows/run-check.ts), then store what
  * was in flight before they end.
  */
-export async function runningShards(
-  client: Client,
-  description: WorkflowExecutionDescription,
-): Promise<ChildRef[]> {
+export async function runningShards(client: Client, run: RunExecution): Promise<ChildRef[]> {
+  // A run completes only once every shard has told it its end: none to look for.
+  if (run.status === 'COMPLETED') return [];
   const running: ChildRef[] = [];
-  for (const child of await openChildren(client, description)) {
+  for (const child of await openChildren(client, run)) {
     try {
       if ((await shardHandle(client, child).describe()).status.name === 'RUNNING') running.push(child);
     } catch (error) {
@@ -225,7 +236,7 @@ export async function terminateRun(
     }
   }
   const terminated: string[] = [];
-  for (const child of await openChildren(client, description)) {
+  for (const child of await openChildren(client, executionOf(description))) {
     try {
       await shardHandle(client, child).terminate(reason);
       terminated.push(child.workflowId);

@@ -2,15 +2,10 @@
 // running the same manifest again attaches to the run that exists (live or finished) instead of
 // submitting anything twice; `--new-run` starts over.
 import { existsSync } from 'node:fs';
-import {
-  WorkflowNotFoundError,
-  type Client,
-  type WorkflowExecutionDescription,
-  type WorkflowHandle,
-} from '@temporalio/client';
+import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { UserError } from '../common/errors.js';
 import { plural } from '../common/words.js';
-import { runningShards } from './run-control.js';
+import { executionOf, runningShards, type RunExecution } from './run-control.js';
 import { RUN_WORKFLOW_PREFIX, runWorkflowId, taskQueuesOf } from '../common/names.js';
 import { MANIFEST_ATTRIBUTE, PIXELMILL_SEARCH_ATTRIBUTES } from '../common/search-attributes.js';
 import type { PlanRef, RunInput, RunResult } from '../common/types.js';
@@ -145,7 +140,7 @@ export async function startOrAttach(
   }
   if (existing && !newRun && !start.again)
     return { handle: client.workflow.getHandle(runId), how: 'finished', manifestChanged };
-  if (existing) await refuseOverRunningShards(client, runId, existing);
+  if (existing) await refuseOverRunningShards(client, executionOf(existing));
   const unindexed = await indexable(client);
   const manifestName = runId.startsWith(RUN_WORKFLOW_PREFIX)
     ? runId.slice(RUN_WORKFLOW_PREFIX.length)
@@ -184,16 +179,13 @@ export async function startOrAttach(
  * from the Temporal UI): a new execution would start shards under their ids, and a retry would
  * store images where they still store theirs. They end on their own (workflows/run-check.ts).
  */
-export async function refuseOverRunningShards(
-  client: Client,
-  runId: string,
-  existing: WorkflowExecutionDescription,
-): Promise<void> {
-  const left = await runningShards(client, existing);
+export async function refuseOverRunningShards(client: Client, ended: RunExecution): Promise<void> {
+  const left = await runningShards(client, ended);
   if (left.length === 0) return;
+  const runId = ended.workflowId;
   throw new UserError(
     'shards_running',
-    `${runId} ended (${existing.status.name.toLowerCase()}) with ${plural(left.length, 'shard')} still running: ` +
+    `${runId} ended (${ended.status.toLowerCase()}) with ${plural(left.length, 'shard')} still running: ` +
       `run it again once they have ended, or end them now with \`pixelmill cancel ${runId} --force\``,
   );
 }

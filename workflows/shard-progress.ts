@@ -71,6 +71,11 @@ export class ShardProgressPublisher {
     };
   }
 
+  /** Signals the run this shard's progress; rejects when the run refuses it (workflows/run-check.ts). */
+  tellRun(): Promise<void> {
+    return getExternalWorkflowHandle(this.input.runId).signal(shardProgressSignal, this.progress());
+  }
+
   /**
    * The UI's current details on every call; the run's, every limits.progressStep items; the
    * search attributes every PUBLISH_STEP items, or now when `force`.
@@ -91,9 +96,7 @@ export class ShardProgressPublisher {
     const step = this.input.limits.progressStep;
     if (step !== undefined && Math.floor(done / step) > Math.floor(this.#toldRun / step)) {
       this.#toldRun = done;
-      void getExternalWorkflowHandle(this.input.runId)
-        .signal(shardProgressSignal, this.progress())
-        .catch(() => undefined);
+      void this.tellRun().catch(() => undefined);
     }
     const published = this.#publishedFinished;
     if (!this.#indexed || done === published || (!force && done - published < PUBLISH_STEP)) return;

@@ -21,7 +21,6 @@ import {
   resumeSignal,
   shardFinishedSignal,
   shardProgressQuery,
-  shardProgressSignal,
   shardSubmittedSignal,
   taskFinishedSignal,
   taskQueuesOf,
@@ -141,10 +140,7 @@ async function workShard(input: ShardInput): Promise<ShardResult> {
   // Kept in `limits`, which continue-as-new carries over with the rest of the input.
   setHandler(inFlightShareSignal, (share) => void (limits.maxInFlight = Math.max(limits.maxInFlight, share)));
   setHandler(taskFinishedSignal, (task) => items.taskFinished(task));
-  const runCheck = new RunCheck(
-    () => getExternalWorkflowHandle(input.runId).signal(shardProgressSignal, shardProgress.progress()),
-    limits.runCheckMs,
-  );
+  const runCheck = new RunCheck(() => shardProgress.tellRun(), limits.runCheckMs);
 
   /** Runs an activity chain without awaiting it; continue-as-new waits for all of them. */
   function spawn(work: Promise<void>): void {

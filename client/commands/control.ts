@@ -12,7 +12,7 @@ import type { LoadedManifest } from '../../manifest/load.js';
 import { originalRunId } from '../retries.js';
 import { rewriteReport } from '../rewrite-report.js';
 import { locateRun } from '../run-files.js';
-import { runningShards, serveCommand, terminateRun, workersServing } from '../run-control.js';
+import { executionOf, runningShards, serveCommand, terminateRun, workersServing } from '../run-control.js';
 import { requireRun, type RunHandle } from '../runs.js';
 import { stateDirectory, type Session } from '../session.js';
 import { watchRun } from '../watch.js';
@@ -110,24 +110,20 @@ const say = (line: string): void => void process.stdout.write(`pixelmill: ${line
 
 async function runningRun(session: Session, runId: string, what: string) {
   const description = await requireRun(session.client, runId);
-  const status = description.status.name;
-  if (status !== 'RUNNING') {
-    throw new UserError(
-      'run_not_running',
-      `${runId} has ended (${status.toLowerCase()}): nothing to ${what}`,
-    );
-  }
+  if (description.status.name !== 'RUNNING') throw hasEnded(runId, description.status.name, what);
   return description;
+}
+
+function hasEnded(runId: string, status: string, what: string): UserError {
+  return new UserError('run_not_running', `${runId} has ended (${status.toLowerCase()}): nothing to ${what}`);
 }
 
 /** The run, if it runs or if shards it started still do (a run terminated from Temporal's UI). */
 async function runOrItsShardsRunning(session: Session, runId: string) {
   const description = await requireRun(session.client, runId);
-  if (
-    description.status.name !== 'RUNNING' &&
-    (await runningShards(session.client, description)).length === 0
-  )
-    return runningRun(session, runId, 'cancel');
+  const run = executionOf(description);
+  if (run.status !== 'RUNNING' && (await runningShards(session.client, run)).length === 0)
+    throw hasEnded(runId, run.status, 'cancel');
   return description;
 }
 
@@ -155,8 +151,8 @@ async function request(
 async function forceCancel(session: Session, runId: string, manifest?: LoadedManifest): Promise<void> {
   const description = await runOrItsShardsRunning(session, runId);
   const location = await locateRun(session.client, runId, manifest).catch(() => undefined);
-  const what =
-    description.status.name === 'RUNNING' ? 'the run and its shards' : 'the shards it left running';
+  const runEnded = description.status.name !== 'RUNNING';
+  const what = runEnded ? 'the shards it left running' : 'the run and its shards';
   say(`${runId}: terminating ${what} (cancel --force): nothing more is submitted, tracked or stored`);
   const journal = location
     ? ` (their task ids are in ${location.plan.objectStore ? `${location.plan.stateDir}/submits` : join(location.plan.stateDir, 'submits')})`
@@ -164,7 +160,7 @@ async function forceCancel(session: Session, runId: string, manifest?: LoadedMan
   say(`tasks already at the API keep running there and may be charged, but are not collected${journal}`);
   say('images already stored stay where they are, and in the report');
   const shards = await terminateRun(session.client, description, 'pixelmill cancel --force');
-  if (description.status.name !== 'RUNNING') say(`${runId}: ${plural(shards.length, 'shard')} terminated`);
+  if (runEnded) say(`${runId}: ${plural(shards.length, 'shard')} terminated`);
   else say(`${runId}: terminated${shards.length ? `, with ${plural(shards.length, 'shard')}` : ''}`);
   // A retry is reported as part of its run: the run's report folds it in.
   const reported = originalRunId(runId);

@@ -31,7 +31,7 @@ import {
   runState,
   type RunLocation,
 } from '../run-files.js';
-import { exitCodeOf, refuseOverRunningShards, requireRun, resolveRun, startOrAttach } from '../runs.js';
+import { exitCodeOf, refuseOverRunningShards, resolveRun, startOrAttach } from '../runs.js';
 import { workflowUrl, type Session } from '../session.js';
 import { watchRun } from '../watch.js';
 import { describeReport } from './report.js';
@@ -170,7 +170,11 @@ export async function runAgain(
       `${runId} is still running: let it finish (\`pixelmill run\` on its manifest resumes it) or cancel it, then retry its failed items`,
     );
   }
-  await refuseOverRunningShards(session.client, runId, await requireRun(session.client, runId));
+  await refuseOverRunningShards(session.client, {
+    workflowId: runId,
+    runId: location.execution,
+    status: location.status,
+  });
   const { running } = await foldEndedRetries(session.client, location);
   const prepared: PreparedRetry = running
     ? { record: running, skipped: [] }
