@@ -136,7 +136,7 @@ export function serveCommand(
 }
 
 /** A shard the run started: its id and first execution (shards continue as new). */
-interface ChildRef {
+export interface ChildRef {
   workflowId: string;
   firstRunId?: string;
 }
@@ -219,14 +219,16 @@ function shardHandle(client: Client, child: ChildRef) {
 }
 
 /**
- * Terminates the run, unless it has ended, then the shards it had running: shards outlive the
- * run's executions, and nothing else would end them. The run goes first: terminated shards would
- * otherwise fail a run that a worker still serves. Returns the ids of the shards terminated.
+ * Terminates the run, unless it has ended, then the shards it had running (`shards`, when the
+ * caller has listed them already): shards outlive the run's executions, and nothing else would
+ * end them. The run goes first: terminated shards would otherwise fail a run that a worker still
+ * serves. Returns the ids of the shards terminated.
  */
 export async function terminateRun(
   client: Client,
   description: WorkflowExecutionDescription,
   reason: string,
+  shards?: readonly ChildRef[],
 ): Promise<string[]> {
   if (description.status.name === 'RUNNING') {
     try {
@@ -236,7 +238,7 @@ export async function terminateRun(
     }
   }
   const terminated: string[] = [];
-  for (const child of await openChildren(client, executionOf(description))) {
+  for (const child of shards ?? (await openChildren(client, executionOf(description)))) {
     try {
       await shardHandle(client, child).terminate(reason);
       terminated.push(child.workflowId);

@@ -21,7 +21,7 @@ import {
 } from '../common/names.js';
 import type { RunInput, RunResult } from '../common/types.js';
 import { historyChain } from '../bench/catalog-audit.js';
-import { terminateRun } from '../client/run-control.js';
+import { executionOf, runningShards, terminateRun } from '../client/run-control.js';
 import { startOrAttach } from '../client/runs.js';
 import { fakeApi, type FakeApi, type FakeScenario } from './support/fake-activities.js';
 import { startDevServerEnv, withStubWorkers } from './support/temporal.js';
@@ -317,7 +317,10 @@ describe('run and shard workflows (stub activities)', () => {
       await expect(startAgain()).rejects.toThrow(
         `${workflowId} ended (terminated) with 2 shards still running: run it again once they have ended, or end them now with \`pixelmill cancel ${workflowId} --force\``,
       );
-      return terminateRun(env.client, await handle.describe(), 'pixelmill cancel --force');
+      // What `cancel --force` does with an ended run: its running shards listed, then terminated.
+      const description = await handle.describe();
+      const left = await runningShards(env.client, executionOf(description));
+      return terminateRun(env.client, description, 'pixelmill cancel --force', left);
     });
     expect(terminated.sort()).toEqual([shardWorkflowId(workflowId, 0), shardWorkflowId(workflowId, 1)]);
     expect(await closedStatuses(workflowId, [0, 1])).toEqual(['TERMINATED', 'TERMINATED']);

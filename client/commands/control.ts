@@ -118,13 +118,17 @@ function hasEnded(runId: string, status: string, what: string): UserError {
   return new UserError('run_not_running', `${runId} has ended (${status.toLowerCase()}): nothing to ${what}`);
 }
 
-/** The run, if it runs or if shards it started still do (a run terminated from Temporal's UI). */
+/**
+ * The run, if it runs; if it has ended, with the shards it started that still run (a run
+ * terminated from Temporal's UI), and refused when there are none.
+ */
 async function runOrItsShardsRunning(session: Session, runId: string) {
   const description = await requireRun(session.client, runId);
   const run = executionOf(description);
-  if (run.status !== 'RUNNING' && (await runningShards(session.client, run)).length === 0)
-    throw hasEnded(runId, run.status, 'cancel');
-  return description;
+  if (run.status === 'RUNNING') return { description };
+  const shards = await runningShards(session.client, run);
+  if (shards.length === 0) throw hasEnded(runId, run.status, 'cancel');
+  return { description, shards };
 }
 
 async function request(
@@ -149,9 +153,9 @@ async function request(
 
 /** `cancel --force`: what it means, first; then the run and its shards terminated, and its report. */
 async function forceCancel(session: Session, runId: string, manifest?: LoadedManifest): Promise<void> {
-  const description = await runOrItsShardsRunning(session, runId);
+  const { description, shards: left } = await runOrItsShardsRunning(session, runId);
   const location = await locateRun(session.client, runId, manifest).catch(() => undefined);
-  const runEnded = description.status.name !== 'RUNNING';
+  const runEnded = left !== undefined;
   const what = runEnded ? 'the shards it left running' : 'the run and its shards';
   say(`${runId}: terminating ${what} (cancel --force): nothing more is submitted, tracked or stored`);
   const journal = location
@@ -159,7 +163,7 @@ async function forceCancel(session: Session, runId: string, manifest?: LoadedMan
     : '';
   say(`tasks already at the API keep running there and may be charged, but are not collected${journal}`);
   say('images already stored stay where they are, and in the report');
-  const shards = await terminateRun(session.client, description, 'pixelmill cancel --force');
+  const shards = await terminateRun(session.client, description, 'pixelmill cancel --force', left);
   if (runEnded) say(`${runId}: ${plural(shards.length, 'shard')} terminated`);
   else say(`${runId}: terminated${shards.length ? `, with ${plural(shards.length, 'shard')}` : ''}`);
   // A retry is reported as part of its run: the run's report folds it in.
