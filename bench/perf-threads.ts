@@ -35,7 +35,8 @@ interface Sample {
   pid: string;
   tid: string;
   comm: string;
-  frames: string[];
+  /** Its frames, one a line, innermost first. */
+  stack: string;
 }
 
 const TEMPORAL_SDK = /@temporalio|rxjs|core-bridge|temporal_sdk/;
@@ -43,7 +44,7 @@ const PROMISE_HOOKS = /async_hooks/;
 const WORKFLOW_BUNDLE = /workflow-bundle\.js/;
 
 function partOf(sample: Sample, workflowTid: string | undefined): Part {
-  const stack = sample.frames.join('\n');
+  const { stack } = sample;
   if (sample.tid === sample.pid) {
     if (TEMPORAL_SDK.test(stack)) return 'main: the Temporal SDK';
     if (PROMISE_HOOKS.test(stack)) return 'main: promise hooks';
@@ -73,12 +74,12 @@ async function readSamples(file: string): Promise<Sample[]> {
       continue;
     }
     if (current) {
-      current.frames.push(line.trim());
+      current.stack += `${line.trim()}\n`;
       continue;
     }
     const header = /^\s*(.*?)\s+(\d+)\/(\d+)\s*$/.exec(line);
     if (!header) continue;
-    current = { comm: header[1]!, pid: header[2]!, tid: header[3]!, frames: [] };
+    current = { comm: header[1]!, pid: header[2]!, tid: header[3]!, stack: '' };
     samples.push(current);
   }
   const code = await exited;
@@ -90,7 +91,7 @@ async function readSamples(file: string): Promise<Sample[]> {
 function workflowThread(samples: readonly Sample[]): string | undefined {
   const counts = new Map<string, number>();
   for (const sample of samples) {
-    if (sample.tid === sample.pid || !WORKFLOW_BUNDLE.test(sample.frames.join('\n'))) continue;
+    if (sample.tid === sample.pid || !WORKFLOW_BUNDLE.test(sample.stack)) continue;
     counts.set(sample.tid, (counts.get(sample.tid) ?? 0) + 1);
   }
   return [...counts].sort((a, b) => b[1] - a[1])[0]?.[0];
