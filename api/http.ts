@@ -2,6 +2,7 @@
 // (classify.ts) and validate 2xx bodies against a zod schema. Knows nothing about endpoints.
 import { request, type Dispatcher } from 'undici';
 import type { z } from 'zod';
+import { PixelmillError } from '../common/errors.js';
 import { errorFromStatus, errorFromTransport, excerpt, type RequestContext } from './classify.js';
 import { ImageApiError, InvalidResponseError } from './errors.js';
 
@@ -20,10 +21,18 @@ export interface JsonCall<S extends z.ZodType> {
   signal?: AbortSignal;
 }
 
-/** Internal signal of readText; callers see it as an InvalidResponseError. */
-class BodyTooLarge extends Error {
+/**
+ * Internal signal of readText; callers see it as an InvalidResponseError, retryable as that is
+ * (an oversized answer is a garbled one: another attempt may get a proper body).
+ */
+export class BodyTooLarge extends PixelmillError {
   override name = 'BodyTooLarge';
   readonly code = 'api_body_too_large';
+  readonly retryable = true;
+
+  constructor(limit: number) {
+    super(`body exceeds ${limit} bytes`);
+  }
 }
 
 async function readText(body: Dispatcher.ResponseData['body'], limit: number, failOver: boolean) {
@@ -35,7 +44,7 @@ async function readText(body: Dispatcher.ResponseData['body'], limit: number, fa
       chunks.push(buffer.subarray(0, limit - size));
       size = limit;
       body.destroy();
-      if (failOver) throw new BodyTooLarge();
+      if (failOver) throw new BodyTooLarge(limit);
       break;
     }
     chunks.push(buffer);
@@ -83,7 +92,7 @@ export async function callJson<S extends z.ZodType>(
   } catch (error) {
     // The caller cancelled: that is not an API failure, so its own reason propagates untouched.
     if (call.signal?.aborted) throw error;
-    if (error instanceof BodyTooLarge) throw invalid(`body exceeds ${MAX_SUCCESS_BYTES} bytes`);
+    if (error instanceof BodyTooLarge) throw invalid(error.message);
     if (error instanceof ImageApiError) throw error;
     throw errorFromTransport(ctx, error);
   }

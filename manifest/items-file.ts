@@ -2,6 +2,7 @@
 // or JSONL (one JSON object per line). Rows come back raw, each with the line it starts on, so that
 // validation can point at `catalog.csv:1234:1`; a CSV header's problems are said once, at the cell.
 import { parse } from 'csv-parse/sync';
+import { UserError } from '../common/errors.js';
 import { ItemSchema } from './schema.js';
 import { didYouMean, nearestName } from './suggest.js';
 
@@ -50,14 +51,17 @@ const REQUIRED_FIELDS = Object.entries(ItemSchema.shape)
   .filter(([, schema]) => !schema.safeParse(undefined).success)
   .map(([field]) => field);
 
-/** A header that cannot name item fields one to one; thrown out of csv-parse's columns callback. */
-class CsvHeaderError extends Error {
+/**
+ * A header that cannot name item fields one to one; thrown out of csv-parse's columns callback and
+ * caught by readCsvRows, which reports it as a file problem at its cell.
+ */
+export class CsvHeaderError extends UserError {
   override name = 'CsvHeaderError';
   constructor(
     message: string,
     readonly at: TextPosition,
   ) {
-    super(message);
+    super('csv_header_invalid', message);
   }
 }
 

@@ -89,6 +89,17 @@ describe('responses the spec does not promise', () => {
     expect((error as Error).message).toContain('{"code":200,"da');
   });
 
+  it('stops reading an oversized 2xx body and reports it as a retryable InvalidResponseError', async () => {
+    handler = (_req, res) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end(' '.repeat(9 * 1024 * 1024));
+    const error = await rejection(client.getTask('t1'));
+    expect(error).toBeInstanceOf(InvalidResponseError);
+    expect(error).toMatchObject({ retryable: true, code: 'api_invalid_response' });
+    expect((error as Error).message).toBe(
+      'GET /v1/tasks/t1 returned an invalid response: body exceeds 8388608 bytes',
+    );
+  });
+
   it('turns a schema violation into InvalidResponseError naming the field', async () => {
     handler = (_req, res) =>
       json(res, 200, { code: 200, data: [{ id: 'a', status: 'pending' }, { id: 'b' }] });

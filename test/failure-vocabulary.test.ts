@@ -2,6 +2,7 @@
 // its own name, a stable code and a retry flag; the failure type registry naming every class that
 // becomes a Temporal failure type; the shared problem path. No servers.
 import { describe, expect, it } from 'vitest';
+import { BodyTooLarge } from '../api/http.js';
 import * as api from '../api/index.js';
 import { errorSummary, PixelmillError, UserError } from '../common/errors.js';
 import {
@@ -16,6 +17,7 @@ import { EmulatorApiError } from '../emulator/errors.js';
 import { ImageSizeError } from '../emulator/images/render.js';
 import { EmulatorListenError, EmulatorRateLimitsError } from '../emulator/index.js';
 import { WebhookConfigError } from '../emulator/webhooks.js';
+import { CsvHeaderError } from '../manifest/items-file.js';
 import * as storage from '../storage/errors.js';
 import { UnsafeStoragePathError } from '../storage/result-store.js';
 import { WebhookServerError } from '../webhook/server.js';
@@ -53,6 +55,9 @@ const ERRORS: PixelmillError[] = [
   new WebhookConfigError('webhook_url_invalid', 'm'),
   new EmulatorApiError('invalid_json'),
   new ImageSizeError('m'),
+  // Internal signals, caught where they are thrown, are still under the root.
+  new BodyTooLarge(8),
+  new CsvHeaderError('m', { line: 1, col: 1 }),
 ];
 
 /** The error classes a module exports below `root` (the root itself included). */
@@ -89,6 +94,12 @@ describe('the error classes', () => {
     expect(new EmulatorApiError('rate_limit_exceeded').retryable).toBe(true);
     expect(new EmulatorApiError('service_unavailable').retryable).toBe(true);
     expect(new EmulatorApiError('task_not_found').retryable).toBe(false);
+  });
+
+  it('make a bad CSV header a user error (one line, no stack) and an oversized answer not', () => {
+    expect(new CsvHeaderError('m', { line: 1, col: 1 })).toBeInstanceOf(UserError);
+    expect(new BodyTooLarge(8)).not.toBeInstanceOf(UserError);
+    expect(new BodyTooLarge(8).message).toBe('body exceeds 8 bytes');
   });
 
   it('summarise as the report`s {type, code, message}', () => {
