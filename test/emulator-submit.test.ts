@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../emulator/index.js';
 import { LANGUAGES } from '../api/schemas.js';
 import type { ApiErrorCode } from '../emulator/errors.js';
-import { call, expectCatalogueText, startTestEmulator } from './support/emulator.js';
+import { call, expectCatalogueText, ManualClock, startTestEmulator } from './support/emulator.js';
 
 const KEY = 'sk-live-demo';
 const SUBMIT = '/v1/images/generations';
@@ -65,6 +65,22 @@ describe('submit', () => {
     expect(response.status).toBe(200);
   });
 
+  it('accepts URIs as RFC 3986 writes them: a punycode host, non-ASCII percent-encoded', async () => {
+    // A clock that never moves: no task ends, so no webhook goes to these hosts (loopback only).
+    const frozen = await startTestEmulator(
+      { reference_images: { fetch: false, timeout_ms: 1_000, max_bytes: 1_000 } },
+      { clock: new ManualClock() },
+    );
+    const webhooks = ['https://xn--gda/hook', 'http://127.0.0.1:9/caf%C3%A9', 'HTTP://[::1]:9/a?b=%C3%8F#c'];
+    for (const webhook of webhooks) {
+      const response = await call(frozen.url, SUBMIT, {
+        key: KEY,
+        body: { prompt: 'p', webhook, image_urls: ['https://xn--bcher-kva.example/caf%C3%A9.png'] },
+      });
+      expect(response.status, webhook).toBe(200);
+    }
+  });
+
   const invalid: [string, unknown, ApiErrorCode, string | undefined][] = [
     ['malformed JSON', '{"prompt": ', 'invalid_json', undefined],
     ['an empty body', '', 'invalid_json', undefined],
@@ -102,6 +118,18 @@ describe('submit', () => {
       'image_urls',
     ],
     [
+      'a non-ASCII host in image_urls',
+      { prompt: 'x', image_urls: ['https://example.test/a.png', 'https://bücher.example/a.png'] },
+      'invalid_image_urls',
+      'image_urls',
+    ],
+    [
+      'a non-ASCII path in image_urls',
+      { prompt: 'x', image_urls: ['https://example.test/café.png'] },
+      'invalid_image_urls',
+      'image_urls',
+    ],
+    [
       '16 image_urls',
       { prompt: 'x', image_urls: Array.from({ length: 16 }, (_, i) => `https://e.test/${i}`) },
       'too_many_image_urls',
@@ -109,6 +137,34 @@ describe('submit', () => {
     ],
     ['a webhook that is no URL', { prompt: 'x', webhook: 'localhost:3000' }, 'invalid_webhook', 'webhook'],
     ['a file: webhook', { prompt: 'x', webhook: 'file:///etc/passwd' }, 'invalid_webhook', 'webhook'],
+    // The spec's `uri` format is RFC 3986, on the string as sent: WHATWG's URL would take each of
+    // these, punycoding the host or percent-encoding the rest.
+    ['a webhook with a non-ASCII host', { prompt: 'x', webhook: 'https://Ï' }, 'invalid_webhook', 'webhook'],
+    [
+      'a webhook with a non-ASCII path',
+      { prompt: 'x', webhook: 'http://127.0.0.1:9/café' },
+      'invalid_webhook',
+      'webhook',
+    ],
+    [
+      'a webhook with a space',
+      { prompt: 'x', webhook: 'http://127.0.0.1:9/my hook' },
+      'invalid_webhook',
+      'webhook',
+    ],
+    [
+      'a webhook with a bad percent escape',
+      { prompt: 'x', webhook: 'http://127.0.0.1:9/%zz' },
+      'invalid_webhook',
+      'webhook',
+    ],
+    [
+      'a webhook with blanks around it',
+      { prompt: 'x', webhook: ' http://127.0.0.1:9/hook' },
+      'invalid_webhook',
+      'webhook',
+    ],
+    ['a webhook without //', { prompt: 'x', webhook: 'http:127.0.0.1:9/hook' }, 'invalid_webhook', 'webhook'],
     ['an unsupported language', { prompt: 'x', language: 'fr' }, 'invalid_language', 'language'],
   ];
 

@@ -39,14 +39,23 @@ export function submitLanguage(body: ParsedBody): Language | undefined {
   return parseLanguage((body.value as Record<string, unknown>).language);
 }
 
-function isHttpUrl(value: unknown): value is string {
-  if (typeof value !== 'string') return false;
-  try {
-    const url = new URL(value);
-    return url.protocol === 'http:' || url.protocol === 'https:';
-  } catch {
-    return false;
-  }
+// The spec types `webhook` and `image_urls` as URIs: RFC 3986, checked on the string as sent. It is
+// ASCII only (an IDN host comes as punycode, other octets percent-encoded, `%` always followed by two
+// hex digits), and an http(s) URI has an authority (`//host`). WHATWG's URL parser cannot tell:
+// it punycodes `https://Ï`, percent-encodes a space or `é` and trims surrounding blanks, silently.
+// It still decides what http needs beyond the grammar (a non-empty host, a port in range, a
+// well-formed IPv6 address), which the pattern below leaves loose.
+const URI_CHARS = "A-Za-z0-9\\-._~!$&'()*+,;="; // unreserved and sub-delims
+const uriPart = (extra: string) => `(?:[${URI_CHARS}${extra}]|%[0-9A-Fa-f]{2})*`;
+const HTTP_URI = new RegExp(
+  `^https?://(?:${uriPart(':')}@)?(?:\\[[0-9A-Fa-f:.]+\\]|${uriPart('')})(?::[0-9]*)?` +
+    `(?:/${uriPart(':@')})*(?:\\?${uriPart(':@/?')})?(?:#${uriPart(':@/?')})?$`,
+  'i',
+);
+
+/** An http(s) URI as RFC 3986 writes it, that WHATWG's parser takes too. */
+function isHttpUri(value: unknown): value is string {
+  return typeof value === 'string' && HTTP_URI.test(value) && URL.canParse(value);
 }
 
 export function validateSubmit(body: ParsedBody, ctx: EmulatorContext): ValidSubmit {
@@ -81,11 +90,11 @@ export function validateSubmit(body: ParsedBody, ctx: EmulatorContext): ValidSub
     if (!Array.isArray(imageUrls)) throw new EmulatorApiError('invalid_image_urls');
     if (imageUrls.length > MAX_IMAGE_URLS)
       throw new EmulatorApiError('too_many_image_urls', { max: MAX_IMAGE_URLS });
-    if (!imageUrls.every(isHttpUrl)) throw new EmulatorApiError('invalid_image_urls');
+    if (!imageUrls.every(isHttpUri)) throw new EmulatorApiError('invalid_image_urls');
   }
 
   const webhook = given('webhook');
-  if (webhook !== undefined && !isHttpUrl(webhook)) throw new EmulatorApiError('invalid_webhook');
+  if (webhook !== undefined && !isHttpUri(webhook)) throw new EmulatorApiError('invalid_webhook');
 
   const language = given('language');
   if (language !== undefined && parseLanguage(language) === undefined) {
