@@ -1,9 +1,9 @@
-// The activities that call the image API, one request each (they run on API_TASK_QUEUE, whose
-// dispatch rate Temporal limits across all workers): submit an item, look up a shard's tasks in
-// one batch, fetch one task. Their failures go through failures.ts; 404s of a task are answers
-// (`expired`, `not_found`) for the workflow to act on, not failures.
+// The activities that call the run's provider (they run on the account's API task queues, whose
+// dispatch rates Temporal limits across all workers): submit an item, look up a shard's tasks the
+// provider's way (a batch, a list sweep, or one at a time), fetch one task. They use the provider
+// interface only (providers/types.ts). Their failures go through failures.ts; a task the provider
+// no longer knows is an answer (`expired`, `not_found`) for the workflow to act on, not a failure.
 import { ApplicationFailure } from '@temporalio/activity';
-import { NotFoundError, type GenerationRequest, type ImageApiClient } from '../api/index.js';
 import { FailureType } from '../common/failure-types.js';
 import type {
   FetchTaskInput,
@@ -15,7 +15,6 @@ import type {
   SubmitItemOutput,
   TaskResult,
 } from '../common/types.js';
-import { taskError } from '../api/task-error.js';
 import type { ApiClients } from './api-clients.js';
 import { callName, submitFailure, type ApiEvidence } from './api-evidence.js';
 import { activityContext } from './context.js';
@@ -24,6 +23,9 @@ import type { Answered, RateGate, RunRate } from './rate-gate.js';
 import type { ApiGroup } from '../governor/types.js';
 import type { ReferenceHost } from '../references/host.js';
 import type { PlanMeta, RunStateStore } from '../runstate/index.js';
+import { providerNamed } from '../providers/registry.js';
+import { lookUpTasks } from './task-lookups.js';
+import type { ProviderClient, ProviderRequest, SubmitOptions } from '../providers/types.js';
 import {
   carriedCall,
   currentSubmitCall,
@@ -33,9 +35,6 @@ import {
   recordTask,
   type SubmitCall,
 } from './submit-journal.js';
-
-/** Status reported for an id the batch answer left out: not a task state, so "not finished yet". */
-export const MISSING_FROM_BATCH = 'missing';
 
 /**
  * A task is fetched only once a lookup or a webhook said it finished. A GET that answers a
@@ -88,57 +87,69 @@ export function isAnswered(status: string): boolean {
 }
 
 /**
- * One task's state by a GET in its turn. A 404 is the service's answer for an unknown or expired
- * task, for the workflow to act on; any other failure is thrown as the activity failure it is.
+ * One task's state by a GET in its turn: its result when it has finished. A task the provider no
+ * longer knows comes back as `expired` or `not_found`; any other failure is thrown as the activity
+ * failure it is.
  */
 export async function readTask(
   { gate, evidence }: Pick<ApiCallDeps, 'gate' | 'evidence'>,
   meta: RunRate,
-  client: ImageApiClient,
-  taskId: string,
+  client: ProviderClient,
+  ref: string,
 ): Promise<TaskResult> {
-  let task;
   try {
-    task = await paced(gate, 'query', meta, () => client.getTask(taskId));
+    const result = await paced(gate, 'query', meta, () => client.getTask(ref));
+    evidence.succeeded('query');
+    return result;
   } catch (error) {
-    if (error instanceof NotFoundError) {
-      evidence.succeeded('query');
-      return { status: error.apiCode === 'task_expired' ? 'expired' : 'not_found' };
-    }
     evidence.failed('query', error);
     throw toActivityFailure(error);
   }
-  evidence.succeeded('query');
-  const result: TaskResult = { status: task.status };
-  if (task.result !== undefined) {
-    result.urls = task.result.url;
-    // The API gives Unix seconds; workflows compare with their clock in milliseconds.
-    if (task.result.expires_at !== undefined) result.expiresAt = task.result.expires_at * 1000;
-  }
-  if (task.credits_cost !== undefined) result.creditsCost = task.credits_cost;
-  if (task.error !== undefined) result.error = taskError(task.error);
-  return result;
 }
 
-/** The request that generates the plan's item `index` (its references' URLs signed now). */
+/**
+ * The provider's request for the plan's item `index` (its references' URLs signed now). The
+ * manifest was validated against the provider's mapping, so a problem here means the plan and the
+ * provider disagree (a plan made by another version): the item fails, with the mapping's words.
+ */
 export async function generationRequest(
   { runState, references }: Pick<ApiCallDeps, 'runState' | 'references'>,
   plan: PlanRef,
   index: number,
-  webhook: string | undefined,
-): Promise<{ meta: PlanMeta; request: GenerationRequest }> {
+): Promise<{ meta: PlanMeta; request: ProviderRequest }> {
   const { meta, item } = await runState.readPlanItem(plan, index);
-  const request: GenerationRequest = {
+  const imageUrls = item.image_urls?.length ? await references.urls(meta, item.image_urls) : undefined;
+  const mapped = providerNamed(meta.provider).mapRequest({
     prompt: item.prompt,
     model: item.model,
     size: item.size,
     resolution: item.resolution,
     n: item.n,
-  };
-  if (item.image_urls?.length) request.image_urls = await references.urls(meta, item.image_urls);
-  if (item.language !== undefined) request.language = item.language;
-  if (webhook !== undefined) request.webhook = webhook;
-  return { meta, request };
+    ...(imageUrls ? { image_urls: imageUrls } : {}),
+    ...(item.language !== undefined ? { language: item.language } : {}),
+    ...(item.params !== undefined ? { params: item.params } : {}),
+  });
+  if ('problems' in mapped) {
+    const problems = mapped.problems.map((p) => `${p.path.join('.')}: ${p.message}`).join('; ');
+    throw ApplicationFailure.nonRetryable(
+      `items[${index}] cannot be sent to ${meta.provider ?? 'the API'}: ${problems}`,
+      FailureType.InvalidRequestError,
+    );
+  }
+  return { meta, request: mapped.request };
+}
+
+/** How a run's submits are sent: to its shard's webhook, given up if not started within task_timeout. */
+export function submitOptions(
+  meta: Pick<PlanMeta, 'taskTimeoutMs' | 'provider'>,
+  webhook: string | undefined,
+  call: SubmitCall | undefined,
+): SubmitOptions {
+  const options: SubmitOptions = {};
+  if (call) options.idempotencyKey = idempotencyKeyOf(call);
+  if (webhook !== undefined) options.webhook = webhook;
+  if (providerNamed(meta.provider).capabilities.startDeadline) options.startWithinMs = meta.taskTimeoutMs;
+  return options;
 }
 
 /** Submits queue for the rate limit: one whose turn comes after the run's deadline is not sent. */
@@ -148,8 +159,9 @@ export function pastDeadline(notAfter: number | undefined): boolean {
 
 /** One submit, sent as `call` (its Idempotency-Key) and answered to the gate. */
 export interface SubmitSend {
-  client: ImageApiClient;
-  request: GenerationRequest;
+  client: ProviderClient;
+  request: ProviderRequest;
+  options: SubmitOptions;
   plan: PlanRef;
   call: SubmitCall | undefined;
   answered: Answered;
@@ -161,11 +173,11 @@ export interface SubmitSend {
  */
 export async function sendSubmit(
   { runState, evidence }: Pick<ApiCallDeps, 'runState' | 'evidence'>,
-  { client, request, plan, call, answered }: SubmitSend,
+  { client, request, options, plan, call, answered }: SubmitSend,
 ): Promise<string> {
-  let result;
+  let taskId;
   try {
-    result = await client.submit(request, call ? { idempotencyKey: idempotencyKeyOf(call) } : {});
+    ({ ref: taskId } = await client.submit(request, options));
     answered();
   } catch (error) {
     answered(error);
@@ -173,8 +185,6 @@ export async function sendSubmit(
   }
   // The evidence knows a submit by its call (a slice's item, or the call a submitItem carries on).
   evidence.succeeded('submit', call && callName(call.activityId));
-  // submit() rejects an acknowledgement without ids, so the first one exists.
-  const taskId = result.taskIds[0]!;
   evidence.lastTaskId = taskId;
   if (call) await recordTask(runState, plan, call, taskId);
   return taskId;
@@ -192,8 +202,9 @@ export function apiCallActivities(deps: ApiCallDeps) {
       return { taskId: earlier.task, calls: callsMade() - 1 };
     }
 
-    const { meta, request } = await generationRequest(deps, input.plan, input.index, input.webhook);
+    const { meta, request } = await generationRequest(deps, input.plan, input.index);
     const client = clients.forPlan(meta);
+    const options = submitOptions(meta, input.webhook, call);
     const answered = await gate.acquire('submit', meta);
     if (pastDeadline(input.notAfter)) {
       throw ApplicationFailure.nonRetryable(
@@ -202,33 +213,47 @@ export function apiCallActivities(deps: ApiCallDeps) {
       );
     }
     try {
-      const taskId = await sendSubmit(deps, { client, request, plan: input.plan, call, answered });
+      const taskId = await sendSubmit(deps, { client, request, options, plan: input.plan, call, answered });
       return { taskId, calls: callsMade() };
     } catch (error) {
       throw await submitFailure(
         error,
         evidence,
-        (taskId) => paced(gate, 'query', meta, () => client.batchLookup([taskId])),
+        (taskId) => paced(gate, 'query', meta, () => client.lookupOne(taskId)),
         input.carriesOn,
       );
     }
   }
 
+  /**
+   * The states of a shard's tasks, the provider's way: one batch call, a sweep of its list, or one
+   * call per task (each in its turn at the rate). Finished tasks come with their results when the
+   * provider's answer carries them, so the shard collects them without another call.
+   */
   async function lookupTasks(input: LookupTasksInput): Promise<LookupTasksOutput> {
     if (input.taskIds.length === 0) return { statuses: [], calls: 0 };
     const meta = await runState.readPlanMeta(input.plan);
     const client = clients.forPlan(meta);
+    const style = providerNamed(meta.provider).capabilities.lookup;
+    const request = {
+      refs: input.taskIds,
+      ...(input.sinceMs !== undefined ? { sinceMs: input.sinceMs } : {}),
+    };
     let answer;
     try {
-      answer = await paced(gate, 'query', meta, () => client.batchLookup(input.taskIds));
+      answer = await lookUpTasks(client, style, request, (call) => paced(gate, 'query', meta, call));
     } catch (error) {
       evidence.failed('query', error);
       throw toActivityFailure(error);
     }
     evidence.succeeded('query');
-    // The service answers in the order asked; matching by id keeps us right even if it did not.
-    const byId = new Map(answer.map((entry) => [entry.id, entry.status]));
-    return { statuses: input.taskIds.map((id) => byId.get(id) ?? MISSING_FROM_BATCH), calls: callsMade() };
+    const output: LookupTasksOutput = {
+      statuses: answer.states.map((state) => state.status),
+      calls: answer.calls,
+    };
+    if (answer.states.some((state) => state.result))
+      output.results = answer.states.map((state) => state.result ?? null);
+    return output;
   }
 
   async function fetchTask(input: FetchTaskInput): Promise<FetchTaskOutput> {

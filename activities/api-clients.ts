@@ -1,13 +1,15 @@
-// One image API client per (base URL, key) for the life of the worker, so every API activity of a
-// run shares one keep-alive pool. The address and key come from the worker's deps or environment,
-// falling back to the manifest's api block as frozen in the plan; they never travel in inputs.
+// One provider client per (provider, base URL, key) for the life of the worker, so every API
+// activity of a run shares one keep-alive pool. The provider is the one the run's plan names; the
+// address and key come from the worker's deps or environment, falling back to the manifest's api
+// block as frozen in the plan; they never travel in inputs.
 import { createHash } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
-import { createImageApiClient, type ImageApiClient } from '../api/index.js';
 import { isUserError } from '../common/errors.js';
 import { FailureType } from '../common/failure-types.js';
 import type { ResolvedDeps } from './deps.js';
 import type { PlanMeta } from '../runstate/index.js';
+import { providerNamed } from '../providers/registry.js';
+import type { ProviderClient } from '../providers/types.js';
 
 export const FALLBACK_API_KEY_ENV = 'PIXELMILL_API_KEY';
 export const API_BASE_URL_ENV = 'PIXELMILL_API_BASE_URL';
@@ -17,12 +19,12 @@ function notConfigured(message: string): ApplicationFailure {
 }
 
 export class ApiClients {
-  readonly #clients = new Map<string, ImageApiClient>();
+  readonly #clients = new Map<string, ProviderClient>();
 
   constructor(private readonly deps: ResolvedDeps) {}
 
   /** The client for a run; a non-retryable `ApiNotConfigured` failure when address or key is missing. */
-  forPlan(meta: Pick<PlanMeta, 'apiBaseUrl' | 'apiKeyEnv'>): ImageApiClient {
+  forPlan(meta: Pick<PlanMeta, 'apiBaseUrl' | 'apiKeyEnv' | 'provider'>): ProviderClient {
     const baseUrl = nonEmpty(this.deps.apiBaseUrl) ?? meta.apiBaseUrl;
     if (baseUrl === undefined || baseUrl === '') {
       throw notConfigured(
@@ -41,11 +43,12 @@ export class ApiClients {
       throw notConfigured(`no image API key: set ${names} in the worker's environment`);
     }
     // The key is part of the identity of a pool, but only its digest is kept as a map key.
-    const id = `${baseUrl}\0${createHash('sha256').update(apiKey).digest('hex')}`;
+    const provider = providerNamed(meta.provider);
+    const id = `${provider.name}\0${baseUrl}\0${createHash('sha256').update(apiKey).digest('hex')}`;
     let client = this.#clients.get(id);
     if (client === undefined) {
       try {
-        client = createImageApiClient({ baseUrl, apiKey, now: this.deps.now });
+        client = provider.createClient({ baseUrl, apiKey, now: this.deps.now });
       } catch (error) {
         if (isUserError(error)) throw notConfigured(error.message);
         throw error;

@@ -29,7 +29,7 @@ export interface CarryOverHeartbeat {
 interface CarryContext {
   meta: PlanMeta;
   store: ResultStore;
-  download: (url: string) => ReturnType<ReturnType<ApiClients['forPlan']>['downloadResult']>;
+  download: (url: string) => ReturnType<ReturnType<ApiClients['forPlan']>['download']>;
 }
 
 type Carried = { images: ImageRecord[]; restored: boolean; moved: boolean } | 'regenerate';
@@ -107,7 +107,7 @@ export function carryOverActivity(deps: { clients: ApiClients; resolved: Resolve
     const ctx: CarryContext = {
       meta,
       store: deps.resolved.resultStore(meta.outputDir, meta.objectStore),
-      download: (url) => client.downloadResult(url, signal ? { signal } : {}),
+      download: (url) => client.download(url, signal ? { signal } : {}),
     };
     const before = context?.info.heartbeatDetails as Partial<CarryOverHeartbeat> | undefined;
     const progress: CarryOverHeartbeat = {

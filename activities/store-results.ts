@@ -13,7 +13,7 @@
 import { setMaxListeners } from 'node:events';
 import type { Context } from '@temporalio/activity';
 import { activityContext, appendSequence, whileAlive } from './context.js';
-import { isImageApiError, ResultExpiredError, type ImageApiClient } from '../api/index.js';
+import { isImageApiError, ResultExpiredError } from '../api/index.js';
 import { errorSummary } from '../common/errors.js';
 import { FailureType } from '../common/failure-types.js';
 import type {
@@ -28,6 +28,7 @@ import type { PlannedItem } from '../manifest/normalize.js';
 import { StoragePathError } from '../storage/errors.js';
 import { UnsafeStoragePathError, type ResultStore } from '../storage/result-store.js';
 import type { ApiClients } from './api-clients.js';
+import type { ProviderClient } from '../providers/types.js';
 import type { ResolvedDeps } from './deps.js';
 import { toActivityFailure } from './failures.js';
 import type { ImageRecord, OutcomeLine, PlanMeta, RunStateStore } from '../runstate/index.js';
@@ -62,7 +63,7 @@ type TransferInput = Pick<StoreResultsInput, 'plan' | 'shard'> & { items: readon
 
 interface StoreContext {
   meta: PlanMeta;
-  client: ImageApiClient;
+  client: ProviderClient;
   store: ResultStore;
   /** Images already stored for the batch's items, by source URL. */
   known: Map<string, ImageRecord>;
@@ -121,7 +122,7 @@ async function storeItem(ctx: StoreContext, request: StoreRequest, item: Planned
       continue;
     }
     try {
-      const download = await ctx.client.downloadResult(url, ctx.signal ? { signal: ctx.signal } : {});
+      const download = await ctx.client.download(url, ctx.signal ? { signal: ctx.signal } : {});
       const ext = extensionFor(download.contentType);
       const path = renderResultPath(ctx.meta.pathTemplate, {
         name: ctx.meta.name,

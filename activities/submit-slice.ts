@@ -22,6 +22,7 @@ import {
   generationRequest,
   pastDeadline,
   sendSubmit,
+  submitOptions,
   type ApiCallDeps,
   type SubmitSend,
 } from './api-calls.js';
@@ -101,14 +102,15 @@ export function submitSliceActivity(deps: ApiCallDeps) {
       }
       try {
         while (inFlight.size >= SLICE_IN_FLIGHT) await Promise.race(inFlight);
-        const { request } = await generationRequest(deps, plan, index, input.webhook);
+        const { request } = await generationRequest(deps, plan, index);
         const answered = await gate.acquire('submit', meta);
         if (pastDeadline(input.notAfter)) {
           outcomes.push({ index, untried: true });
           continue;
         }
         calls++;
-        const sent = submitOne(index, { client, request, plan, call, answered }).then((outcome) => {
+        const options = submitOptions(meta, input.webhook, call);
+        const sent = submitOne(index, { client, request, options, plan, call, answered }).then((outcome) => {
           outcomes.push(outcome);
           inFlight.delete(sent);
         });

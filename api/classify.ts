@@ -1,7 +1,7 @@
 // Turns what came back from the wire (an HTTP status with its body, or a transport failure
 // thrown by undici) into the typed errors of errors.ts. This is the only place where HTTP
 // failures are classified as retryable or not.
-import { ErrorEnvelopeSchema } from './schemas.js';
+import { readErrorBody } from './error-body.js';
 import {
   AuthenticationError,
   BadRequestError,
@@ -49,25 +49,6 @@ export function parseRetryAfter(value: string | string[] | undefined, now: numbe
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
-interface ParsedEnvelope {
-  apiType?: string;
-  apiCode?: string;
-  apiMessage?: string;
-}
-
-function parseEnvelope(body: string): ParsedEnvelope | undefined {
-  let json: unknown;
-  try {
-    json = JSON.parse(body);
-  } catch {
-    return undefined;
-  }
-  const parsed = ErrorEnvelopeSchema.safeParse(json);
-  if (!parsed.success) return undefined;
-  const { type, code, message } = parsed.data.error;
-  return { apiType: type, apiCode: code, apiMessage: message };
-}
-
 type Headers = Record<string, string | string[] | undefined>;
 
 /** Classifies a non-2xx answer of the API (not of the result host). */
@@ -77,7 +58,7 @@ export function errorFromStatus(
   headers: Headers,
   body: string,
 ): ImageApiError {
-  const envelope = parseEnvelope(body);
+  const envelope = readErrorBody(body);
   const details: ImageApiErrorDetails = { endpoint: ctx.endpoint, httpStatus: status };
   if (envelope?.apiType !== undefined) details.apiType = excerpt(envelope.apiType, ctx.redact);
   if (envelope?.apiCode !== undefined) details.apiCode = excerpt(envelope.apiCode, ctx.redact);

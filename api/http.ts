@@ -12,13 +12,22 @@ const MAX_SUCCESS_BYTES = 8 * 1024 * 1024;
 const MAX_ERROR_BYTES = 64 * 1024;
 
 export interface JsonCall<S extends z.ZodType> {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   /** Absolute URL of the endpoint. */
   url: URL;
   headers: Record<string, string>;
   body?: unknown;
   schema: S;
   signal?: AbortSignal;
+  /**
+   * A provider's own reading of an error answer (fal's start timeout, a model's error), tried
+   * before the common classification; undefined leaves the answer to it.
+   */
+  errorFor?: (
+    status: number,
+    headers: Record<string, string | string[] | undefined>,
+    body: string,
+  ) => ImageApiError | undefined;
 }
 
 /**
@@ -70,7 +79,7 @@ export async function callJson<S extends z.ZodType>(
     new InvalidResponseError(`${ctx.target} returned an invalid response: ${why}`, {
       endpoint: ctx.endpoint,
       // A garbled acknowledgement of a POST may still mean the server acted on it.
-      outcomeUnknown: call.method === 'POST',
+      outcomeUnknown: call.method !== 'GET',
       cause,
     });
 
@@ -88,7 +97,11 @@ export async function callJson<S extends z.ZodType>(
     statusCode = response.statusCode;
     const ok = statusCode >= 200 && statusCode < 300;
     text = await readText(response.body, ok ? MAX_SUCCESS_BYTES : MAX_ERROR_BYTES, ok);
-    if (!ok) throw errorFromStatus(ctx, statusCode, response.headers, text);
+    if (!ok)
+      throw (
+        call.errorFor?.(statusCode, response.headers, text) ??
+        errorFromStatus(ctx, statusCode, response.headers, text)
+      );
   } catch (error) {
     // The caller cancelled: that is not an API failure, so its own reason propagates untouched.
     if (call.signal?.aborted) throw error;

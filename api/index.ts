@@ -1,12 +1,6 @@
-// Public entry of the image API client: everything outside api/ imports from here.
-export {
-  createImageApiClient,
-  ENDPOINTS,
-  ImageApiClient,
-  type EndpointStats,
-  type ImageApiClientOptions,
-  type SubmitResult,
-} from './client.js';
+// Public entry of the HTTP layer the providers' clients share (errors, classification, downloads):
+// everything outside api/ imports from here.
+export { ApiHttp, type ApiCall, type ApiHttpOptions, type EndpointStats } from './http-client.js';
 export type { DownloadedResult } from './download.js';
 export {
   AuthenticationError,
@@ -29,16 +23,3 @@ export {
   type ResultDownloadErrorCode,
 } from './errors.js';
 export { parseRetryAfter } from './classify.js';
-export {
-  isKnownTaskStatus,
-  isTerminalStatus,
-  type BatchItem,
-  type GenerationRequest,
-  type KnownTaskStatus,
-  type Language,
-  type Resolution,
-  type SubmitAck,
-  type Task,
-  type TaskError,
-  type TaskResult,
-} from './schemas.js';

@@ -7,7 +7,7 @@
 //   node <worker flags> dist/bench/checks-memory-child.js --url URL --images 100 --lanes 16 --dir DIR
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { createImageApiClient } from '../api/index.js';
+import { createImageApiClient } from '../providers/apimart/index.js';
 import { checkStored, type CheckedFields } from '../activities/image-checks.js';
 import { DEFAULT_CHECK_LEVELS } from '../checks/image-checks.js';
 import { LocalResultStore } from '../storage/local.js';

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkStored } from '../activities/image-checks.js';
 import { DEFAULT_CHECK_LEVELS } from '../checks/image-checks.js';
-import type { Resolution } from '../api/index.js';
+import type { Resolution } from '../common/generation.js';
 import { LocalResultStore } from '../storage/local.js';
 import { round } from './figures.js';
 import { photoLikeImage, type PhotoFormat } from './photo-like.js';

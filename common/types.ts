@@ -468,12 +468,17 @@ export interface SubmitItemOutput extends ApiCallsMade {
 
 export interface LookupTasksInput {
   plan: PlanRef;
+  /** The tasks' references (common/task-ref.ts). */
   taskIds: string[];
+  /** A list-style provider sweeps the tasks created from here on (ms, a little before the oldest asked). */
+  sinceMs?: number;
 }
 
 export interface LookupTasksOutput extends ApiCallsMade {
   /** Parallel to `taskIds`: a task state, `expired`, `not_found`, `invalid_id`, or an unknown value. */
   statuses: string[];
+  /** Finished tasks' results, where the provider's answer carried them (null elsewhere). */
+  results?: (TaskResult | null)[];
 }
 
 export interface FetchTaskInput {

@@ -2,7 +2,9 @@
 // Kept beside the zod schema rather than inside it so the validator stays readable; the JSON
 // Schema (for editors) and docs/manifest.md (for people) both take their descriptions from here,
 // and a test fails when a field has none.
-import { DEFAULT_MODEL, LANGUAGES, MAX_IMAGE_URLS } from '../api/schemas.js';
+import { MAX_IMAGE_URLS } from '../common/generation.js';
+import { DEFAULT_MODEL } from '../providers/apimart/request.js';
+import { LANGUAGES } from '../common/generation.js';
 import {
   ASPECT_TOLERANCE,
   BLANK_MAX_STDEV,

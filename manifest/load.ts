@@ -12,7 +12,16 @@ import { unwritablePath } from './result-paths.js';
 import { planItem, runSettings, type PlannedItem, type RunSettings } from './normalize.js';
 import { formatPath } from '../common/problems.js';
 import { plural } from '../common/words.js';
-import { locate, MANIFEST_ROOT, sortProblems, yamlErrorOffset, zodProblems, type Where } from './problems.js';
+import {
+  locate,
+  MANIFEST_ROOT,
+  sortProblems,
+  yamlErrorOffset,
+  zodProblems,
+  type PathSegment,
+  type Where,
+} from './problems.js';
+import { providerNamed } from '../providers/registry.js';
 import { ReferenceFiles, type LocalReference } from './references.js';
 import { ItemSchema, ManifestSchema, type ManifestItem } from './schema.js';
 
@@ -150,12 +159,31 @@ export function loadManifest(manifestPath: string): LoadedManifest {
 
   // Each item with the place it was written, for duplicate-id messages.
   // `referenceAt(k)`: where its image_urls entry k was written.
-  const entries: { item: ManifestItem; where: string; referenceAt: (k: number) => string }[] = (
-    manifest.items ?? []
-  ).map((item, index) => ({
+  /** Where the default of an item's field was written, when the item takes it from `defaults`. */
+  const defaultAt = (item: ManifestItem, path: readonly PathSegment[]): string | undefined => {
+    const key = path[0];
+    if (
+      key === undefined ||
+      Object.hasOwn(item, key) ||
+      !manifest.defaults ||
+      !Object.hasOwn(manifest.defaults, key)
+    )
+      return undefined;
+    return `${where(['defaults', ...path])} ${formatPath(['defaults', ...path], MANIFEST_ROOT)}`;
+  };
+  // `fieldAt(path)`: where a field of the item was written (or its default, when it has none).
+  const entries: {
+    item: ManifestItem;
+    where: string;
+    referenceAt: (k: number) => string;
+    fieldAt: (path: readonly PathSegment[]) => string;
+  }[] = (manifest.items ?? []).map((item, index) => ({
     item,
     where: `${where(['items', index])} items[${index}]`,
     referenceAt: (k) => `${where(['items', index, 'image_urls', k])} items[${index}].image_urls[${k}]`,
+    fieldAt: (path) =>
+      defaultAt(item, path) ??
+      `${where(['items', index, ...path])} ${formatPath(['items', index, ...path], MANIFEST_ROOT)}`,
   }));
   if (manifest.items_file) {
     const itemsFile = resolve(manifestDir, manifest.items_file);
@@ -187,6 +215,8 @@ export function loadManifest(manifestPath: string): LoadedManifest {
           item: item.data,
           where: `${at} row ${index + 1}`,
           referenceAt: (k) => `${at} row ${index + 1} image_urls[${k}]`,
+          fieldAt: (path) =>
+            defaultAt(item.data, path) ?? `${at} row ${index + 1} ${formatPath(path, MANIFEST_ROOT)}`,
         });
       });
     }
@@ -217,10 +247,17 @@ export function loadManifest(manifestPath: string): LoadedManifest {
       (k) => `${where(['defaults', 'image_urls', k])} defaults.image_urls[${k}]`,
     );
   if (manifest.defaults && !defaults) return fail();
+  const provider = providerNamed(settings.provider);
+  // A default the provider cannot take is said once, at the default, not for every item.
+  const mappingProblems = new Set<string>();
   for (const entry of entries) {
     const item = withReferences(entry.item, referenceFiles, problems, entry.referenceAt);
     if (!item) continue;
-    const planned = planItem(item, defaults);
+    const planned = planItem(item, defaults, provider.defaultModel);
+    const mapped = provider.mapRequest(planned);
+    if ('problems' in mapped)
+      for (const problem of mapped.problems)
+        mappingProblems.add(`${entry.fieldAt(problem.path)}: ${problem.message}`);
     const unwritable = unwritablePath(settings.pathTemplate, settings.name, planned);
     if (unwritable !== undefined) problems.push(`${entry.where}: ${unwritable}`);
     const earlier = firstSeen.get(planned.id);
@@ -236,6 +273,7 @@ export function loadManifest(manifestPath: string): LoadedManifest {
     firstSeen.set(planned.id, entry.where.split(' ')[0] ?? '');
     items.push(planned);
   }
+  problems.push(...mappingProblems);
   if (problems.length) return fail();
   const references = [...referenceFiles.found.values()];
   // A photo replaced under the same name changes the run, as an edited prompt does.

@@ -2,7 +2,9 @@
 // and a stable id, and the run settings with their defaults filled in.
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
-import { DEFAULT_MODEL, type Language, type Resolution } from '../api/schemas.js';
+import { providerNamed } from '../providers/registry.js';
+import { DEFAULT_PROVIDER, type ProviderName } from '../providers/types.js';
+import { type Language, type Resolution } from '../common/generation.js';
 import { isS3Url, parseS3Url, type S3Location } from '../storage/s3-location.js';
 import type { RateCaps } from '../governor/types.js';
 import { DEFAULT_CHECK_LEVELS, type CheckLevels } from '../checks/image-checks.js';
@@ -39,6 +41,8 @@ export interface PlannedItem {
   n: number;
   image_urls?: string[];
   language?: Language;
+  /** The provider's own input fields, passed through after pixelmill's mapping. */
+  params?: Record<string, unknown>;
   /**
    * An incremental run's plan puts the items to generate first: the item's place in the manifest,
    * which report.jsonl and the gallery keep.
@@ -65,6 +69,8 @@ export interface RunSettings {
   name: string;
   /** Absolute path of the manifest file. */
   manifestFile: string;
+  /** The provider the run drives (absent in plans made before providers: the first API). */
+  provider?: ProviderName;
   apiBaseUrl?: string;
   /** The name of the env var that holds the API key; never the key. */
   apiKeyEnv: string;
@@ -111,14 +117,20 @@ export function derivedItemId(item: Omit<PlannedItem, 'id'>): string {
     item.n,
     item.image_urls ?? [],
     item.language ?? '',
+    // Appended only when set, so that items without params keep the ids they always had.
+    ...(item.params ? [item.params] : []),
   ]);
   return `item-${createHash('sha256').update(canonical).digest('hex').slice(0, 16)}`;
 }
 
-export function planItem(item: ManifestItem, defaults: ItemParams | undefined): PlannedItem {
+export function planItem(
+  item: ManifestItem,
+  defaults: ItemParams | undefined,
+  defaultModel: string = providerNamed(undefined).defaultModel,
+): PlannedItem {
   const planned: Omit<PlannedItem, 'id'> = {
     prompt: item.prompt,
-    model: item.model ?? defaults?.model ?? DEFAULT_MODEL,
+    model: item.model ?? defaults?.model ?? defaultModel,
     size: item.size ?? defaults?.size ?? DEFAULTS.size,
     resolution: item.resolution ?? defaults?.resolution ?? DEFAULTS.resolution,
     n: item.n ?? defaults?.n ?? DEFAULTS.n,
@@ -127,6 +139,8 @@ export function planItem(item: ManifestItem, defaults: ItemParams | undefined): 
   if (imageUrls?.length) planned.image_urls = imageUrls;
   const language = item.language ?? defaults?.language;
   if (language) planned.language = language;
+  const params = item.params || defaults?.params ? { ...defaults?.params, ...item.params } : undefined;
+  if (params && Object.keys(params).length > 0) planned.params = params;
   return { id: item.id ?? derivedItemId(planned), ...planned };
 }
 
@@ -169,6 +183,7 @@ export function runSettings(manifest: Manifest, manifestFile: string, manifestDi
   const settings: RunSettings = {
     name: manifest.name,
     manifestFile,
+    provider: manifest.api?.provider ?? DEFAULT_PROVIDER,
     apiKeyEnv: manifest.api?.api_key_env ?? DEFAULTS.apiKeyEnv,
     ...callRates(manifest.limits),
     maxInFlight: manifest.limits?.max_in_flight ?? DEFAULTS.maxInFlight,

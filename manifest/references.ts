@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
 import { globSync } from 'tinyglobby';
-import { MAX_IMAGE_URLS } from '../api/schemas.js';
+import { MAX_IMAGE_URLS } from '../common/generation.js';
 import { parseReferenceUri, referenceUri } from '../references/reference-uri.js';
 import { sniffImage } from '../references/sniff.js';
 

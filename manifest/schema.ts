@@ -2,7 +2,8 @@
 // for validation, for the normalized items the run works from, and for manifests/manifest.schema.json
 // (generated from it for editors).
 import { z } from 'zod';
-import { LANGUAGES, MAX_IMAGE_URLS, RESOLUTIONS } from '../api/schemas.js';
+import { PROVIDER_NAMES } from '../providers/types.js';
+import { LANGUAGES, MAX_IMAGE_URLS, RESOLUTIONS } from '../common/generation.js';
 import { isS3Url, parseS3Url } from '../storage/s3-location.js';
 import { parseDeadline, parseDuration } from './durations.js';
 import { CHECK_NAMES, type CheckName } from '../checks/image-checks.js';
@@ -53,6 +54,11 @@ export const ItemParamsSchema = z.strictObject({
   /** http(s) URLs, or local image files and globs (manifest/references.ts checks them). */
   image_urls: z.array(z.string().min(1, 'must not be empty')).max(MAX_IMAGE_URLS).optional(),
   language: z.enum(LANGUAGES).optional(),
+  /**
+   * The provider's own input fields (`guidance_scale`, `safety_tolerance`, ...), passed through
+   * after pixelmill's mapping; merged over `defaults.params` key by key.
+   */
+  params: z.record(z.string(), z.unknown()).optional(),
 });
 export type ItemParams = z.infer<typeof ItemParamsSchema>;
 
@@ -179,6 +185,7 @@ export const ManifestSchema = z
     description: z.string().optional(),
     api: z
       .strictObject({
+        provider: z.enum(PROVIDER_NAMES).optional(),
         base_url: httpUrl.optional(),
         api_key_env: z
           .string()

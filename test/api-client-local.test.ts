@@ -7,19 +7,17 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   AuthenticationError,
-  createImageApiClient,
   ImageApiError,
   InvalidRequestError,
   InvalidResponseError,
-  isKnownTaskStatus,
-  isTerminalStatus,
   NetworkError,
   ResultDownloadError,
   ResultExpiredError,
   TimeoutError,
   toFailureDetails,
-  type ImageApiClient,
 } from '../api/index.js';
+import { createImageApiClient, type ImageApiClient } from '../providers/apimart/index.js';
+import { isKnownTaskStatus, isTerminalStatus } from '../providers/apimart/wire.js';
 import { UserError } from '../common/errors.js';
 import { expectNoSecrets, rejection } from './support/assertions.js';
 

@@ -5,13 +5,12 @@ import { onTestFinished, describe, expect, it } from 'vitest';
 import {
   AuthenticationError,
   BadRequestError,
-  createImageApiClient,
   InvalidRequestError,
   NotFoundError,
   RateLimitError,
   ResultExpiredError,
-  type ImageApiClient,
 } from '../api/index.js';
+import { createImageApiClient, type ImageApiClient } from '../providers/apimart/index.js';
 import type { EmulatorConfigOverrides, RunningEmulator } from '../emulator/index.js';
 import { expectNoSecrets, rejection } from './support/assertions.js';
 import { expectCatalogueText, ManualClock, startTestEmulator } from './support/emulator.js';

@@ -4,19 +4,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   AuthenticationError,
   BadRequestError,
-  createImageApiClient,
   InsufficientCreditsError,
-  isKnownTaskStatus,
-  isTerminalStatus,
   NotFoundError,
   PermissionDeniedError,
   RateLimitError,
   ResultDownloadError,
   ServerError,
   toFailureDetails,
-  type ImageApiClient,
-  type Task,
 } from '../api/index.js';
+import { createImageApiClient, type ImageApiClient } from '../providers/apimart/index.js';
+import { isKnownTaskStatus, isTerminalStatus, type Task } from '../providers/apimart/wire.js';
 import { startEmulator } from '../emulator/index.js';
 import { expectNoSecrets, rejection } from './support/assertions.js';
 

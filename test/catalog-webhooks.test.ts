@@ -10,6 +10,7 @@ import type { RunResult } from '../common/types.js';
 import { DEMO_API_KEY, type EmulatorStats } from '../emulator/index.js';
 import { webhookBaseUrl } from '../webhook/route.js';
 import { startWebhookServer, type RunningWebhookServer } from '../webhook/server.js';
+import { receiverVerifiers } from '../webhook/verifiers.js';
 import { temporalSignaller } from '../webhook/signal.js';
 import { apiCallCounts, readReport, readSummary, type Summary } from '../bench/catalog-audit.js';
 import {
@@ -46,7 +47,7 @@ beforeAll(async () => {
 async function startReceiver(port = 0): Promise<RunningWebhookServer> {
   const receiver = await startWebhookServer({
     signal: temporalSignaller(harness.env.client),
-    secret: SECRET,
+    verifierFor: receiverVerifiers({ secret: SECRET }, ['apimart']),
     port,
     log: (line) => console.log(line),
   });
@@ -101,7 +102,7 @@ describe('catalog runs with webhooks', () => {
   it('learn results from signed webhooks: far fewer lookups and GETs than polling alone', async () => {
     const receiver = await startReceiver();
     const polled = await runCatalog('hooks-off');
-    const hooked = await runCatalog('hooks-on', webhookBaseUrl(receiver.url));
+    const hooked = await runCatalog('hooks-on', webhookBaseUrl(receiver.url, 'apimart'));
     console.log(
       `API calls per image without webhooks: ${polled.perImage.toFixed(3)} ` +
         `(${JSON.stringify(polled.calls)} for ${polled.images} images, ${polled.tookMs} ms); ` +
@@ -131,7 +132,7 @@ describe('catalog runs with webhooks', () => {
     await probe.close();
     const webhooksBefore = { ...emulator.stats().webhooks };
 
-    const run = runCatalog('hooks-down', webhookBaseUrl(`http://127.0.0.1:${port}`));
+    const run = runCatalog('hooks-down', webhookBaseUrl(`http://127.0.0.1:${port}`, 'apimart'));
     await waitUntil(
       'the emulator to give up a delivery',
       () => emulator.stats().webhooks.gave_up > webhooksBefore.gave_up,

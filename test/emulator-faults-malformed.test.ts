@@ -5,8 +5,9 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { describe, expect, it } from 'vitest';
 import { createActivities } from '../activities/index.js';
-import { createImageApiClient, InvalidResponseError } from '../api/index.js';
-import { isTerminalStatus } from '../api/schemas.js';
+import { InvalidResponseError } from '../api/index.js';
+import { createImageApiClient } from '../providers/apimart/index.js';
+import { isTerminalStatus } from '../providers/apimart/wire.js';
 import { UNKNOWN_STATUS, type MalformedKind } from '../emulator/malformed.js';
 import { writeManifest } from './activities-fixture.js';
 import { call, ManualClock, startTestEmulator, submitTask } from './support/emulator.js';

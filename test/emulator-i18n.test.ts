@@ -1,7 +1,7 @@
 // The error-text catalogue: every request-level and task-level error has a text in zh, en, ko
 // and ja, with the same variables in each, and each language really is a different text.
 import { describe, expect, it } from 'vitest';
-import { LANGUAGES } from '../api/schemas.js';
+import { LANGUAGES } from '../common/generation.js';
 import { API_ERRORS, errorEnvelope, TASK_ERRORS, taskError } from '../emulator/errors.js';
 import { MESSAGES, parseLanguage, renderMessage } from '../emulator/i18n.js';
 

@@ -5,7 +5,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ImageApiClient } from '../api/index.js';
+import { ImageApiClient } from '../providers/apimart/index.js';
 import { call, expectCatalogueText, ManualClock, startTestEmulator } from './support/emulator.js';
 
 const KEY = 'sk-live-a';

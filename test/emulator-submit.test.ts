@@ -2,7 +2,7 @@
 // (code and param), defaults, credits (reserved at submit, 402 when short) and error languages.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../emulator/index.js';
-import { LANGUAGES } from '../api/schemas.js';
+import { LANGUAGES } from '../common/generation.js';
 import type { ApiErrorCode } from '../emulator/errors.js';
 import { call, expectCatalogueText, ManualClock, startTestEmulator } from './support/emulator.js';
 

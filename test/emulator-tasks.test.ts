@@ -2,7 +2,7 @@
 // fields present in each state, refunds of failed tasks, expiry, and the languages of task errors
 // and of GET and batch errors.
 import { describe, expect, it } from 'vitest';
-import { LANGUAGES, type Language } from '../api/schemas.js';
+import { LANGUAGES, type Language } from '../common/generation.js';
 import type { RunningEmulator } from '../emulator/index.js';
 import { call, expectCatalogueText, ManualClock, startTestEmulator, submitTask } from './support/emulator.js';
 

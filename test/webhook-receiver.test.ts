@@ -10,6 +10,7 @@ import { shardWorkflowId, runWorkflowId } from '../common/names.js';
 import type { TaskFinishedSignal } from '../common/types.js';
 import { signWebhookBody } from '../emulator/webhooks.js';
 import { startWebhookServer, type RunningWebhookServer } from '../webhook/server.js';
+import { receiverVerifiers } from '../webhook/verifiers.js';
 import { temporalSignaller, type ShardSignaller } from '../webhook/signal.js';
 import { startDevServerEnv } from './support/temporal.js';
 
@@ -35,7 +36,7 @@ beforeAll(async () => {
   };
   receiver = await startWebhookServer({
     signal: flaky,
-    secret: SECRET,
+    verifierFor: receiverVerifiers({ secret: SECRET }, ['apimart']),
     maxBodyBytes: MAX_BODY,
     log: (line) => logged.push(line),
   });
@@ -54,7 +55,7 @@ async function openShard() {
     taskQueue: NO_WORKER_QUEUE,
     args: [],
   });
-  return { handle, path: `/hooks/${encodeURIComponent(workflowId)}/callback` };
+  return { handle, path: `/hooks/apimart/${encodeURIComponent(workflowId)}/callback` };
 }
 
 type ShardHandle = Awaited<ReturnType<typeof openShard>>['handle'];
@@ -188,10 +189,10 @@ describe('webhook receiver', () => {
       const body = taskBody(id);
       expect((await deliver(path, body, signed(body))).status).toBe(200);
     }
-    const shardId = decodeURIComponent(path.split('/')[2]!);
+    const shardId = decodeURIComponent(path.split('/')[3]!);
     expect(logged.filter((line) => line.includes(shardId))).toHaveLength(1);
 
-    const ghost = `/hooks/${encodeURIComponent(shardWorkflowId(runWorkflowId('no-such-run'), 0))}/callback`;
+    const ghost = `/hooks/apimart/${encodeURIComponent(shardWorkflowId(runWorkflowId('no-such-run'), 0))}/callback`;
     const body = taskBody('task-ghost');
     expect((await deliver(ghost, body, signed(body))).status).toBe(200);
   });
@@ -199,10 +200,12 @@ describe('webhook receiver', () => {
   it('refuses what is not a signed terminal Task for a shard: 404, 405, 400; ignores non-terminal states', async () => {
     const { handle, path } = await openShard();
     const body = taskBody('task-misaddressed');
-    const runPath = `/hooks/${encodeURIComponent(runWorkflowId('receiver-test'))}/callback`;
+    const runPath = `/hooks/apimart/${encodeURIComponent(runWorkflowId('receiver-test'))}/callback`;
     expect((await deliver(runPath, body, signed(body))).status).toBe(404);
     expect((await deliver('/callback', body, signed(body))).status).toBe(404);
-    expect((await deliver(path.replace('/callback', ''), body, signed(body))).status).toBe(404);
+    // A provider this receiver has no keys for, or none at all.
+    expect((await deliver(path.replace('/apimart/', '/fal/'), body, signed(body))).status).toBe(404);
+    expect((await deliver(path.replace('/apimart/', '/nobody/'), body, signed(body))).status).toBe(404);
     const get = await request(`${receiver.url}${path}`);
     await get.body.dump();
     expect(get.statusCode).toBe(405);

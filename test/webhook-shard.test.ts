@@ -27,7 +27,9 @@ describe('shard with webhooks', () => {
     // The "webhook": the task is finished and signalled (twice) before submitItem hands back its id.
     api.activities.submitItem = async (input: SubmitItemInput) => {
       const { taskId } = await submitted(input);
-      expect(input.webhook).toMatch(/^http:\/\/hooks\.test\/hooks\/pixelmill%2Fwebhook-shard%2Fshard-0001$/);
+      expect(input.webhook).toMatch(
+        /^http:\/\/hooks\.test\/hooks\/apimart\/pixelmill%2Fwebhook-shard%2Fshard-0001$/,
+      );
       const shard = env.client.workflow.getHandle(shardWorkflowId(RUN_ID, 0));
       const task = {
         taskId,
@@ -45,7 +47,7 @@ describe('shard with webhooks', () => {
       plan: { stateDir: '/nonexistent/.pixelmill', planHash: 'h' },
       manifestHash: 'h',
       emulated: true,
-      webhookBaseUrl: 'http://hooks.test/hooks',
+      webhookBaseUrl: 'http://hooks.test/hooks/apimart',
     };
     const run = () =>
       env.client.workflow.execute('runWorkflow', {

@@ -9,6 +9,8 @@ import type { Client } from '@temporalio/client';
 import { UserError } from '../common/errors.js';
 import { webhookSecret } from './config.js';
 import { webhookBaseUrl } from './route.js';
+import type { ProviderName } from '../providers/types.js';
+import { receiverVerifiers, type ReceiverKeys } from './verifiers.js';
 import { startWebhookServer, type RunningWebhookServer } from './server.js';
 import { temporalSignaller } from './signal.js';
 
@@ -32,7 +34,9 @@ export const WEBHOOK_PORT_ENV = 'PIXELMILL_WEBHOOK_PORT';
 export async function startEmbeddedReceiver(options: {
   client: Client;
   stateDir: string;
-  secret: string;
+  /** The run's provider: the only one whose webhooks this receiver takes. */
+  provider: ProviderName;
+  keys: ReceiverKeys;
   publicUrl?: string;
   log: (line: string) => void;
   env?: NodeJS.ProcessEnv;
@@ -46,7 +50,7 @@ export async function startEmbeddedReceiver(options: {
   const start = (port: number) =>
     startWebhookServer({
       signal: temporalSignaller(options.client),
-      secret: options.secret,
+      verifierFor: receiverVerifiers(options.keys, [options.provider], options.env),
       port,
       log: options.log,
     });
@@ -59,5 +63,5 @@ export async function startEmbeddedReceiver(options: {
     server = await start(0); // the saved port is taken
   }
   writeJsonFile(record, { port: server.port });
-  return { server, baseUrl: webhookBaseUrl(options.publicUrl ?? server.url) };
+  return { server, baseUrl: webhookBaseUrl(options.publicUrl ?? server.url, options.provider) };
 }

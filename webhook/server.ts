@@ -1,20 +1,20 @@
-// The webhook receiver: `POST {webhook}/callback` (spec part 6) in, a `taskFinished` signal to the
-// shard named by the path out. It answers 2xx only once Temporal has accepted the signal, so
+// The webhook receiver: a provider's webhook (`POST {webhook}/callback`) in, a `taskFinished`
+// signal to the shard named by the path out. The provider's verifier (providers/*/webhook.ts)
+// checks the signature its own way and reads the body. It answers 2xx only once Temporal has accepted the signal, so
 // anything that goes wrong on the way (Temporal down, the receiver stopping) leaves the service to
 // retry, and the shard's slow polling catches what is never delivered.
 //
 // Answers: 401 missing or wrong signature, 413 body over the limit, 404 not a shard's callback
-// path, 400 signed but not a Task (retrying cannot help), 503 the signal failed (retry), 200
+// path, 400 signed but not a webhook of the provider (retrying cannot help), 503 the signal failed (retry), 200
 // otherwise, including duplicates and tasks whose shard is gone (see `handle`). The secret and the
 // signature header are never logged.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { TaskSchema } from '../api/schemas.js';
+import type { ProviderName, WebhookVerifier } from '../providers/types.js';
 import { readBody } from '../common/http-body.js';
 import { UserError, errorMessage } from '../common/errors.js';
 import { SeenTasks } from './dedupe.js';
-import { shardIdFromPath } from './route.js';
-import { isValidSignature } from './signature.js';
+import { webhookTarget } from './route.js';
 import { taskFinishedFrom, type ShardSignaller, type SignalOutcome } from './signal.js';
 
 /** A Task body is a few hundred bytes plus its result URLs; anything near this is not one. */
@@ -27,8 +27,13 @@ const GONE_LOG_LIMIT = 1_000;
 
 export interface WebhookServerOptions {
   signal: ShardSignaller;
-  /** The account's webhook secret (from the environment, never from a file the run records). */
-  secret: string;
+  /**
+   * Each provider's signature check, with its keys (from the environment, never from a file the
+   * run records); undefined for a provider this receiver has no keys for (its webhooks get 404).
+   */
+  verifierFor: (provider: ProviderName) => WebhookVerifier | undefined;
+  /** The receiver's clock, for signature timestamps (tests move it). */
+  now?: () => number;
   /** Default 127.0.0.1. */
   host?: string;
   /** Default 0: any free port. */
@@ -66,9 +71,8 @@ export class WebhookServerError extends UserError {
 type Answer = { status: number; outcome: keyof WebhookCounts };
 
 export async function startWebhookServer(options: WebhookServerOptions): Promise<RunningWebhookServer> {
-  if (options.secret === '')
-    throw new WebhookServerError('webhook_secret_missing', 'the webhook secret is empty');
-  const { secret, signal } = options;
+  const { verifierFor, signal } = options;
+  const now = options.now ?? Date.now;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
   const counts: WebhookCounts = {
@@ -89,24 +93,21 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
 
   async function handle(req: IncomingMessage): Promise<Answer> {
     if (req.method !== 'POST') return { status: 405, outcome: 'not_found' };
-    const workflowId = shardIdFromPath(new URL(req.url ?? '/', 'http://receiver').pathname);
-    if (workflowId === undefined) return { status: 404, outcome: 'not_found' };
+    const target = webhookTarget(new URL(req.url ?? '/', 'http://receiver').pathname);
+    const verifier = target && verifierFor(target.provider);
+    if (target === undefined || verifier === undefined) return { status: 404, outcome: 'not_found' };
+    const { workflowId } = target;
     const body = await readBody(req, maxBodyBytes);
     if (body === undefined) return { status: 413, outcome: 'too_large' };
     // Cut off by the sender: not a bad signature, and nobody is left to answer.
     if (!req.complete) return { status: 400, outcome: 'bad_request' };
-    const header = req.headers['x-webhook-signature'];
-    if (!isValidSignature(body, typeof header === 'string' ? header : undefined, secret))
-      return { status: 401, outcome: 'unauthorized' };
-
-    let parsed: ReturnType<typeof TaskSchema.safeParse>;
-    try {
-      parsed = TaskSchema.safeParse(JSON.parse(body.toString('utf8')));
-    } catch {
-      return { status: 400, outcome: 'bad_request' };
-    }
-    if (!parsed.success) return { status: 400, outcome: 'bad_request' };
-    const task = taskFinishedFrom(parsed.data);
+    const headers: Record<string, string | undefined> = {};
+    for (const [name, value] of Object.entries(req.headers))
+      headers[name] = Array.isArray(value) ? value[0] : value;
+    const verdict = await verifier.verify({ body, headers, nowMs: now() });
+    if (!verdict.ok)
+      return { status: verdict.status, outcome: verdict.status === 401 ? 'unauthorized' : 'bad_request' };
+    const task = taskFinishedFrom(verdict.notice);
     if (task === undefined) return { status: 200, outcome: 'ignored' };
     if (seen.has(task.taskId)) return { status: 200, outcome: 'duplicate' };
 

@@ -1,10 +1,9 @@
-// From a webhook body to the shard's `taskFinished` signal: the Task (spec 2.3) reduced to what a
-// shard collects (status, result URLs, credits, error), sent through Temporal's client. Only the
+// From a verified webhook to the shard's `taskFinished` signal: what the provider said reduced to
+// what a shard collects (status, result URLs, credits, error), sent through Temporal's client. Only the
 // task's own fields go into the signal, so nothing about the delivery (signature, secret) reaches
 // workflow history.
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { isTerminalStatus, type Task } from '../api/schemas.js';
-import { taskError } from '../api/task-error.js';
+import type { WebhookNotice } from '../providers/types.js';
 import { taskFinishedSignal } from '../common/names.js';
 import type { TaskFinishedSignal } from '../common/types.js';
 
@@ -12,15 +11,16 @@ import type { TaskFinishedSignal } from '../common/types.js';
 export type SignalOutcome = 'signalled' | 'workflow_gone';
 export type ShardSignaller = (workflowId: string, task: TaskFinishedSignal) => Promise<SignalOutcome>;
 
-/** The signal for a terminal task, or undefined for a state the spec never pushes. */
-export function taskFinishedFrom(task: Task): TaskFinishedSignal | undefined {
-  if (!isTerminalStatus(task.status)) return undefined;
-  const signal: TaskFinishedSignal = { taskId: task.id, status: task.status };
-  if (task.result?.url.length) signal.urls = task.result.url;
-  if (task.result?.expires_at !== undefined) signal.expiresAt = task.result.expires_at * 1000;
-  if (task.credits_cost !== undefined) signal.creditsCost = task.credits_cost;
-  if (task.error !== undefined) signal.error = taskError(task.error);
-  return signal;
+const TERMINAL = new Set(['completed', 'failed']);
+
+/**
+ * The signal for a finished task, or undefined for a state that finishes nothing (a start event).
+ * A finished task whose webhook did not carry its result is signalled without it: the shard
+ * fetches it.
+ */
+export function taskFinishedFrom(notice: WebhookNotice): TaskFinishedSignal | undefined {
+  if (!TERMINAL.has(notice.status)) return undefined;
+  return { ...notice.result, taskId: notice.taskId, status: notice.status };
 }
 
 /**

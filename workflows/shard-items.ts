@@ -19,6 +19,7 @@ import type {
 } from '../common/types.js';
 import { FailureType } from '../common/failure-types.js';
 import { storeRequestOf } from '../common/store-request.js';
+import { taskIdOf } from '../common/task-ref.js';
 import {
   countItems,
   FINAL_PHASE,
@@ -30,6 +31,12 @@ import {
   taskTimedOut,
   type PhaseValue,
 } from './tracking.js';
+
+/**
+ * Lookup answers that mean "not finished yet" without a word worth logging: pending, and a task
+ * whose own call failed in a lookup of several (activities/task-lookups.ts).
+ */
+const NOT_FINISHED = new Set(['pending', 'unanswered']);
 
 /** Webhooks kept for tasks whose submit has not returned yet (fast tasks outrun the activity result). */
 export const MAX_EARLY_WEBHOOKS = 1_000;
@@ -67,7 +74,7 @@ export class ShardItems {
     state.phase.forEach((phase, index) => {
       this.#byPhase[phase]!++;
       const taskId = state.taskIds[index];
-      if (taskId) this.#indexByTask.set(taskId, index);
+      if (taskId) this.#indexByTask.set(taskIdOf(taskId), index);
       if (phase === Phase.storing) this.#toCollect.push(index);
     });
   }
@@ -117,14 +124,15 @@ export class ShardItems {
 
   /** The API took the item: task `taskId`, accepted at `nowMs`. */
   submitted(index: number, taskId: string, nowMs: number): void {
+    const id = taskIdOf(taskId);
     this.state.taskIds[index] = taskId;
     this.#submittedAt[index] = nowMs;
-    this.#indexByTask.set(taskId, index);
+    this.#indexByTask.set(id, index);
     this.#processing.delete(index); // a resubmitted item starts over
     this.#move(index, Phase.submitted);
-    const webhookFirst = this.#early.get(taskId);
+    const webhookFirst = this.#early.get(id);
     if (webhookFirst) {
-      this.#early.delete(taskId);
+      this.#early.delete(id);
       this.taskFinished(webhookFirst);
     }
   }
@@ -175,15 +183,19 @@ export class ShardItems {
 
   // ----- tracking -----
 
-  /** A webhook said the task finished. Duplicates and tasks of an earlier attempt change nothing. */
+  /**
+   * A webhook said the task (named by the provider's id) finished. Duplicates and tasks of an
+   * earlier attempt change nothing. Its result is kept when the webhook carried one; otherwise the
+   * collect lane fetches it.
+   */
   taskFinished(task: TaskFinishedSignal): void {
     const index = this.#indexByTask.get(task.taskId);
     if (index === undefined) {
       if (this.#early.size < MAX_EARLY_WEBHOOKS) this.#early.set(task.taskId, task);
       return;
     }
-    if (this.state.phase[index] !== Phase.submitted || this.state.taskIds[index] !== task.taskId) return;
-    this.#known.set(index, task);
+    if (this.state.phase[index] !== Phase.submitted || taskIdOf(this.taskIdOf(index)) !== task.taskId) return;
+    if (task.urls?.length || task.status === 'failed') this.#known.set(index, task);
     this.#readyToCollect(index);
   }
 
@@ -210,12 +222,14 @@ export class ShardItems {
   }
 
   /**
-   * A batch lookup's statuses for `indices`: finished tasks go to the collect lane, lost ones
-   * end. Returns how many finished and the statuses pixelmill does not know.
+   * A lookup's statuses for `indices` (and, where the answer carried them, finished tasks'
+   * results): finished tasks go to the collect lane, lost ones end. Returns how many finished and
+   * the statuses pixelmill does not know.
    */
   lookedUp(
     indices: readonly number[],
     statuses: readonly string[],
+    results?: readonly (TaskResult | null)[],
   ): { finished: number; finishedSubmittedAt: number[]; unknown: { taskId: string; status: string }[] } {
     let finished = 0;
     const finishedSubmittedAt: number[] = [];
@@ -227,6 +241,8 @@ export class ShardItems {
         finished++;
         const submittedAt = this.#submittedAt[index];
         if (submittedAt != null) finishedSubmittedAt.push(submittedAt);
+        const result = results?.[k];
+        if (result) this.#known.set(index, result);
         this.#readyToCollect(index);
         return;
       }
@@ -236,7 +252,7 @@ export class ShardItems {
         this.finish(index, lost.code === 'task_expired' ? 'expired' : 'failed', lost);
       } else if (status === 'processing') {
         this.#processing.add(index);
-      } else if (status !== 'pending') {
+      } else if (!NOT_FINISHED.has(status)) {
         unknown.push({ taskId: this.taskIdOf(index), status });
       }
     });

@@ -388,13 +388,13 @@ async function workShard(input: ShardInput): Promise<ShardResult> {
       s.nextLookupAt = undefined;
       const { indices, taskIds } = items.submittedTasks();
       if (taskIds.length === 0) continue;
-      const { statuses, calls } = await lookupTasks.executeWithOptions(
+      const { statuses, results, calls } = await lookupTasks.executeWithOptions(
         { summary: `look up ${plural(taskIds.length, 'task')}` },
         [{ plan, taskIds }],
       );
       s.apiCalls.lookup += calls ?? 1;
       const answeredAt = Date.now();
-      const { finished, finishedSubmittedAt, unknown } = items.lookedUp(indices, statuses);
+      const { finished, finishedSubmittedAt, unknown } = items.lookedUp(indices, statuses, results);
       for (const task of unknown) log.warn('unknown task status; treating it as not finished yet', task);
       items.overdue(answeredAt);
       if (!limits.webhookBaseUrl)

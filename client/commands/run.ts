@@ -21,6 +21,7 @@ import { watchRun } from '../watch.js';
 import { isDebug } from './with-run.js';
 import { webhookPublicUrl } from '../../webhook/config.js';
 import { embeddedWebhookSecret, startEmbeddedReceiver } from '../../webhook/embedded.js';
+import { DEFAULT_PROVIDER } from '../../providers/types.js';
 import { webhookBaseUrl } from '../../webhook/route.js';
 import { plural } from '../../common/words.js';
 
@@ -111,7 +112,8 @@ async function runManifest(file: string, options: RunOptions, debug: boolean): P
       const receiver = await startEmbeddedReceiver({
         client: session.client,
         stateDir: stateDirectory(),
-        secret: webhookSecret,
+        provider: settings.provider ?? DEFAULT_PROVIDER,
+        keys: { secret: webhookSecret },
         publicUrl: webhookPublicUrl(webhooks.publicUrl),
         log: say,
       });
@@ -128,7 +130,7 @@ async function runManifest(file: string, options: RunOptions, debug: boolean): P
           'webhooks are enabled: set PIXELMILL_WEBHOOK_URL (or webhooks.public_url) to the address where `pixelmill webhook-server` is reached',
         );
       }
-      webhookBase = webhookBaseUrl(publicUrl);
+      webhookBase = webhookBaseUrl(publicUrl, settings.provider ?? DEFAULT_PROVIDER);
     }
 
     const runId = runWorkflowId(settings.name);

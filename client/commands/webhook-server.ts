@@ -8,6 +8,7 @@ import { connectClient, resolveTemporalTarget } from '../../temporal/connection.
 import { DEFAULT_WEBHOOK_SECRET_ENV, webhookSecret } from '../../webhook/config.js';
 import { startWebhookServer } from '../../webhook/server.js';
 import { temporalSignaller } from '../../webhook/signal.js';
+import { receiverVerifiers } from '../../webhook/verifiers.js';
 import { untilStopSignal } from '../interrupt.js';
 import { examples, parsePort } from './with-run.js';
 
@@ -58,7 +59,7 @@ async function serveWebhooks(options: WebhookServerCommandOptions): Promise<void
   try {
     const server = await startWebhookServer({
       signal: temporalSignaller(client),
-      secret,
+      verifierFor: receiverVerifiers({ secret }),
       host: options.host,
       port: options.port,
       log: (line) => void process.stderr.write(`${line}\n`),

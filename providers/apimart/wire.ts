@@ -1,4 +1,4 @@
-// Wire schemas of the async image API (spec part 2), shared by the typed client and the emulator.
+// Wire schemas of the asynchronous task API (spec part 2) as the client reads them.
 //
 // Parsing is deliberately lenient where the real service is known to drift: unknown fields are
 // kept, and status strings outside the documented set are carried through as strings so that
@@ -6,18 +6,17 @@
 // failing the whole response.
 import { z } from 'zod';
 
-export const LANGUAGES = ['en', 'zh', 'ko', 'ja'] as const;
-export type Language = (typeof LANGUAGES)[number];
+import { LANGUAGES, RESOLUTIONS } from '../../common/generation.js';
 
-export const RESOLUTIONS = ['1K', '2K', '4K'] as const;
-export type Resolution = (typeof RESOLUTIONS)[number];
+export type { Language, Resolution } from '../../common/generation.js';
 
 export const TASK_STATUSES = ['pending', 'processing', 'completed', 'failed'] as const;
 export type KnownTaskStatus = (typeof TASK_STATUSES)[number];
 export const TERMINAL_STATUSES: readonly string[] = ['completed', 'failed'];
 
+/** The spec's limit on reference images per request. */
 export const MAX_IMAGE_URLS = 15;
-export { MAX_BATCH_IDS } from '../common/batch-lookup.js';
+export { MAX_BATCH_IDS } from '../../common/batch-lookup.js';
 export const DEFAULT_MODEL = 'gpt-image-2';
 
 export function isTerminalStatus(status: string): boolean {

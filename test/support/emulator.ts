@@ -6,7 +6,7 @@
 // Cleanup: started inside a test, the emulator closes when that test finishes; started in a
 // beforeAll (or at file level), it closes in this module's afterAll for the importing file.
 import { afterAll, expect, onTestFinished } from 'vitest';
-import type { Language } from '../../api/schemas.js';
+import type { Language } from '../../common/generation.js';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';

@@ -1,0 +1,48 @@
+// Helpers every provider's request mapping shares: the fields pixelmill sets itself may not come
+// again through `params` (one source for each field of the request), and aspect ratios and
+// resolutions turned into the pixel sizes some providers ask for.
+import type { MappingProblem } from './types.js';
+
+/** `params` entries that a mapped field (`owner` names which manifest field sets it) already sets. */
+export function paramsClashes(
+  params: Record<string, unknown> | undefined,
+  mapped: Readonly<Record<string, string>>,
+): MappingProblem[] {
+  if (params === undefined) return [];
+  return Object.keys(params)
+    .filter((field) => Object.hasOwn(mapped, field))
+    .map((field) => ({
+      path: ['params', field],
+      message: `is set from the item's ${mapped[field]}; set that instead`,
+    }));
+}
+
+/** Megapixels of each resolution tier: 1K is a 1024x1024 image's worth, each tier four times the last. */
+export const MEGAPIXELS: Readonly<Record<string, number>> = { '1K': 1.05, '2K': 4.19, '4K': 16.78 };
+
+/** `W:H` as numbers, or undefined for `auto` and malformed text. */
+export function aspectRatio(size: string): { w: number; h: number } | undefined {
+  const match = /^(\d{1,4}):(\d{1,4})$/.exec(size);
+  if (!match) return undefined;
+  const w = Number(match[1]);
+  const h = Number(match[2]);
+  return w > 0 && h > 0 ? { w, h } : undefined;
+}
+
+/**
+ * Width and height with the aspect ratio `size` and about the megapixels of `resolution`, each
+ * a multiple of `step` (models work in latent blocks of 8, 16 or 32 pixels).
+ */
+export function pixelSize(
+  size: string,
+  resolution: string,
+  step: number,
+): { width: number; height: number } | undefined {
+  const ratio = aspectRatio(size);
+  const megapixels = MEGAPIXELS[resolution];
+  if (!ratio || megapixels === undefined) return undefined;
+  const height = Math.sqrt((megapixels * 1_000_000 * ratio.h) / ratio.w);
+  const width = (height * ratio.w) / ratio.h;
+  const snap = (value: number) => Math.max(step, Math.round(value / step) * step);
+  return { width: snap(width), height: snap(height) };
+}

@@ -1,0 +1,17 @@
+// The providers by name: the one place that lists them. Everything else asks for a provider by the
+// name a run's plan records and then uses only the interface (types.ts).
+import { apimart } from './apimart/index.js';
+import { DEFAULT_PROVIDER, PROVIDER_NAMES, type ImageProvider, type ProviderName } from './types.js';
+
+const PROVIDERS: Partial<Record<ProviderName, ImageProvider>> = { apimart };
+
+export function isProviderName(name: string): name is ProviderName {
+  return (PROVIDER_NAMES as readonly string[]).includes(name);
+}
+
+/** The provider a run names (the default when it names none). */
+export function providerNamed(name: ProviderName | undefined): ImageProvider {
+  const provider = PROVIDERS[name ?? DEFAULT_PROVIDER];
+  if (!provider) throw new Error(`provider ${name} is not built into this version of pixelmill`);
+  return provider;
+}
