@@ -103,8 +103,14 @@ export class NotFoundError extends ImageApiError {
 /** 429: retry after `retryAfterMs` when the server said so. */
 export class RateLimitError extends ImageApiError {
   override name = 'RateLimitError';
-  constructor(message: string, details: ImageApiErrorDetails) {
+  /**
+   * What the provider ran out of: calls per second (a rate), or tasks running at once (a
+   * concurrency, as BFL's 429 over its active-task limit says). The governor learns each its way.
+   */
+  readonly limit: 'rate' | 'concurrency';
+  constructor(message: string, details: ImageApiErrorDetails & { limit?: 'rate' | 'concurrency' }) {
     super('api_rate_limited', true, message, details);
+    this.limit = details.limit ?? 'rate';
   }
 }
 

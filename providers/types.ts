@@ -97,6 +97,8 @@ export interface SubmitOptions {
   idempotencyKey?: string;
   /** The shard's webhook address (the receiver's URL for this shard); absent: no webhook. */
   webhook?: string;
+  /** The secret a provider signs its webhooks with when the caller chooses it (BFL's `webhook_secret`). */
+  webhookSecret?: string;
   /** Give up a task that has not started within this long (fal's X-Fal-Request-Timeout, Replicate's Cancel-After). */
   startWithinMs?: number;
   signal?: AbortSignal;
