@@ -85,8 +85,10 @@ describe('input validation', () => {
   it('plans images from the input with the defaults applied', () => {
     expect(imagePlan(schnell, withDefaults({ prompt: 'p' }, schnell.input))).toEqual({
       prompt: 'p',
+      outputKind: 'list',
       count: 1,
-      size: '1:1',
+      width: 1024,
+      height: 1024,
       format: 'webp',
       safetyCheckerOff: false,
     });
@@ -96,7 +98,16 @@ describe('input validation', () => {
         pro,
         withDefaults({ prompt: 'p', aspect_ratio: 'custom', width: 1440, height: 960 }, pro.input),
       ),
-    ).toMatchObject({ count: 1, size: '3:2', format: 'webp' });
+    ).toMatchObject({ count: 1, width: 1440, height: 960, format: 'webp' });
+    expect(
+      imagePlan(
+        schnell,
+        withDefaults({ prompt: 'p', aspect_ratio: '16:9', megapixels: '0.25' }, schnell.input),
+      ),
+    ).toMatchObject({
+      width: 672,
+      height: 384,
+    });
     const sdxl = DEFAULT_MODELS.find((m) => m.name === 'stability-ai/sdxl')!;
     expect(imagePlan(sdxl, withDefaults({ num_outputs: 3 }, sdxl.input))).toMatchObject({
       prompt: 'An astronaut riding a rainbow unicorn',

@@ -5,20 +5,25 @@
 // `path: message`. Each knob and its default is documented in docs/emulators/replicate.md; the
 // ones that settle an unconfirmed fact of the API say so there.
 import { z } from 'zod';
-import { UserError } from '../../common/errors.js';
-import { formatPath } from '../../common/problems.js';
-import { plural } from '../../common/words.js';
-import { mergeOverDefaults, type ConfigProblem } from '../config.js';
+import {
+  deepFreeze,
+  loadConfigFile,
+  parseConfig,
+  parseConfigText,
+  rate,
+  secondsRange,
+  type ConfigOverrides,
+  type ConfigProblem,
+  type ConfigSpec,
+} from '../core/index.js';
 import { DEFAULT_MODELS } from './models.js';
 import { WEBHOOK_EVENTS } from './wire.js';
 
-const rate = z.number().min(0).max(1);
-const seconds = z.number().min(0);
-/** `[min, max]` seconds; one number means `[n, n]` (normalize). */
-const secondsRange = z
-  .tuple([seconds, seconds])
-  .refine(([min, max]) => min <= max, 'the first value (min) must not exceed the second (max)');
-const httpUrl = z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' });
+/** An http(s) base URL, kept without its trailing slashes. */
+const httpUrl = z.preprocess(
+  (value) => (typeof value === 'string' ? value.replace(/\/+$/, '') : value),
+  z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' }),
+);
 const hex64 = z.string().regex(/^[0-9a-f]{64}$/, 'expected a 64-character lowercase hex version id');
 const modelName = z.string().regex(/^[a-z0-9][a-z0-9._-]*\/[a-z0-9][a-z0-9._-]*$/i, 'expected "owner/name"');
 
@@ -157,13 +162,8 @@ export type ModelConfig = ReplicateConfig['models'][number];
 export type LimitConfig = z.output<typeof limit>;
 export type RequestClass = keyof ReplicateConfig['faults']['server_error_rate'];
 
-type DeepPartial<T> = T extends readonly unknown[]
-  ? Readonly<T>
-  : T extends object
-    ? { [K in keyof T]?: DeepPartial<T[K]> }
-    : T;
 /** What `startReplicateEmulator({ config })` takes: any subset, deep-merged over the defaults (arrays replace). */
-export type ReplicateConfigOverrides = DeepPartial<z.input<typeof ReplicateConfigSchema>>;
+export type ReplicateConfigOverrides = ConfigOverrides<z.input<typeof ReplicateConfigSchema>>;
 
 /** The demo token of the default account; public, so the CLI may print it. */
 export const DEMO_REPLICATE_TOKEN = 'r8_DEMOreplicateEmulatorToken00000000000';
@@ -222,35 +222,8 @@ export const DEFAULT_REPLICATE_CONFIG: ReplicateConfig = deepFreeze({
   },
 } satisfies ReplicateConfig);
 
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null) {
-    for (const child of Object.values(value)) deepFreeze(child);
-    Object.freeze(value);
-  }
-  return value;
-}
-
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** The file format's conveniences turned into the canonical shape: a number for a range, URLs without a trailing slash. */
-function normalize(input: unknown): unknown {
-  if (!isPlainObject(input)) return input;
-  const config = { ...input };
-  const toRange = (value: unknown): unknown => (typeof value === 'number' ? [value, value] : value);
-  if (isPlainObject(config.generation)) {
-    config.generation = {
-      ...config.generation,
-      queue_seconds: toRange(config.generation.queue_seconds),
-      run_seconds: toRange(config.generation.run_seconds),
-    };
-  }
-  for (const key of ['base_url', 'delivery_base_url'] as const) {
-    const value = config[key];
-    if (typeof value === 'string') config[key] = value.replace(/\/+$/, '');
-  }
-  return config;
 }
 
 /**
@@ -295,53 +268,27 @@ function duplicateProblems(input: unknown): ConfigProblem[] {
   return problems;
 }
 
-/** A key under `accounts` may be a token pasted where a field name belongs: name its place only. */
-function unknownKeyProblem(parent: readonly PropertyKey[], key: string): ConfigProblem {
-  const at = [...parent, key];
-  if (parent[0] === 'accounts')
-    return {
-      path: parent,
-      message: 'unknown key (its name is not shown: it may be a secret)',
-      unknownKeyAt: at,
-    };
-  return { path: at, message: 'unknown key', unknownKeyAt: at };
-}
-
-/** Validates a whole (already merged) config, returning every problem. */
-export function validateReplicateConfig(input: unknown): {
-  config?: ReplicateConfig;
-  problems: ConfigProblem[];
-} {
-  const result = ReplicateConfigSchema.safeParse(normalize(input));
-  const problems = duplicateProblems(input);
-  if (result.success && problems.length === 0) return { config: result.data, problems };
-  if (result.success) return { problems };
-  for (const issue of result.error.issues) {
-    if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) problems.push(unknownKeyProblem(issue.path, key));
-    } else if (issue.path[0] === 'accounts' && issue.path.includes('tokens')) {
-      // zod's message for a token could quote it; say only what is wrong.
-      problems.push({ path: issue.path, message: 'invalid token' });
-    } else {
-      problems.push({ path: issue.path, message: issue.message });
-    }
-  }
-  return { problems };
-}
-
-export const CONFIG_ROOT = '(root)';
+const SPEC: ConfigSpec<ReplicateConfig> = {
+  provider: 'replicate',
+  defaults: DEFAULT_REPLICATE_CONFIG,
+  schema: ReplicateConfigSchema as z.ZodType<ReplicateConfig, unknown>,
+  // A key pasted where a field name belongs (`- r8_...: x`) is a secret: never named.
+  secretParents: ['accounts'],
+  extraProblems: duplicateProblems,
+};
 
 /** For config objects (tests, benchmarks): merged over the defaults, then validated. */
-export function parseReplicateConfig(input: unknown): ReplicateConfig {
-  const { config, problems } = validateReplicateConfig(
-    mergeOverDefaults(DEFAULT_REPLICATE_CONFIG, input ?? {}),
-  );
-  if (config) return config;
-  throw new UserError(
-    'emulator_config_invalid',
-    `invalid Replicate emulator config (${plural(problems.length, 'problem')})`,
-    problems.map((p) => `${formatPath(p.path, CONFIG_ROOT)}: ${p.message}`),
-  );
+export function parseReplicateConfig(overrides: unknown): ReplicateConfig {
+  return parseConfig(SPEC, overrides);
+}
+
+/** A YAML file; every problem reported as `file:line:col path: message` in one UserError. */
+export function loadReplicateConfig(file: string): ReplicateConfig {
+  return loadConfigFile(SPEC, file);
+}
+
+export function parseReplicateConfigText(text: string, file: string): ReplicateConfig {
+  return parseConfigText(SPEC, text, file);
 }
 
 /** A change of the limits on a running emulator (PUT /_emulator/limits): fields left out keep their value. */

@@ -101,32 +101,52 @@ export const DEFAULT_MODELS: ModelConfig[] = [
 /** What a prediction's images are, from its input with the schema's defaults applied. */
 export interface ImagePlan {
   prompt: string;
+  /** One URL or a list of them in `output`, as the model's output schema says. */
+  outputKind: 'list' | 'single';
   count: number;
-  /** Aspect ratio `w:h` (as emulator/images/render.ts draws it). */
-  size: string;
+  width: number;
+  height: number;
   format: 'webp' | 'jpg' | 'png';
   /** The input turned the safety checker off (`disable_safety_checker: true`). */
   safetyCheckerOff: boolean;
 }
 
-const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
+/** FLUX's 1-megapixel sizes per aspect ratio (multiples of 64, about 1024 x 1024 pixels). */
+const FLUX_SIZES: Readonly<Record<string, readonly [number, number]>> = {
+  '1:1': [1024, 1024],
+  '16:9': [1344, 768],
+  '9:16': [768, 1344],
+  '21:9': [1536, 640],
+  '9:21': [640, 1536],
+  '3:2': [1216, 832],
+  '2:3': [832, 1216],
+  '4:5': [896, 1088],
+  '5:4': [1088, 896],
+  '3:4': [896, 1152],
+  '4:3': [1152, 896],
+};
+
+const multipleOf16 = (n: number): number => Math.max(16, Math.round(n / 16) * 16);
 
 export function imagePlan(model: ModelConfig, input: Record<string, unknown>): ImagePlan {
   const count = model.output === 'single' ? 1 : typeof input.num_outputs === 'number' ? input.num_outputs : 1;
+  let [width, height] = FLUX_SIZES['1:1']!;
   const ratio = input.aspect_ratio;
-  let size = '1:1';
-  if (typeof ratio === 'string' && ratio !== 'custom') size = ratio;
-  else if (typeof input.width === 'number' && typeof input.height === 'number') {
-    const w = Math.max(1, Math.round(input.width));
-    const h = Math.max(1, Math.round(input.height));
-    const d = gcd(w, h);
-    size = `${w / d}:${h / d}`;
+  const table = typeof ratio === 'string' ? FLUX_SIZES[ratio] : undefined;
+  if (table) {
+    // megapixels "0.25": half of each side.
+    const scale = input.megapixels === '0.25' ? 0.5 : 1;
+    [width, height] = [table[0] * scale, table[1] * scale];
+  } else if (typeof input.width === 'number' && typeof input.height === 'number') {
+    [width, height] = [multipleOf16(input.width), multipleOf16(input.height)];
   }
   const format = input.output_format;
   return {
     prompt: typeof input.prompt === 'string' ? input.prompt : '',
+    outputKind: model.output,
     count: Math.max(1, Math.floor(count)),
-    size,
+    width,
+    height,
     format: format === 'webp' || format === 'jpg' ? format : 'png',
     safetyCheckerOff: input.disable_safety_checker === true,
   };
