@@ -10,6 +10,7 @@ import {
   type RunningBflEmulator,
 } from '../../emulator/bfl/index.js';
 import type { Clock } from '../../emulator/clock.js';
+import { mergeOverDefaults } from '../../emulator/core/index.js';
 import type { RawResponse } from './emulator.js';
 
 export { ManualClock, startWebhookReceiver } from './emulator.js';
@@ -21,6 +22,11 @@ export const FIXED: BflConfigOverrides = {
   models: { 'flux-pro-1.1': { seconds: [10, 10] } },
   task_retention_seconds: 3600,
 };
+
+/** FIXED with `config` deep-merged over it (arrays and scalars in `config` win). */
+export function fixed(config: BflConfigOverrides = {}): BflConfigOverrides {
+  return mergeOverDefaults(FIXED, config) as BflConfigOverrides;
+}
 
 export async function startTestBfl(
   config: BflConfigOverrides = {},
