@@ -1,9 +1,10 @@
 // The providers by name: the one place that lists them. Everything else asks for a provider by the
 // name a run's plan records and then uses only the interface (types.ts).
 import { apimart } from './apimart/index.js';
+import { bfl } from './bfl/index.js';
 import { DEFAULT_PROVIDER, PROVIDER_NAMES, type ImageProvider, type ProviderName } from './types.js';
 
-const PROVIDERS: Partial<Record<ProviderName, ImageProvider>> = { apimart };
+const PROVIDERS: Partial<Record<ProviderName, ImageProvider>> = { apimart, bfl };
 
 export function isProviderName(name: string): name is ProviderName {
   return (PROVIDER_NAMES as readonly string[]).includes(name);
