@@ -7,8 +7,9 @@
 //               idempotent close() that drops keep-alive connections and runs the steps once;
 //               RunningProviderEmulator (what start<Provider>Emulator resolves to); urlHost().
 // - jobs.ts     JobSimulator<D>: submit({id, account, queueSeconds, runSeconds, failureRate,
-//               stuckRate, moderated, startTimeoutSeconds?, retentionSeconds, webhook?, data}) draws
-//               the job's whole future from a seeded stream (time_scale applied); per-account
+//               stuckRate, moderated, startTimeoutSeconds?, retentionSeconds (a number, or a
+//               function of the drawn job), webhook?, data}) draws the job's whole future from a
+//               seeded stream (time_scale applied); per-account
 //               CONCURRENCY limit (`concurrency`, `concurrencyByAccount`, setLimit at runtime):
 //               at most C running, the rest wait FIFO, never refused; cancel(job) (a queued job
 //               never runs, a running one ends now); queuePosition, activeCount, runningCount,

@@ -40,8 +40,11 @@ export interface JobRequest<D> {
   moderated: boolean;
   /** Deadline to start, counted from submit; past it the job ends `timed_out` without running. */
   startTimeoutSeconds?: number | null;
-  /** How long the result is kept once the job ends. */
-  retentionSeconds: number;
+  /**
+   * How long the result is kept once the job ends; a function sees the job as drawn (its planned
+   * outcome, its data) before it is journaled, for retention that depends on the result.
+   */
+  retentionSeconds: number | ((job: Job<D>) => number);
   webhook?: string | null;
   data: D;
 }
@@ -54,7 +57,7 @@ export class JobSimulator<D = unknown> {
   private readonly lanes = new Map<string, Lane>();
   private readonly scaleMs: number;
   private defaultLimit: number;
-  private readonly limits: Map<string, number>;
+  private readonly accountLimits: Map<string, number>;
   private readonly journal: EventJournal | undefined;
   /** Told which jobs a cancel or limit change moved (e.g. to re-arm their webhooks). */
   onReschedule: (jobs: Job<D>[]) => void = () => undefined;
@@ -62,7 +65,7 @@ export class JobSimulator<D = unknown> {
   constructor(private readonly options: JobSimulatorOptions) {
     this.scaleMs = 1000 * options.timeScale;
     this.defaultLimit = options.concurrency ?? Infinity;
-    this.limits = new Map(Object.entries(options.concurrencyByAccount ?? {}));
+    this.accountLimits = new Map(Object.entries(options.concurrencyByAccount ?? {}));
     this.journal = options.journalFile ? new EventJournal(options.journalFile) : undefined;
   }
 
@@ -113,12 +116,15 @@ export class JobSimulator<D = unknown> {
       runMs,
       planned,
       startDeadline: timeout === undefined || timeout === null ? null : now + Math.round(this.ms(timeout)),
-      retentionMs: Math.round(this.ms(request.retentionSeconds)),
+      retentionMs: 0,
       webhook: request.webhook ?? null,
       data: request.data,
     };
+    const job = new Job(record, this.order.length);
+    const retention = request.retentionSeconds;
+    record.retentionMs = Math.round(this.ms(typeof retention === 'function' ? retention(job) : retention));
     this.journal?.append({ kind: 'submit', at: now, job: record });
-    return this.add(record);
+    return this.add(job);
   }
 
   /**
@@ -133,9 +139,14 @@ export class JobSimulator<D = unknown> {
     return running ? 'cancelled_running' : 'cancelled_queued';
   }
 
+  /** The default limit and the accounts' own ones (Infinity: no limit). */
+  limits(): { default: number; accounts: Record<string, number> } {
+    return { default: this.defaultLimit, accounts: Object.fromEntries(this.accountLimits) };
+  }
+
   /** The concurrency limit of `account` (its own, else the default); Infinity for none. */
   limitOf(account: string): number {
-    return this.limits.get(account) ?? this.defaultLimit;
+    return this.accountLimits.get(account) ?? this.defaultLimit;
   }
 
   /**
@@ -203,11 +214,10 @@ export class JobSimulator<D = unknown> {
     return peak;
   }
 
-  private add(record: JobRecord<D>): Job<D> {
-    const job = new Job(record, this.order.length);
-    this.jobs.set(record.id, job);
+  private add(job: Job<D>): Job<D> {
+    this.jobs.set(job.id, job);
     this.order.push(job);
-    this.laneOf(record.account).append(job);
+    this.laneOf(job.account).append(job);
     return job;
   }
 
@@ -231,8 +241,8 @@ export class JobSimulator<D = unknown> {
 
   private applyLimit(account: string | null, limit: number | null, now: number): void {
     if (account === null) this.defaultLimit = limit ?? Infinity;
-    else if (limit === null) this.limits.delete(account);
-    else this.limits.set(account, limit);
+    else if (limit === null) this.accountLimits.delete(account);
+    else this.accountLimits.set(account, limit);
     const moved: Job<D>[] = [];
     for (const lane of this.lanes.values()) {
       const wanted = this.limitOf(lane.account);
@@ -250,7 +260,8 @@ export class JobSimulator<D = unknown> {
   ): void {
     switch (event.kind) {
       case 'submit':
-        if (!this.jobs.has(event.job.id)) restored.push(this.add(event.job as JobRecord<D>));
+        if (!this.jobs.has(event.job.id))
+          restored.push(this.add(new Job(event.job as JobRecord<D>, this.order.length)));
         break;
       case 'cancel': {
         const job = this.jobs.get(event.id);
