@@ -77,7 +77,7 @@ export function failureOf(word: BflTaskWord): ErrorSummary {
   const said = text(word.error);
   // The notice's FAILED names BFL's status in `error` ("Content Moderated", "Error").
   const status = word.status === FAILED && said !== undefined ? said : word.status;
-  const detail = detailOf(word);
+  const detail = detailOf(word, status);
   if (MODERATED.includes(status)) {
     const what = status === BFL_STATUS.requestModerated ? 'the request' : 'the generated image';
     return {
@@ -96,7 +96,7 @@ export function failureOf(word: BflTaskWord): ErrorSummary {
 }
 
 /** What the word says about why, in one line: its message, `details.error` or moderation reasons. */
-function detailOf(word: BflTaskWord): string | undefined {
+function detailOf(word: BflTaskWord, status: string): string | undefined {
   const parts: string[] = [];
   const message = text(word.message);
   if (message !== undefined) parts.push(message);
@@ -111,7 +111,7 @@ function detailOf(word: BflTaskWord): string | undefined {
     }
   }
   const error = text(word.error);
-  if (parts.length === 0 && error !== undefined && error !== word.status) parts.push(error);
+  if (parts.length === 0 && error !== undefined && error !== status) parts.push(error);
   const line = parts.join('; ').replace(/\s+/g, ' ').trim();
   return line === '' ? undefined : line.slice(0, 300);
 }
