@@ -107,6 +107,13 @@ describe('the answer', () => {
     expect(emulator.pollingBaseUrl).toBe(`http://localhost:${port}`);
     const polled = await poll(answer.polling_url);
     expect(polled.json).toMatchObject({ id: answer.id, status: 'Pending' });
+    // A URL built from the submit's base reaches another "cluster", which does not know the task.
+    const madeUp = await poll(`${emulator.url}/v1/get_result?id=${answer.id}`);
+    expect([madeUp.status, madeUp.json.status]).toEqual([200, 'Task not found']);
+    expect(emulator.stats().polls_on_other_host).toBe(1);
+    const lenient = await startTestBfl({ polling_host: 'localhost', polling_host_only: false });
+    const other = await submit(lenient, 'flux-pro-1.1', { prompt: 'p' });
+    expect((await poll(`${lenient.url}/v1/get_result?id=${other.id}`)).json.status).toBe('Pending');
   });
 
   it('answers a request with webhook_url with AsyncWebhookResponse (no polling_url), or AsyncResponse by the knob', async () => {

@@ -67,6 +67,11 @@ export const BflConfigSchema = z.strictObject({
    * emulator's own host.
    */
   polling_host: hostName.nullable(),
+  /**
+   * With polling_host set: a get_result that reaches the emulator under another host name answers
+   * "Task not found", as another cluster would (BFL: "you must use the polling_url returned").
+   */
+  polling_host_only: z.boolean(),
   /** The host of `result.sample` URLs (delivery-*.bfl.ai at BFL); null: the polling host. */
   delivery_host: hostName.nullable(),
   accounts: z.array(accountSchema),
@@ -177,6 +182,7 @@ export const DEFAULT_BFL_CONFIG: BflConfig = deepFreeze({
   seed: 1,
   state_file: null,
   polling_host: null,
+  polling_host_only: true,
   delivery_host: null,
   accounts: [{ id: 'acct_demo', credits: 100_000, keys: [{ key: DEMO_BFL_KEY, status: 'active' }] }],
   auth: { get_result_requires_key: false },

@@ -54,6 +54,10 @@ export interface BflContext {
     refusedExpired: number;
     /** Complete downloads (HEAD and cut-off downloads not counted). */
     downloads: number;
+    /** get_result requests under a host other than polling_host (polling_host_only). */
+    pollsElsewhere: number;
+    /** Numbers the delivery host's request ids. */
+    deliveryRequests: number;
     /** WebP encodings of recent results, by task id. */
     webpCopies: Map<string, Promise<Buffer>>;
   };
@@ -112,7 +116,14 @@ export function createContext(
     endTimers: new JobEndTimers<BflJob>(clock, (job) => fireWebhook(ctx, job)),
     random: { ids: stream(1), draws: stream(2), lostSubmit: stream(6), downloads: stream(4) },
     urls: { base: '', polling: '', delivery: '' },
-    samples: { lastExpiry: new Map(), refusedExpired: 0, downloads: 0, webpCopies: new Map() },
+    samples: {
+      lastExpiry: new Map(),
+      refusedExpired: 0,
+      downloads: 0,
+      pollsElsewhere: 0,
+      deliveryRequests: 0,
+      webpCopies: new Map(),
+    },
   };
   return ctx;
 }

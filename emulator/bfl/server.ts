@@ -148,7 +148,7 @@ export function createBflServer(ctx: BflContext, log: (line: string) => void): S
           const auth = ctx.keys.authenticate(req.headers);
           if ('error' in auth) throw auth.error;
         }
-        const { status, body } = handleGetResult(ctx, query);
+        const { status, body } = handleGetResult(ctx, query, req.headers);
         return sendJson(res, status, body);
       }
       case 'credits': {

@@ -29,6 +29,8 @@ export interface BflEmulatorStats {
   peak_active: Record<string, number>;
   /** Prompts accepted more than once (the same text, any model). */
   prompts_submitted_twice: number;
+  /** get_result requests that came under another host than polling_host (answered "Task not found"). */
+  polls_on_other_host: number;
   credits: {
     /** Costs taken at submit. */
     taken: number;
@@ -128,6 +130,7 @@ export function collectStats(ctx: BflContext): BflEmulatorStats {
     tasks_total: jobs.length,
     peak_active: peakActive(jobs, now),
     prompts_submitted_twice: [...prompts.values()].filter((n) => n > 1).length,
+    polls_on_other_host: ctx.samples.pollsElsewhere,
     credits: { taken, refunded, charged: Math.round((taken - refunded) * 100) / 100 },
     webhooks: { ...ctx.stats.webhooks },
     samples: {

@@ -33,7 +33,7 @@ export async function handleDelivery(
   query: URLSearchParams,
 ): Promise<void> {
   const now = ctx.clock.now();
-  const requestId = `${ctx.random.downloads().toString(16).slice(2, 10)}-0000`;
+  const requestId = `${(++ctx.samples.deliveryRequests).toString(16).padStart(8, '0')}-0000-0000-0000-000000000000`;
   const checked = ctx.signer.check(rest, query);
   if ('refusal' in checked) {
     if (checked.refusal === 'bad_signature') sendXml(res, 403, badSignatureXml(now, requestId));
