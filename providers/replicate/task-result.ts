@@ -13,6 +13,9 @@ import type { Prediction } from './wire.js';
 /** API predictions' output files are deleted an hour after they end (docs: data retention). */
 export const RESULT_RETENTION_MS = 60 * 60_000;
 
+/** pixelmill's statuses of a prediction that has ended: a lookup carries their result. */
+const FINISHED: readonly string[] = ['completed', 'failed', 'expired'];
+
 /**
  * What safety checkers and moderation say when they refuse an input or an output: the FLUX models'
  * "NSFW content detected" / "contained NSFW content", the proxied models' "flagged as sensitive".
@@ -24,7 +27,7 @@ const ERROR_CODE = /\bE\d{3,4}\b/;
 /** The prediction's word as a lookup's: its state, and its result when finished. */
 export function taskStateOf(prediction: Prediction): TaskState {
   const result = taskResultOf(prediction);
-  if (result.status === 'pending' || result.status === 'processing') return { status: result.status };
+  if (!FINISHED.includes(result.status)) return { status: result.status };
   // A list entry without `output` says it succeeded, but not where the images are: the collect
   // lane's GET fetches them.
   if (result.status === 'completed' && prediction.output === undefined) return { status: 'completed' };
