@@ -88,7 +88,12 @@ export function createContext(
       duplicateRate: config.faults.webhook_duplicate_rate,
       lostRate: config.faults.webhook_lost_rate,
       random: stream(5),
-      onAttempt: (attempt) => stats.webhook(attempt.outcome),
+      onAttempt: (attempt) => {
+        stats.webhook(attempt.outcome);
+        // A delivered payload is the result in the client's hands, as a fetch of it would be.
+        const job = attempt.outcome === 'delivered' ? sim.get(attempt.jobId) : undefined;
+        if (job && !job.data.webhookPayloadError) job.resultFetchedAt ??= clock.now();
+      },
     }),
     endTimers: new JobEndTimers<Job<FalJobData>>(clock, (job) => onWebhookDue(ctx, job)),
     random: { ids: stream(1), extras: stream(2), downloads: stream(4), submits: stream(6) },
