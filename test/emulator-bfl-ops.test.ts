@@ -1,7 +1,7 @@
 // Operating the BFL emulator: injected 5xx per request class, the lost submit response, the
 // admin ground truth, the state_file journal across a restart, and the YAML config with every
 // problem at file:line:col.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -216,6 +216,13 @@ describe('config', () => {
     });
     expect(Object.isFrozen(DEFAULT_BFL_CONFIG.limits)).toBe(true);
     expect(parseBflConfig({ generation: { queue_seconds: 3 } }).generation.queue_seconds).toEqual([3, 3]);
+  });
+
+  it('is exactly the YAML block of docs/emulators/bfl.md', () => {
+    const doc = readFileSync(new URL('../docs/emulators/bfl.md', import.meta.url), 'utf8');
+    const block = /```yaml\n([\s\S]*?)```/.exec(doc)?.[1];
+    expect(block).toBeDefined();
+    expect(parseBflConfigText(block!, 'docs/emulators/bfl.md')).toEqual(DEFAULT_BFL_CONFIG);
   });
 
   it('reports every problem of a YAML file at file:line:col, and never names a key under accounts', () => {
