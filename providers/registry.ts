@@ -2,10 +2,11 @@
 // name a run's plan records and then uses only the interface (types.ts).
 import { apimart } from './apimart/index.js';
 import { bfl } from './bfl/index.js';
+import { fal } from './fal/index.js';
 import { replicate } from './replicate/index.js';
 import { DEFAULT_PROVIDER, PROVIDER_NAMES, type ImageProvider, type ProviderName } from './types.js';
 
-const PROVIDERS: Partial<Record<ProviderName, ImageProvider>> = { apimart, bfl, replicate };
+const PROVIDERS: Partial<Record<ProviderName, ImageProvider>> = { apimart, bfl, fal, replicate };
 
 export function isProviderName(name: string): name is ProviderName {
   return (PROVIDER_NAMES as readonly string[]).includes(name);
