@@ -7,7 +7,9 @@
 // - no cancel endpoint: cancel does nothing.
 // Error answers are read BFL's way: a 429 at submit is its active-task limit (a concurrency), a
 // 422 FastAPI's validation error, a 403 "Not authenticated" a bad key; get_result's "Task not
-// found" (200, or 404 on some hosts) is the answer `not_found`, not a failure.
+// found" (200, or 404 on some hosts) is the answer `not_found`, not a failure, for a task polled
+// at its polling_url; a task known by its id alone is polled on the base URL, where that word is
+// not conclusive (BFL's global endpoint spreads tasks over clusters): it stays unfinished.
 import { ApiHttp, type ApiHttpOptions } from '../../api/http-client.js';
 import { errorFromStatus, type RequestContext } from '../../api/classify.js';
 import { RESULT_ENDPOINT, type DownloadedResult } from '../../api/download.js';
@@ -46,6 +48,11 @@ export const ENDPOINTS = {
 
 /** `apiCode` of a get_result 404 whose body says "Task not found" (an answer, not a failure). */
 export const TASK_NOT_FOUND = 'task_not_found';
+/**
+ * The state of a task known by its id alone that the base host does not find: not finished yet
+ * for the workflow (its webhook, or task_timeout, settles it).
+ */
+export const UNLOCATED = 'unlocated';
 /** A model name as a path segment: BFL's are lower-case words, digits, dots and dashes. */
 const MODEL_NAME = /^[a-z0-9][a-z0-9.-]*$/;
 
@@ -96,8 +103,11 @@ export class BflClient implements ProviderClient {
 
   async lookupOne(ref: string, options: CallOptions = {}): Promise<TaskState> {
     const answer = await this.#getResult(ref, options);
-    if (answer === undefined) return { status: 'not_found' };
-    const state = taskStateOf(answer, this.#now());
+    const state: TaskState =
+      answer === undefined ? { status: 'not_found' } : taskStateOf(answer, this.#now());
+    // Without its polling_url (a webhook submit's answer may have none) a task is asked of the
+    // base host, whose "Task not found" may only mean another cluster holds it: not an answer.
+    if (state.status === 'not_found' && locatorOf(ref) === undefined) return { status: UNLOCATED };
     if (state.status === 'completed' && state.result === undefined) {
       const ctx = this.#http.context(ENDPOINTS.getResult, this.#pollTarget(ref));
       throw this.#http.invalid(ctx, `status ${BFL_STATUS.ready} without result.sample`);
