@@ -10,6 +10,7 @@ import {
   RateLimitError,
   ServerError,
 } from '../api/errors.js';
+import { lookUpTasks } from '../activities/task-lookups.js';
 import { DEMO_WEBHOOK_SECRET, type ReplicateConfigOverrides } from '../emulator/replicate/index.js';
 import { replicate, ReplicateClient, replicateSecretFetcher } from '../providers/replicate/index.js';
 import type { ProviderRequest } from '../providers/types.js';
@@ -148,6 +149,32 @@ describe('lookups and results', () => {
     expect(second.tasks.map((task) => task.id)).toEqual([refs[1]]);
     expect(second.next).toBeUndefined();
     expect(client.stats()['GET /v1/predictions']).toEqual({ calls: 2, failures: 0 });
+  });
+
+  it("drives the activities' list sweep: pages first, then a GET for a task the sweep missed", async () => {
+    const { clock, client } = await setup({ list: { page_size: 2 } });
+    const refs: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      refs.push((await client.submit(requestFor({ prompt: `fox ${i}` }))).ref);
+      clock.advance(1000);
+    }
+    clock.advance((QUEUE_S + RUN_S) * 1000);
+    const swept = await lookUpTasks(client, replicate.capabilities.lookup, { refs, sinceMs: T0 }, (call) =>
+      call(),
+    );
+    expect(swept.calls).toBe(2);
+    expect(swept.states.map((state) => state.status)).toEqual(['completed', 'completed', 'completed']);
+    expect(swept.states.every((state) => state.result?.urls?.length === 1)).toBe(true);
+    // A sweep from after the first prediction's creation misses it: one GET finds it.
+    const late = await lookUpTasks(
+      client,
+      replicate.capabilities.lookup,
+      { refs, sinceMs: T0 + 500 },
+      (call) => call(),
+    );
+    expect(late.calls).toBe(2);
+    expect(late.states[0]).toMatchObject({ status: 'completed', result: { status: 'completed' } });
+    expect(client.stats()['GET /v1/predictions/{id}']).toEqual({ calls: 1, failures: 0 });
   });
 
   it('gives list entries without output as completed without a result (the GET collects them)', async () => {

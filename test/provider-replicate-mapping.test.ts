@@ -1,9 +1,13 @@
 // Replicate's request mapping: what an item becomes for the FLUX models pixelmill knows and for any
 // other model, and every field the mapping cannot express reported at its path in the item.
-import { describe, expect, it } from 'vitest';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { parseModelRef } from '../providers/replicate/models.js';
 import { mapReplicateRequest } from '../providers/replicate/request.js';
 import type { ItemRequest, MappingProblem } from '../providers/types.js';
+import { problemsOf as manifestProblems } from './support/manifest-problems.js';
+import { removeTempDirs, tempDir } from './support/temp-dir.js';
 
 const SCHNELL = 'black-forest-labs/flux-schnell';
 const DEV = 'black-forest-labs/flux-dev';
@@ -190,5 +194,37 @@ describe('other models', () => {
     expect(inputOf({ model: VERSION, params: { image: 'https://example.com/a.png' } })).toMatchObject({
       image: 'https://example.com/a.png',
     });
+  });
+});
+
+describe('validate', () => {
+  afterAll(removeTempDirs);
+
+  it('reports what Replicate cannot take at file:line:col, a default once', () => {
+    const file = join(tempDir(), 'replicate.yaml');
+    writeFileSync(
+      file,
+      [
+        'name: replicate-catalog',
+        'api: { provider: replicate }',
+        'defaults: { model: black-forest-labs/flux-1.1-pro, language: en }',
+        'items:',
+        '  - prompt: a red chair',
+        '  - { prompt: a blue chair, size: "21:9", n: 2 }',
+        '  - { prompt: a green chair, model: black-forest-labs/flux-schnell, resolution: 2K }',
+        '  - { prompt: a chair, params: { aspect_ratio: "1:1" } }',
+      ].join('\n'),
+    );
+    const problems = manifestProblems(file).join('\n');
+    expect(problems).toContain('replicate.yaml:3:62 defaults.language: Replicate has no language');
+    expect(problems).toMatch(
+      /replicate\.yaml:6:35 items\[1\]\.size: black-forest-labs\/flux-1\.1-pro has no aspect ratio 21:9/,
+    );
+    expect(problems).toMatch(/replicate\.yaml:6:46 items\[1\]\.n: .*one image per prediction/);
+    expect(problems).toMatch(/replicate\.yaml:7:\d+ items\[2\]\.resolution: .*2K is not available/);
+    expect(problems).toMatch(
+      /replicate\.yaml:8:\d+ items\[3\]\.params\.aspect_ratio: is set from the item's size/,
+    );
+    expect(problems.match(/defaults\.language/g)).toHaveLength(1);
   });
 });
