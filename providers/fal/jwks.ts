@@ -2,7 +2,7 @@
 // https://rest.fal.ai/.well-known/jwks.json; the emulator serves its own), as Ed25519 public keys,
 // cached for at most 24 hours as fal's webhook page advises. A signature that none of the cached
 // keys verifies may come from a key fal added since (a rotation): the JWKS is then fetched again,
-// at most once a minute, so a stream of forged webhooks cannot turn into a stream of fetches.
+// these fetches at most once a minute, so a stream of forged webhooks cannot become one of fetches.
 // A fetch that fails throws: the receiver answers 500 and fal delivers again later, instead of a
 // 401 that would tell fal the webhook is unwanted.
 import { createPublicKey, type KeyObject } from 'node:crypto';
@@ -35,6 +35,7 @@ export class JwksCache {
   readonly #refetchGapMs: number;
   #keys: KeyObject[] | undefined;
   #fetchedAt = -Infinity;
+  #refetchedAt = -Infinity;
   #inFlight: Promise<KeyObject[]> | undefined;
 
   constructor(options: JwksCacheOptions) {
@@ -52,7 +53,8 @@ export class JwksCache {
   /** Keys fetched again for a signature the cached ones do not verify; undefined when fetched too recently. */
   async refetched(nowMs: number): Promise<KeyObject[] | undefined> {
     if (this.#inFlight) return this.#inFlight;
-    if (nowMs - this.#fetchedAt < this.#refetchGapMs) return undefined;
+    if (nowMs - this.#refetchedAt < this.#refetchGapMs) return undefined;
+    this.#refetchedAt = nowMs;
     return this.#fetch(nowMs);
   }
 
