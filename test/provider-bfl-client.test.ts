@@ -109,6 +109,7 @@ describe('the BFL client against its emulator', () => {
         code: 'Request Moderated',
         message: "BFL's moderation refused the request: Input prompt",
       },
+      creditsCost: 0,
     });
     expect((await client.getTask(flagged.ref)).error).toMatchObject({
       type: 'content_policy_violation',

@@ -87,6 +87,7 @@ describe('BFL webhooks into the receiver', () => {
           code: 'Request Moderated',
           message: "BFL's moderation refused the request",
         },
+        creditsCost: 0,
       },
     ]);
     expect(receiver.counts.signalled).toBe(1);

@@ -155,6 +155,7 @@ describe('BFL webhook verification', () => {
           code: 'Request Moderated',
           message: "BFL's moderation refused the request",
         },
+        creditsCost: 0,
       },
     });
     const bare = readyBody({ result: null });

@@ -2,7 +2,7 @@
 // reading for both so that a poll and a webhook tell a shard the same thing:
 //   Ready / SUCCESS                 -> completed, with result.sample and when that URL expires
 //   Pending                         -> pending
-//   Request / Content Moderated     -> failed, content_policy_violation (code: the status)
+//   Request / Content Moderated     -> failed, content_policy_violation (code: the status), cost 0
 //   Error / FAILED                  -> failed, generation_error (code: BFL's error code or status)
 //   Task not found                  -> not_found
 // Anything else is carried as it came ("not finished yet" for the workflow).
@@ -66,7 +66,10 @@ export function taskStateOf(word: BflTaskWord, nowMs: number): TaskState {
   if (status === BFL_STATUS.pending) return { status: 'pending' };
   if (status === BFL_STATUS.notFound) return { status: 'not_found' };
   if (MODERATED.includes(status) || status === BFL_STATUS.error || status === FAILED) {
-    const result: TaskResult = { status: 'failed', error: failureOf(word) };
+    const error = failureOf(word);
+    const result: TaskResult = { status: 'failed', error };
+    // "Request Moderated / Content Moderated: not charged" (help.bfl.ai); an Error's charge is not said.
+    if (MODERATED.includes(error.code)) result.creditsCost = 0;
     return { status: 'failed', result: withCost(result, word.cost) };
   }
   return { status };
