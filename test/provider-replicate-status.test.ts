@@ -54,6 +54,7 @@ describe('statuses', () => {
       prediction({ status: 'succeeded', output: null, data_removed: true, completed_at: COMPLETED }),
       prediction({ status: 'succeeded', output: null, completed_at: COMPLETED }),
       prediction({ status: 'succeeded', output: [URL_0], data_removed: true, completed_at: COMPLETED }),
+      prediction({ status: 'succeeded', data_removed: true, completed_at: COMPLETED }),
     ]) {
       expect(taskResultOf(removed)).toEqual({ status: 'expired' });
       expect(taskStateOf(removed)).toEqual({ status: 'expired', result: { status: 'expired' } });

@@ -69,8 +69,9 @@ export function taskResultOf(prediction: Prediction): TaskResult {
 
 function succeeded(prediction: Prediction): TaskResult {
   const { output } = prediction;
+  if (prediction.data_removed === true) return { status: 'expired' };
   if (output === undefined) return { status: 'completed' };
-  if (prediction.data_removed === true || output === null) return { status: 'expired' };
+  if (output === null) return { status: 'expired' };
   const urls = (Array.isArray(output) ? output : [output]).filter(
     (url): url is string => typeof url === 'string' && url !== '',
   );
