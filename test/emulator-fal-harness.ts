@@ -55,6 +55,8 @@ export async function fal(base: string, target: string, options: FalRequest = {}
     method: options.method ?? (body === undefined ? 'GET' : 'POST'),
     headers,
     body,
+    // No keep-alive: a test that restarts an emulator on the same port must not reuse a dead socket.
+    reset: true,
   });
   const text = await response.body.text();
   let json: unknown;

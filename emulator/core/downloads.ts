@@ -33,8 +33,11 @@ export function sendBytes(
     if (faults.truncate || error) res.destroy();
     else res.end();
   };
-  if (faults.kbps > 0) throttle(res, body, faults.kbps * 125, clock, finish);
-  else res.write(body, finish);
+  if (faults.kbps > 0) {
+    // Headers go out at once, as on a slow link; node would otherwise hold them for the first byte.
+    res.flushHeaders();
+    throttle(res, body, faults.kbps * 125, clock, finish);
+  } else res.write(body, finish);
 }
 
 /** Writes `body` at `bytesPerSecond` measured from the start; stops when the response closes. */
