@@ -158,12 +158,13 @@ describe("the result call's error answers", () => {
     });
   });
 
-  it('a request error (error_type, X-Fal-Error-Type) is the request outcome even as a 5xx', () => {
+  it("a 5xx fal's servers wrote about the request (X-Fal-Request-Id) is its outcome, whatever its body", () => {
+    const fal = { 'x-fal-request-id': 'r1' };
     expect(
       resultAnswer(
         503,
-        { 'x-fal-error-type': 'runner_disconnected' },
-        json({ detail: 'Runner disconnected' }),
+        { ...fal, 'x-fal-error-type': 'runner_disconnected' },
+        json({ detail: 'Runner disconnected', error_type: 'runner_disconnected' }),
       ),
     ).toEqual({
       kind: 'outcome',
@@ -172,26 +173,27 @@ describe("the result call's error answers", () => {
         error: { type: 'generation_error', code: 'runner_disconnected', message: 'Runner disconnected' },
       },
     });
-    expect(
-      resultAnswer(500, {}, json({ detail: 'Internal server error', error_type: 'runner_server_error' })),
-    ).toMatchObject({
-      kind: 'outcome',
-      result: { error: { code: 'runner_server_error' } },
-    });
-    // A model's own 500 answered by fal's servers (X-Fal-Request-Id) with its detail.
-    expect(
-      resultAnswer(500, { 'x-fal-request-id': 'r1' }, json({ detail: 'CUDA out of memory' })),
-    ).toMatchObject({
+    expect(resultAnswer(500, fal, json({ detail: 'CUDA out of memory' }))).toMatchObject({
       kind: 'outcome',
       result: { error: { type: 'generation_error', code: 'http_500', message: 'CUDA out of memory' } },
     });
+    expect(resultAnswer(502, fal, 'upstream died')).toMatchObject({
+      kind: 'outcome',
+      result: { error: { code: 'http_502', message: 'the model answered HTTP 502' } },
+    });
   });
 
-  it("a gateway's 5xx (no X-Fal-Request-Id, no error_type) is not an outcome: the call is retried", () => {
+  it("a gateway's 5xx (no X-Fal-Request-Id) is not an outcome, even in fal's error shape: the call is retried", () => {
     expect(resultAnswer(502, {}, '<html><body><center>nginx</center></body></html>')).toBeUndefined();
     expect(resultAnswer(504, {}, '')).toBeUndefined();
     expect(resultAnswer(500, {}, json({ detail: 'Internal Server Error' }))).toBeUndefined();
-    expect(resultAnswer(503, { 'x-fal-request-id': 'r1' }, 'Service Unavailable')).toBeUndefined();
+    expect(
+      resultAnswer(
+        503,
+        { 'x-fal-error-type': 'internal_error' },
+        json({ detail: 'Service unavailable', error_type: 'internal_error' }),
+      ),
+    ).toBeUndefined();
   });
 
   it("a cancelled request is cancelled, its code fal's", () => {

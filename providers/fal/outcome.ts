@@ -6,12 +6,14 @@
 // else `generation_error`, its code fal's `error_type` or the model error's `type`.
 //
 // The result call answers with the model's own status and body, so a 5xx there is either the
-// request's outcome or a gateway failing on the way to it. fal's two error shapes tell them apart
-// (docs: request errors, model errors): a request error carries `error_type` (and the same in
-// X-Fal-Error-Type), a model error a `detail`, and both come from fal's servers, which put
-// X-Fal-Request-Id on what they answer (fal-ai/fal's client reads a 502/503/504 without it as an
-// ingress error, to retry). A 5xx with neither `error_type` nor X-Fal-Request-Id beside a `detail`
-// is the gateway's: a retryable ServerError, left to the common classification.
+// request's outcome or a gateway failing on the way to it. What tells them apart is who wrote it:
+// fal's servers put X-Fal-Request-Id on what they answer about a request (fal-js reads the result's
+// request id from it; fal-ai/fal's Python client reads a 502/503/504 without it as the ingress's
+// and retries it). A 5xx with it is the request's outcome, whatever its body (a request error's
+// `error_type`, a model error's `detail`, or neither); a 5xx without it is a gateway's, even with
+// an `error_type` (a gateway may answer in the request-error shape too): a retryable
+// ServerError, left to the common classification. The start timeout's 504 says itself what it is
+// (X-Fal-Request-Timeout-Type: user). A 4xx is always the model's or the queue's word on the request.
 import { excerpt } from '../../api/classify.js';
 import type { ErrorSummary, TaskResult } from '../../common/types.js';
 import { HEADERS, ModelOutputSchema } from './wire.js';
@@ -123,16 +125,14 @@ export function resultAnswer(
     return { kind: 'state', status: /queue/i.test(fields.detail) ? 'pending' : 'processing' };
   if (status >= 400 && status < 500)
     return { kind: 'outcome', result: failed(status, headers, fields, redact) };
-  if (status >= 500 && isFalOwnAnswer(status, headers, fields))
+  if (status >= 500 && isFalOwnAnswer(status, headers))
     return { kind: 'outcome', result: failed(status, headers, fields, redact) };
   return undefined;
 }
 
 /** A 5xx that fal's servers wrote about the request (see the header comment), not a gateway's. */
-function isFalOwnAnswer(status: number, headers: Headers, fields: ErrorFields | undefined): boolean {
-  if (isStartTimeout(status, headers)) return true;
-  if (header(headers, HEADERS.errorType) !== undefined || fields?.errorType !== undefined) return true;
-  return header(headers, HEADERS.requestId) !== undefined && fields?.detail !== undefined;
+function isFalOwnAnswer(status: number, headers: Headers): boolean {
+  return isStartTimeout(status, headers) || header(headers, HEADERS.requestId) !== undefined;
 }
 
 function isStartTimeout(status: number, headers: Headers): boolean {
