@@ -76,6 +76,9 @@ export function validateConfig<T>(
           });
         else problems.push({ path: at, message: 'unknown key', unknownKeyAt: at });
       }
+    } else if (issue.code === 'invalid_key') {
+      // A record key failed its own schema: say why, not only "Invalid key in record".
+      problems.push({ path: issue.path, message: issue.issues[0]?.message ?? issue.message });
     } else {
       problems.push({ path: issue.path, message: issue.message });
     }
