@@ -174,10 +174,10 @@ export interface SubmitSend {
 export async function sendSubmit(
   { runState, evidence }: Pick<ApiCallDeps, 'runState' | 'evidence'>,
   { client, request, options, plan, call, answered }: SubmitSend,
-): Promise<string> {
-  let taskId;
+): Promise<{ taskId: string; creditsCost?: number }> {
+  let task;
   try {
-    ({ ref: taskId } = await client.submit(request, options));
+    task = await client.submit(request, options);
     answered();
   } catch (error) {
     answered(error);
@@ -185,9 +185,9 @@ export async function sendSubmit(
   }
   // The evidence knows a submit by its call (a slice's item, or the call a submitItem carries on).
   evidence.succeeded('submit', call && callName(call.activityId));
-  evidence.lastTaskId = taskId;
-  if (call) await recordTask(runState, plan, call, taskId);
-  return taskId;
+  evidence.lastTaskId = task.ref;
+  if (call) await recordTask(runState, plan, call, task.ref);
+  return { taskId: task.ref, ...(task.creditsCost !== undefined ? { creditsCost: task.creditsCost } : {}) };
 }
 
 export function apiCallActivities(deps: ApiCallDeps) {
@@ -213,8 +213,8 @@ export function apiCallActivities(deps: ApiCallDeps) {
       );
     }
     try {
-      const taskId = await sendSubmit(deps, { client, request, options, plan: input.plan, call, answered });
-      return { taskId, calls: callsMade() };
+      const task = await sendSubmit(deps, { client, request, options, plan: input.plan, call, answered });
+      return { ...task, calls: callsMade() };
     } catch (error) {
       throw await submitFailure(
         error,

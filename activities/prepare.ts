@@ -3,6 +3,7 @@
 // Workers never read the manifest: the plan is all they need, wherever they run.
 import { ApplicationFailure } from '@temporalio/activity';
 import { FailureType } from '../common/failure-types.js';
+import { providerNamed } from '../providers/registry.js';
 import type {
   PlanRef,
   PlanShardInput,
@@ -61,6 +62,8 @@ async function preparedRun(
   if (meta.rateCaps !== undefined) prepared.rateCaps = meta.rateCaps;
   if (meta.deadline !== undefined) prepared.deadline = meta.deadline;
   if (meta.generateCount !== undefined) prepared.generateCount = meta.generateCount;
+  const lookup = providerNamed(meta.provider).capabilities.lookup.kind;
+  if (lookup !== 'batch') prepared.lookup = lookup;
   return { run: prepared, meta };
 }
 

@@ -63,7 +63,7 @@ export function submitSliceActivity(deps: ApiCallDeps) {
   async function submitOne(index: number, send: SubmitSend): Promise<SlicedSubmit> {
     const { call } = send;
     try {
-      return { index, taskId: await sendSubmit(deps, send) };
+      return { index, ...(await sendSubmit(deps, send)) };
     } catch (error) {
       evidence.failed('submit', error, call && callName(call.activityId));
       if (error instanceof RateLimitError) return { index, untried: true };

@@ -102,7 +102,7 @@ export const shardSubmittedSignal = defineSignal<[ShardHandoff]>('shardSubmitted
  */
 export const shardProgressSignal = defineSignal<[ShardProgress]>('shardProgress');
 /**
- * Shard to run: its result, just before it completes (limits.reportResult). A run that continued
+ * Shard to run: its result, just before it completes. A run that continued
  * as new learns its earlier executions' shards' results only this way.
  */
 export const shardFinishedSignal = defineSignal<[ShardResult]>('shardFinished');

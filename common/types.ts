@@ -131,6 +131,8 @@ export interface PreparedRun {
    * catalog (absent: every item is generated).
    */
   generateCount?: number;
+  /** How the run's provider tells task states (absent: `batch`). */
+  lookup?: 'batch' | 'list' | 'single';
 }
 
 export interface ShardSpec {
@@ -255,11 +257,8 @@ export interface ShardLimits {
   handOff?: boolean;
   /** Tell the run its progress (shardProgressSignal) each time this many more items are final. */
   progressStep?: number;
-  /**
-   * Tell the run the result (shardFinishedSignal) rather than leave it to the child's completion:
-   * a run that continued as new cannot await a shard an earlier execution started.
-   */
-  reportResult?: boolean;
+  /** How the provider tells task states (providers/types.ts, LookupStyle): absent means `batch`. */
+  lookup?: 'batch' | 'list' | 'single';
 }
 
 export interface GovernedCalls {
@@ -320,6 +319,9 @@ export interface ShardCarriedState {
   lastLookup?: { atMs: number; finished: number };
   /** Generation times the shard's lookups saw (ms, the newest): see workflows/lookup-timing.ts. */
   generationMs?: number[];
+  /** `single` lookups (single-checks.ts): calls made about each item's current task, and when the last was answered. */
+  checks?: number[];
+  checkedAt?: (number | null)[];
 }
 
 export interface ShardHandoff {
@@ -441,6 +443,8 @@ export interface SlicedSubmit {
   index: number;
   /** The API accepted it. */
   taskId?: string;
+  /** What the provider said the task costs, when it says so at submit (BFL). */
+  creditsCost?: number;
   /** The API refused it for good (a non-retryable answer): its item's failure. */
   failure?: ErrorSummary;
   /** It failed in a way a retry may heal: retry it alone (submitItem) as the continuation of this call. */
@@ -464,6 +468,8 @@ export interface ApiCallsMade {
 
 export interface SubmitItemOutput extends ApiCallsMade {
   taskId: string;
+  /** What the provider said the task costs, when it says so at submit (BFL). */
+  creditsCost?: number;
 }
 
 export interface LookupTasksInput {

@@ -76,7 +76,6 @@ describe('starting a shard', () => {
     learnedPollMs: 3_000,
     paused: false,
     cancelled: false,
-    reportResult: true,
   };
 
   it("gives the last shard the plan's remaining items, its share and the pace learned so far", () => {

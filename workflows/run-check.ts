@@ -3,7 +3,7 @@
 // the Temporal UI would leave them submitting, and spending, with nobody to collect the report.
 // A shard that submits tells the run its progress every RUN_CHECK_MS; a run that is gone refuses
 // the signal, and the shard then submits nothing more, stores what is in flight and ends.
-import { isCancellation, patched } from '@temporalio/workflow';
+import { isCancellation } from '@temporalio/workflow';
 
 /** At most this long of submits after a run's end (default; limits.runCheckMs). */
 export const RUN_CHECK_MS = 10_000;
@@ -11,14 +11,10 @@ export const RUN_CHECK_MS = 10_000;
 const PAUSED_SLOWER = 30;
 /** How the SDK words a signal refused because its target is not running ("...because it was not found"). */
 const NOT_THERE = /not found/i;
-/** Shards started before the check existed replay without it. */
-const RUN_CHECK_PATCH = 'shard-run-check';
 
 export class RunCheck {
   readonly #tellRun: () => Promise<void>;
   readonly #everyMs: number;
-  /** False for shards started before the check existed, which replay without it. */
-  readonly enabled: boolean;
   #checkedAt = Date.now();
   #gone = false;
 
@@ -26,22 +22,21 @@ export class RunCheck {
   constructor(tellRun: () => Promise<void>, everyMs = RUN_CHECK_MS) {
     this.#tellRun = tellRun;
     this.#everyMs = everyMs;
-    this.enabled = patched(RUN_CHECK_PATCH);
   }
 
-  /** The longest a paused shard waits before checking; undefined: no check. */
-  pausedWaitMs(): number | undefined {
-    return this.enabled ? this.#everyMs * PAUSED_SLOWER : undefined;
+  /** The longest a paused shard waits before checking. */
+  pausedWaitMs(): number {
+    return this.#everyMs * PAUSED_SLOWER;
   }
 
   /** Whether it is time to tell the run again: RUN_CHECK_MS since the last time. */
   due(): boolean {
-    return this.enabled && !this.#gone && Date.now() - this.#checkedAt >= this.#everyMs;
+    return !this.#gone && Date.now() - this.#checkedAt >= this.#everyMs;
   }
 
   /** Tells the run now: false when it is not there, and from then on. A cancel of the shard passes through. */
   async check(): Promise<boolean> {
-    if (!this.enabled || this.#gone) return !this.#gone;
+    if (this.#gone) return false;
     this.#checkedAt = Date.now();
     try {
       await this.#tellRun();

@@ -103,8 +103,6 @@ export interface ShardStart {
   learnedGenerationMs?: number[];
   paused: boolean;
   cancelled: boolean;
-  /** The shard tells its result by signal (limits.reportResult). */
-  reportResult: boolean;
 }
 
 /** The shard's workflow input. */
@@ -132,7 +130,7 @@ export function shardInput(start: ShardStart): ShardInput {
       ...(input.webhookBaseUrl ? { webhookBaseUrl: input.webhookBaseUrl } : {}),
       ...(input.tuning?.shardHistoryLimit ? { historyLimit: input.tuning.shardHistoryLimit } : {}),
       ...(input.tuning?.runCheckMs ? { runCheckMs: input.tuning.runCheckMs } : {}),
-      ...(start.reportResult ? { reportResult: true } : {}),
+      ...(plan.lookup !== undefined && plan.lookup !== 'batch' ? { lookup: plan.lookup } : {}),
     },
     paused: start.paused,
     cancelled: start.cancelled,

@@ -122,8 +122,9 @@ export class ShardItems {
     return { index, attempt };
   }
 
-  /** The API took the item: task `taskId`, accepted at `nowMs`. */
-  submitted(index: number, taskId: string, nowMs: number): void {
+  /** The API took the item: task `taskId`, accepted at `nowMs`, at the cost it announced (BFL's), if any. */
+  submitted(index: number, taskId: string, nowMs: number, creditsCost?: number): void {
+    if (creditsCost !== undefined) this.state.credits[index] = creditsCost;
     const id = taskIdOf(taskId);
     this.state.taskIds[index] = taskId;
     this.#submittedAt[index] = nowMs;
@@ -334,13 +335,14 @@ export class ShardItems {
     const overdue = this.#confirming.delete(index);
     // A task still running shows its reservation, which is not a charge yet.
     if (result.status === 'completed' || result.status === 'failed')
-      this.state.credits[index] = result.creditsCost ?? 0;
+      this.state.credits[index] = result.creditsCost ?? this.state.credits[index] ?? 0;
     const lost = lostTaskError(result.status);
     const request = storeRequestOf(this.#task(index), result);
     if (request) {
       return request;
     } else if (result.status === 'failed') {
-      this.state.credits[index] = 0;
+      // Failed tasks are refunded unless the provider says what it kept.
+      this.state.credits[index] = result.creditsCost ?? 0;
       if (this.#resubmits(index, result.error)) this.#requeue(index);
       else this.finish(index, 'failed', result.error ?? FAILED_WITHOUT_ERROR);
     } else if (lost) {

@@ -1,0 +1,201 @@
+// A shard's submit lane: queued items go to the provider in slices (activities/submit-slice.ts)
+// under the shard's share of `max_in_flight`, its budget and the run's deadline; each item is told
+// its outcome. An item the API refuses for good fails; a refusal of the account (a key refused, no
+// credits) pauses the whole run instead; a failure a retry may heal is retried alone.
+import { condition, getExternalWorkflowHandle, log, workflowInfo } from '@temporalio/workflow';
+import { pauseSignal } from '../common/names.js';
+import { FailureType } from '../common/failure-types.js';
+import type { CarriedSubmit, ErrorSummary } from '../common/types.js';
+import { plural } from '../common/words.js';
+import { historyFull, type ShardContext } from './shard-context.js';
+import { nextWouldExceed } from './shard-credits.js';
+import { accountRefusal, failureSummary, Phase } from './tracking.js';
+
+/** Bounds on pending activities (Temporal wants at most a few hundred per workflow). */
+const MAX_PENDING_SUBMITS = 100;
+/**
+ * Items per submitSlice activity: at most half the submits a shard keeps scheduled (about 1.5 s
+ * of the run's rate, run-shards.ts), so that one slice is scheduled while another submits and the
+ * calls never wait for a dispatch; at most this many (BENCHMARKS.md, capacity: slice sizes).
+ */
+export const MAX_SLICE = 50;
+
+export class SubmitLane {
+  #pending = 0;
+  readonly #maxPending: number;
+  readonly #sliceSize: number;
+  /** Where and until when the shard's items are submitted. */
+  readonly #target: { webhook?: string; notAfter?: number };
+
+  constructor(private readonly ctx: ShardContext) {
+    const { limits } = ctx;
+    this.#maxPending = limits.maxPendingSubmits ?? MAX_PENDING_SUBMITS;
+    this.#sliceSize = Math.max(1, Math.min(MAX_SLICE, Math.ceil(this.#maxPending / 2)));
+    this.#target = {
+      ...(limits.webhookBaseUrl
+        ? { webhook: `${limits.webhookBaseUrl}/${encodeURIComponent(workflowInfo().workflowId)}` }
+        : {}),
+      ...(limits.deadlineAt !== undefined ? { notAfter: limits.deadlineAt } : {}),
+    };
+  }
+
+  canSubmit(): boolean {
+    const { s, items, limits } = this.ctx;
+    return (
+      !s.paused &&
+      items.count(Phase.queued) > 0 &&
+      items.atApi() < limits.maxInFlight &&
+      this.#pending < this.#maxPending
+    );
+  }
+
+  #overBudget(): boolean {
+    const { allowance } = this.ctx.limits;
+    return allowance !== undefined && nextWouldExceed(this.ctx.s, allowance);
+  }
+
+  /** Submits until nothing is left to submit, the shard stops, or the budget or deadline ends it. */
+  async run(): Promise<void> {
+    const { s, items, limits, runCheck } = this.ctx;
+    if (limits.allowance !== undefined && s.estimates === null) {
+      const { offset, count, indices } = this.ctx.input.shard;
+      const plan = this.ctx.input.plan;
+      s.estimates = (
+        await this.ctx.activities.planShard({ plan, offset, count, ...(indices ? { indices } : {}) })
+      ).credits;
+    }
+    const nothingToSubmit = (): boolean =>
+      this.ctx.draining || s.cancelled || items.atApi() + items.count(Phase.queued) === 0;
+    const deadlinePassed = (): void => {
+      s.deadlinePassed = true;
+      this.ctx.stopReason = 'deadline passed';
+    };
+    for (;;) {
+      // A pause arms the paused shard's run check (its wait has no other end).
+      const pausedAtWait = s.paused;
+      const ready = (): boolean => nothingToSubmit() || this.canSubmit() || s.paused !== pausedAtWait;
+      const left = limits.deadlineAt === undefined ? undefined : Math.max(0, limits.deadlineAt - Date.now());
+      // The deadline wakes the lane too: from then on nothing is submitted.
+      if (left === 0) return deadlinePassed();
+      const pausedWait = s.paused ? runCheck.pausedWaitMs() : undefined;
+      const waitMs = left === undefined ? pausedWait : Math.min(left, pausedWait ?? left);
+      if (waitMs === undefined) {
+        await condition(ready);
+      } else if (!(await condition(ready, waitMs))) {
+        if (waitMs === left) return deadlinePassed();
+        await this.#checkRun();
+        // A shard paused for days continues as new on its checks alone.
+        if (historyFull(limits)) this.ctx.draining = true;
+        continue;
+      }
+      if (nothingToSubmit()) return;
+      if (!this.canSubmit()) continue;
+      if (runCheck.due()) {
+        await this.#checkRun();
+        continue;
+      }
+      if (this.#overBudget()) {
+        s.budgetStopped = true;
+        this.ctx.stopReason = 'budget exhausted';
+        return;
+      }
+      const slice: { index: number; attempt: number }[] = [];
+      do {
+        slice.push(items.startSubmit());
+        this.#pending++;
+      } while (slice.length < this.#sliceSize && this.canSubmit() && !this.#overBudget());
+      this.ctx.spawn(this.#submitSlice(slice));
+    }
+  }
+
+  /** A run that refuses the shard's signal is gone: its shard submits nothing more, as if cancelled. */
+  async #checkRun(): Promise<void> {
+    if (await this.ctx.runCheck.check()) return;
+    log.warn('the run is gone (terminated?): nothing more is submitted', { run: this.ctx.input.runId });
+    this.ctx.s.cancelled = true;
+    this.ctx.stopReason = 'its run ended';
+  }
+
+  /**
+   * A submit that failed for good. Past the deadline it was never sent: it ends as `deadline`
+   * with the others not submitted. A refusal of the account, not the item (nothing else would be
+   * accepted either), pauses the whole run with nothing marked failed: returns why; `resume`
+   * submits again.
+   */
+  #failed(index: number, failure: ErrorSummary): string | undefined {
+    const { items, s } = this.ctx;
+    if (failure.type === FailureType.DeadlinePassed) return void items.requeueUntried(index);
+    const reason = accountRefusal(failure);
+    if (reason === undefined) return void items.finish(index, 'failed', failure);
+    items.requeueUntried(index);
+    s.paused = true;
+    return reason;
+  }
+
+  async #pauseRun(reason: string | undefined): Promise<void> {
+    if (reason !== undefined)
+      await getExternalWorkflowHandle(this.ctx.input.runId).signal(pauseSignal, { reason });
+  }
+
+  /** One item alone, with Temporal's retries: a slice's item whose submit may heal (`carriesOn` its call). */
+  async #submitOne(index: number, attempt: number, carriesOn: CarriedSubmit): Promise<void> {
+    const { at, s, items, activities, input } = this.ctx;
+    try {
+      const summary = `submit items[${at.plan(index)}]${attempt > 1 ? `, attempt ${attempt}` : ''}`;
+      const { taskId, calls, creditsCost } = await activities.submitItem.executeWithOptions({ summary }, [
+        { plan: input.plan, index: at.plan(index), attempt, carriesOn, ...this.#target },
+      ]);
+      s.apiCalls.submit += calls ?? 1;
+      items.submitted(index, taskId, Date.now(), creditsCost);
+    } catch (error) {
+      const failure = failureSummary(error);
+      // The API answered, with a refusal, unless the submit was never sent.
+      if (failure.type !== FailureType.ApiNotConfigured && failure.type !== FailureType.ReferencesUnhosted)
+        s.apiCalls.submit++;
+      await this.#pauseRun(this.#failed(index, failure));
+    } finally {
+      this.#pending--;
+    }
+  }
+
+  /** A slice of queued items in one activity (activities/submit-slice.ts), each told its outcome. */
+  async #submitSlice(slice: { index: number; attempt: number }[]): Promise<void> {
+    const { at, s, items, activities, input } = this.ctx;
+    let retriedAlone = 0;
+    let refusal: string | undefined;
+    try {
+      const first = at.plan(slice[0]!.index);
+      const { items: outcomes, calls } = await activities.submitSlice.executeWithOptions(
+        { summary: `submit ${plural(slice.length, 'item')} from items[${first}]` },
+        [
+          {
+            plan: input.plan,
+            items: slice.map(({ index, attempt }) => ({ index: at.plan(index), attempt })),
+            ...this.#target,
+          },
+        ],
+      );
+      s.apiCalls.submit += calls ?? 0;
+      const answeredAt = Date.now();
+      const attempts = new Map(slice.map(({ index, attempt }) => [index, attempt]));
+      for (const outcome of outcomes) {
+        const index = at.local(outcome.index);
+        if (outcome.taskId !== undefined)
+          items.submitted(index, outcome.taskId, answeredAt, outcome.creditsCost);
+        else if (outcome.failure !== undefined) refusal = this.#failed(index, outcome.failure) ?? refusal;
+        else if (outcome.retryAs === undefined) items.requeueUntried(index);
+        else {
+          retriedAlone++;
+          this.ctx.spawn(this.#submitOne(index, attempts.get(index) ?? 1, outcome.retryAs));
+        }
+      }
+    } catch (error) {
+      // Only a failure of the slice as a whole (the plan, the API's settings) gets here.
+      const failure = failureSummary(error);
+      for (const { index } of slice) refusal = this.#failed(index, failure) ?? refusal;
+    } finally {
+      this.#pending -= slice.length - retriedAlone;
+    }
+    await this.#pauseRun(refusal);
+  }
+}
