@@ -1,9 +1,10 @@
 // The fal emulator's config: defaults (the demo key, concurrency 2, fal's documented retention
 // and webhook retries), overrides merged over them, YAML files with every problem at
 // file:line:col, keys never echoed, and a start that fails with a typed error.
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import {
   DEFAULT_FAL_CONFIG,
   DEMO_FAL_KEY,
@@ -41,6 +42,12 @@ describe('defaults', () => {
     expect(total).toBeGreaterThan(1.9 * 3600);
     expect(total).toBeLessThan(2.1 * 3600);
     expect(() => (DEFAULT_FAL_CONFIG as { concurrency: number }).concurrency++).toThrow();
+  });
+
+  it('is exactly what docs/emulators/fal.md says the defaults are', () => {
+    const doc = readFileSync(join(import.meta.dirname, '..', 'docs', 'emulators', 'fal.md'), 'utf8');
+    const block = /## Configuration[\s\S]*?```yaml\n([\s\S]*?)```/.exec(doc)?.[1];
+    expect(parse(block ?? '')).toEqual(DEFAULT_FAL_CONFIG);
   });
 
   it('merges overrides over the defaults, keeping the default models beside added ones', () => {
