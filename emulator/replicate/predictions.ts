@@ -121,7 +121,9 @@ export class PredictionStore {
     const now = clock.now();
     let id = draw(idRandom, CROCKFORD_LOWER, 26);
     while (this.jobs.has(id)) id = draw(idRandom, CROCKFORD_LOWER, 26);
-    const fileKey = draw(idRandom, BASE62, 45);
+    // A restarted emulator draws the same sequence again: skip what the journal already holds.
+    let fileKey = draw(idRandom, BASE62, 45);
+    while (this.byFileKey.has(fileKey)) fileKey = draw(idRandom, BASE62, 45);
     const drawnSeed = Math.floor(idRandom() * 65536);
     // Both drawn on every create, in this order, so one create's options never shift another's future.
     const queueSeconds = uniform(timingRandom, generation.queue_seconds);
