@@ -49,8 +49,7 @@ describe('runner retries inside the queue', () => {
       { ...FIXED, faults: { runner_retry_rate: 0.5, runner_retry_seconds: 3 } },
       clock,
     );
-    for (let i = 0; i < 30; i++)
-      await submit(emulator, { prompt: `p${i}` }, { query: 'fal_webhook=http://127.0.0.1:9/h' });
+    for (let i = 0; i < 30; i++) await submit(emulator, { prompt: `p${i}` });
     clock.advance(200_000);
     const lines = await truth(emulator);
     const retried = lines.find((l) => l.runner_retries > 0 && l.outcome === 'succeeded');
