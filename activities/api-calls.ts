@@ -56,6 +56,8 @@ export interface ApiCallDeps {
   evidence: ApiEvidence;
   /** URLs for the run's local reference images. */
   references: Pick<ReferenceHost, 'urls'>;
+  /** The run's webhook secret, for a provider that signs with the caller's (BFL); never in inputs. */
+  webhookSecret?: (meta: PlanMeta) => string | undefined;
 }
 
 /** API calls this activity made, its earlier attempts' included (see ApiCallsMade). */
@@ -141,13 +143,18 @@ export async function generationRequest(
 
 /** How a run's submits are sent: to its shard's webhook, given up if not started within task_timeout. */
 export function submitOptions(
-  meta: Pick<PlanMeta, 'taskTimeoutMs' | 'provider'>,
+  { webhookSecret }: Pick<ApiCallDeps, 'webhookSecret'>,
+  meta: PlanMeta,
   webhook: string | undefined,
   call: SubmitCall | undefined,
 ): SubmitOptions {
   const options: SubmitOptions = {};
   if (call) options.idempotencyKey = idempotencyKeyOf(call);
-  if (webhook !== undefined) options.webhook = webhook;
+  if (webhook !== undefined) {
+    options.webhook = webhook;
+    const secret = webhookSecret?.(meta);
+    if (secret) options.webhookSecret = secret;
+  }
   if (providerNamed(meta.provider).capabilities.startDeadline) options.startWithinMs = meta.taskTimeoutMs;
   return options;
 }
@@ -204,7 +211,7 @@ export function apiCallActivities(deps: ApiCallDeps) {
 
     const { meta, request } = await generationRequest(deps, input.plan, input.index);
     const client = clients.forPlan(meta);
-    const options = submitOptions(meta, input.webhook, call);
+    const options = submitOptions(deps, meta, input.webhook, call);
     const answered = await gate.acquire('submit', meta);
     if (pastDeadline(input.notAfter)) {
       throw ApplicationFailure.nonRetryable(

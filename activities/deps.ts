@@ -13,6 +13,11 @@ export interface ActivityDeps {
   apiBaseUrl?: string;
   /** Overrides the key read from the environment. Never logged. */
   apiKey?: string;
+  /**
+   * Overrides the webhook secret read from the environment (the manifest's `webhooks.secret_env`):
+   * submits give it to a provider that signs with the caller's secret (BFL). Never logged.
+   */
+  webhookSecret?: string;
   /** Where `api_key_env` and PIXELMILL_API_KEY are looked up; default `process.env`. */
   env?: NodeJS.ProcessEnv;
   /** Epoch milliseconds; default `Date.now`. */
@@ -41,6 +46,7 @@ export interface ResolvedDeps {
   apiWorkers?: number;
   apiBaseUrl?: string;
   apiKey?: string;
+  webhookSecret?: string;
   env: NodeJS.ProcessEnv;
   now: () => number;
   resultStore: (outputDir: string, objectStore?: S3Location) => ResultStore;
@@ -78,5 +84,6 @@ export function resolveDeps(deps: ActivityDeps): ResolvedDeps {
   if (deps.apiBaseUrl !== undefined) resolved.apiBaseUrl = deps.apiBaseUrl;
   if (deps.apiWorkers !== undefined) resolved.apiWorkers = deps.apiWorkers;
   if (deps.apiKey !== undefined) resolved.apiKey = deps.apiKey;
+  if (deps.webhookSecret !== undefined) resolved.webhookSecret = deps.webhookSecret;
   return resolved;
 }

@@ -3,6 +3,8 @@
 // worker to register. Workflows
 // import the `Activities` type only and call them through proxyActivities.
 import { ApiEvidence } from './api-evidence.js';
+import { DEFAULT_WEBHOOK_SECRET_ENV } from '../webhook/config.js';
+import type { PlanMeta } from '../runstate/index.js';
 import { ApiClients } from './api-clients.js';
 import { apiCallActivities } from './api-calls.js';
 import { resolveDeps, type ActivityDeps, type ResolvedDeps } from './deps.js';
@@ -47,7 +49,15 @@ const activity = <I, O>(fn: (input: I) => Promise<O>) => failuresMapped(keptAliv
 function buildActivities(resolved: ResolvedDeps, clients: ApiClients, gate: RateGate) {
   const { runState } = resolved;
   const evidence = new ApiEvidence(resolved.now);
-  const api = { runState, clients, gate, evidence, references: resolved.references };
+  const api = {
+    runState,
+    clients,
+    gate,
+    evidence,
+    references: resolved.references,
+    webhookSecret: (meta: PlanMeta) =>
+      resolved.webhookSecret ?? resolved.env[meta.webhooks?.secretEnv ?? DEFAULT_WEBHOOK_SECRET_ENV],
+  };
   const { submitItem, lookupTasks, fetchTask } = apiCallActivities(api);
   return {
     prepareRun: activity(prepareRunActivity(resolved)),

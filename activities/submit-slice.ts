@@ -109,7 +109,7 @@ export function submitSliceActivity(deps: ApiCallDeps) {
           continue;
         }
         calls++;
-        const options = submitOptions(meta, input.webhook, call);
+        const options = submitOptions(deps, meta, input.webhook, call);
         const sent = submitOne(index, { client, request, options, plan, call, answered }).then((outcome) => {
           outcomes.push(outcome);
           inFlight.delete(sent);

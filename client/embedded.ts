@@ -8,13 +8,8 @@ import { createActivityRuntime } from '../activities/index.js';
 import { ReferenceServer, referencePort } from '../references/server.js';
 import { readJsonFile, writeJsonFile } from '../common/state-file.js';
 import { parse as parseYaml } from 'yaml';
-import {
-  DEFAULT_EMULATOR_CONFIG,
-  loadEmulatorConfig,
-  startEmulator,
-  type EmulatorConfigOverrides,
-  type RunningEmulator,
-} from '../emulator/index.js';
+import { DEFAULT_EMULATOR_CONFIG, type EmulatorConfigOverrides } from '../emulator/index.js';
+import { emulatorOf, type EmulatedProvider, type StartedEmulator } from '../emulator/providers.js';
 import { connectWorkerConnection, type TemporalEndpoint } from '../temporal/connection.js';
 import type { TaskQueues } from '../common/names.js';
 import { createPixelmillWorkers, type InFlightActivities } from '../worker/workers.js';
@@ -36,44 +31,63 @@ export function quietTemporalLogs(debug: boolean): void {
   }
 }
 
+/**
+ * The built-in emulator of the run's provider, in this process. Its port and its journal of
+ * accepted tasks live in the state folder (per provider), so that a run killed mid-flight resumes
+ * against an emulator that still knows its tasks, at the address its result URLs name.
+ */
 export async function startEmbeddedEmulator(
   stateDir: string,
+  provider: EmulatedProvider,
   env: NodeJS.ProcessEnv = process.env,
-  /** The secret this process's webhook receiver checks; every emulated account signs with it. */
+  /** The secret this process's webhook receiver checks: the first API's accounts sign with it. */
   webhookSecret?: string,
-): Promise<RunningEmulator> {
+): Promise<StartedEmulator> {
+  const emulator = emulatorOf(provider);
   const configFile = env.PIXELMILL_EMULATOR_CONFIG;
   // Validated as a whole, but only the keys the file sets override the embedded defaults below.
-  if (configFile) loadEmulatorConfig(configFile);
+  if (configFile) emulator.load(configFile);
   const fromFile = configFile
-    ? ((parseYaml(readFileSync(configFile, 'utf8')) as EmulatorConfigOverrides | null) ?? {})
+    ? ((parseYaml(readFileSync(configFile, 'utf8')) as Record<string, unknown> | null) ?? {})
     : {};
-  const record = join(stateDir, 'emulator.json');
+  const named = (file: string) =>
+    provider === 'apimart' ? file : file.replace('emulator', `emulator-${provider}`);
+  const record = join(stateDir, named('emulator.json'));
   // Only a hint: a damaged record is written anew below.
   const saved = readJsonFile<{ port?: number }>(record, 'ignore') ?? {};
-  // The journal lets a run killed mid-flight resume against an emulator that still knows its tasks.
-  const config = {
+  const config: Record<string, unknown> = {
     time_scale: EMBEDDED_TIME_SCALE,
-    state_file: join(stateDir, 'emulator-tasks.jsonl'),
+    state_file: join(stateDir, named('emulator-tasks.jsonl')),
     ...fromFile,
-    ...(webhookSecret !== undefined
+    ...(provider === 'apimart' && webhookSecret !== undefined
       ? {
-          accounts: (fromFile.accounts ?? DEFAULT_EMULATOR_CONFIG.accounts).map((account) => ({
-            ...account,
-            webhook_secret: webhookSecret,
-          })),
+          accounts: accountsSigningWith(
+            fromFile.accounts as EmulatorConfigOverrides['accounts'],
+            webhookSecret,
+          ),
         }
       : {}),
     host: '127.0.0.1',
   };
-  let emulator: RunningEmulator;
+  let started: StartedEmulator;
   try {
-    emulator = await startEmulator({ config: { ...config, port: saved.port ?? 0 } });
+    started = await emulator.start({ config: { ...config, port: saved.port ?? 0 } });
   } catch {
-    emulator = await startEmulator({ config: { ...config, port: 0 } }); // the saved port is taken
+    started = await emulator.start({ config: { ...config, port: 0 } }); // the saved port is taken
   }
-  writeJsonFile(record, { port: Number(new URL(emulator.url).port) });
-  return emulator;
+  writeJsonFile(record, { port: Number(new URL(started.url).port) });
+  return started;
+}
+
+/** The first API's emulated accounts, each signing its webhooks with `secret`. */
+function accountsSigningWith(
+  accounts: EmulatorConfigOverrides['accounts'] | undefined,
+  secret: string,
+): EmulatorConfigOverrides['accounts'] {
+  return (accounts ?? DEFAULT_EMULATOR_CONFIG.accounts).map((account) => ({
+    ...account,
+    webhook_secret: secret,
+  }));
 }
 
 export interface InProcessWorkers {
@@ -89,12 +103,15 @@ export async function startInProcessWorkers(
   endpoint: TemporalEndpoint,
   api: { baseUrl: string; apiKey: string },
   queues: TaskQueues,
+  /** The run's webhook secret, for a provider that takes the caller's at submit (BFL). */
+  webhookSecret?: string,
 ): Promise<InProcessWorkers> {
   const connection = await connectWorkerConnection(endpoint);
   const referenceServer = await ReferenceServer.start(referencePort(process.env));
   const runtime = createActivityRuntime({
     apiBaseUrl: api.baseUrl,
     apiKey: api.apiKey,
+    ...(webhookSecret !== undefined ? { webhookSecret } : {}),
     env: process.env,
     referenceServer,
     // This process is the run's only worker: earlier CLI processes that still look alive to the

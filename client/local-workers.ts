@@ -7,13 +7,16 @@
 import { apiAccountId, displayBaseUrl, API_ACCOUNT_ID } from '../common/api-account.js';
 import { UserError } from '../common/errors.js';
 import { taskQueuesOf } from '../common/names.js';
-import { DEMO_API_KEY } from '../emulator/index.js';
+import { emulatorOf } from '../emulator/providers.js';
+import { providerNamed } from '../providers/registry.js';
+import { DEFAULT_PROVIDER, type ProviderName, type WebhookKeys } from '../providers/types.js';
 import { FALLBACK_API_KEY_ENV, API_BASE_URL_ENV } from '../activities/api-clients.js';
 import { startEmbeddedEmulator, startInProcessWorkers, type InProcessWorkers } from './embedded.js';
 import { stateDirectory, type Session } from './session.js';
 
-/** Where the manifest says the API is and which variable holds its key. */
+/** Which provider the manifest names, where it says the API is and which variable holds its key. */
 export interface ApiSettings {
+  provider?: ProviderName;
   apiBaseUrl?: string;
   apiKeyEnv: string;
 }
@@ -28,6 +31,8 @@ export interface RunApi {
 
 export interface LocalWorkers {
   api: RunApi;
+  /** What this process's webhook receiver needs of the account (Replicate's secret, the emulator's JWKS). */
+  webhookKeys: WebhookKeys;
   /** The workers in this process; undefined with a cluster (workers run elsewhere). */
   inProcess?: Pick<InProcessWorkers, 'interrupt' | 'inFlight'> & {
     /** Resolves when they have stopped (after a Ctrl-C). */
@@ -58,7 +63,10 @@ export async function startLocalWorkers(
   settings: ApiSettings,
   say: (line: string) => void,
   options: {
-    /** The built-in emulator's webhook secret, when the run has webhooks on. */
+    /**
+     * The run's webhook secret, when it has webhooks on: the built-in emulator's accounts sign
+     * with it, and submits give it to a provider that takes the caller's (BFL).
+     */
     emulatorWebhookSecret?: string;
     /** An account id given on the command line (cluster mode, where only workers hold the key). */
     apiAccount?: string;
@@ -88,6 +96,7 @@ export async function startLocalWorkers(
     }
     return {
       api: { account, baseUrl: displayBaseUrl(baseUrl), emulated: false },
+      webhookKeys: {},
       close: async () => undefined,
     };
   }
@@ -102,24 +111,41 @@ export async function startLocalWorkers(
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
   };
   try {
+    const provider = settings.provider ?? DEFAULT_PROVIDER;
     let api: { baseUrl: string; apiKey: string };
+    let jwksUrl: string | undefined;
     if (baseUrl) {
       const apiKey = apiKeyFor(settings, env);
       if (apiKey === undefined) throw missingKey(settings, baseUrl, false);
       api = { baseUrl, apiKey };
     } else {
-      const emulator = await startEmbeddedEmulator(stateDirectory(), env, options.emulatorWebhookSecret);
-      cleanups.push(() => emulator.close());
-      api = { baseUrl: emulator.url, apiKey: DEMO_API_KEY };
-      say(
-        `pixelmill: no API configured: using the built-in emulator at ${emulator.url} (this run is emulated)`,
+      const emulator = await startEmbeddedEmulator(
+        stateDirectory(),
+        provider,
+        env,
+        options.emulatorWebhookSecret,
       );
+      cleanups.push(() => emulator.close());
+      api = { baseUrl: emulator.url, apiKey: emulatorOf(provider).demoKey };
+      jwksUrl = emulatorOf(provider).jwksUrl?.(emulator.url);
+      const which =
+        provider === DEFAULT_PROVIDER ? 'the built-in emulator' : `the built-in emulator of ${provider}`;
+      say(`pixelmill: no API configured: using ${which} at ${emulator.url} (this run is emulated)`);
     }
     const account = apiAccountId(api.baseUrl, api.apiKey);
-    const workers = await startInProcessWorkers(session.endpoint, api, taskQueuesOf(account));
+    const workers = await startInProcessWorkers(
+      session.endpoint,
+      api,
+      taskQueuesOf(account),
+      options.emulatorWebhookSecret,
+    );
     cleanups.push(() => workers.stop());
     return {
       api: { account, baseUrl: displayBaseUrl(api.baseUrl), emulated: !baseUrl },
+      webhookKeys: {
+        ...providerNamed(provider).webhookKeysFor?.(api),
+        ...(jwksUrl !== undefined ? { jwksUrl } : {}),
+      },
       inProcess: { stopped: workers.done, interrupt: workers.interrupt, inFlight: workers.inFlight },
       close,
     };

@@ -6,7 +6,7 @@ import { fal } from './fal/index.js';
 import { replicate } from './replicate/index.js';
 import { DEFAULT_PROVIDER, PROVIDER_NAMES, type ImageProvider, type ProviderName } from './types.js';
 
-const PROVIDERS: Partial<Record<ProviderName, ImageProvider>> = { apimart, bfl, fal, replicate };
+const PROVIDERS: Record<ProviderName, ImageProvider> = { apimart, bfl, fal, replicate };
 
 export function isProviderName(name: string): name is ProviderName {
   return (PROVIDER_NAMES as readonly string[]).includes(name);
@@ -14,7 +14,5 @@ export function isProviderName(name: string): name is ProviderName {
 
 /** The provider a run names (the default when it names none). */
 export function providerNamed(name: ProviderName | undefined): ImageProvider {
-  const provider = PROVIDERS[name ?? DEFAULT_PROVIDER];
-  if (!provider) throw new Error(`provider ${name} is not built into this version of pixelmill`);
-  return provider;
+  return PROVIDERS[name ?? DEFAULT_PROVIDER];
 }

@@ -232,6 +232,11 @@ export interface ImageProvider {
    */
   mapRequest(item: ItemRequest): { request: ProviderRequest } | { problems: MappingProblem[] };
   createClient(options: ProviderClientOptions): ProviderClient;
+  /**
+   * What a webhook verifier needs from the account itself (Replicate's secret, fetched with the
+   * API key); absent when the deployment's keys are enough.
+   */
+  webhookKeysFor?(api: ProviderClientOptions): WebhookKeys;
   /** A verifier for this provider's webhooks; undefined when it sends none. */
   webhookVerifier?(keys: WebhookKeys): WebhookVerifier;
 }

@@ -1,17 +1,20 @@
-// `pixelmill emulator [--config FILE] [--host H] [--port N]`: runs the API emulator in the
-// foreground until SIGINT or SIGTERM, then closes it cleanly. Flags override the config file.
+// `pixelmill emulator [--provider P] [--config FILE] [--host H] [--port N]`: runs a provider's
+// emulator in the foreground until SIGINT or SIGTERM, then closes it cleanly. Flags override the
+// config file.
 import type { Command } from 'commander';
+import { DEFAULT_EMULATOR_CONFIG } from '../../emulator/index.js';
 import {
-  DEFAULT_EMULATOR_CONFIG,
-  DEMO_API_KEY,
-  loadEmulatorConfig,
-  startEmulator,
-  type EmulatorConfig,
-} from '../../emulator/index.js';
+  EMULATED_PROVIDERS,
+  emulatorOf,
+  isEmulatedProvider,
+  type EmulatedProvider,
+} from '../../emulator/providers.js';
+import { UserError } from '../../common/errors.js';
 import { untilStopSignal } from '../interrupt.js';
 import { examples, parsePort } from './with-run.js';
 
 interface EmulatorOptions {
+  provider: string;
   config?: string;
   host?: string;
   port?: number;
@@ -20,8 +23,9 @@ interface EmulatorOptions {
 export function registerEmulatorCommand(program: Command): void {
   program
     .command('emulator')
-    .description('run a local emulator of the async image API (see docs/emulator.md)')
-    .option('--config <file>', 'YAML config file (every field optional)')
+    .description("run a local emulator of a provider's API (docs/emulator.md, docs/emulators/)")
+    .option('--provider <name>', `the provider to emulate: ${EMULATED_PROVIDERS.join(', ')}`, 'apimart')
+    .option('--config <file>', "YAML config file of that provider's emulator (every field optional)")
     .option('--host <host>', `address to listen on (default ${DEFAULT_EMULATOR_CONFIG.host})`)
     .option(
       '--port <port>',
@@ -32,6 +36,7 @@ export function registerEmulatorCommand(program: Command): void {
       'after',
       examples(
         'pixelmill emulator --port 8787',
+        'pixelmill emulator --provider fal --port 8790',
         'pixelmill emulator --config deploy/emulator.yaml --host 0.0.0.0',
         'PIXELMILL_API_BASE_URL=http://127.0.0.1:8787 pixelmill run manifests/demo.yaml',
       ),
@@ -40,22 +45,28 @@ export function registerEmulatorCommand(program: Command): void {
 }
 
 async function runEmulator(options: EmulatorOptions): Promise<void> {
-  const fromFile: EmulatorConfig = options.config
-    ? loadEmulatorConfig(options.config)
-    : DEFAULT_EMULATOR_CONFIG;
+  if (!isEmulatedProvider(options.provider)) {
+    throw new UserError(
+      'emulator_provider_unknown',
+      `--provider ${options.provider} is not one pixelmill emulates: use ${EMULATED_PROVIDERS.join(', ')}`,
+    );
+  }
+  const provider: EmulatedProvider = options.provider;
+  const emulator = emulatorOf(provider);
+  const fromFile = options.config ? (emulator.load(options.config) as Record<string, unknown>) : {};
   const config = {
     ...fromFile,
     ...(options.host !== undefined ? { host: options.host } : {}),
     ...(options.port !== undefined ? { port: options.port } : {}),
   };
-  const emulator = await startEmulator({ config });
+  const running = await emulator.start({ config });
   // Listening for the stop signals before saying it listens: whoever reads that line may stop it.
   const stopped = untilStopSignal();
-  process.stdout.write(`pixelmill: emulator listening on ${emulator.url}\n`);
-  process.stdout.write(`${describeKeys(emulator.config)}\n`);
+  process.stdout.write(`pixelmill: ${provider} emulator listening on ${running.url}\n`);
+  process.stdout.write(`${describeKeys(running.config, emulator.demoKey)}\n`);
 
   await stopped;
-  await emulator.close();
+  await running.close();
   process.stdout.write('pixelmill: emulator stopped\n');
 }
 
@@ -63,9 +74,22 @@ async function runEmulator(options: EmulatorOptions): Promise<void> {
  * The public demo key is printed so a first run works by copy and paste; keys from a config file
  * are secrets and only counted. Webhook secrets are never printed.
  */
-function describeKeys(config: EmulatorConfig): string {
-  const keys = config.accounts.flatMap((account) => account.keys);
-  const demo = keys.find((key) => key.key === DEMO_API_KEY && key.status === 'active');
-  const counted = `${config.accounts.length} account(s), ${keys.length} API key(s)`;
-  return demo ? `${counted}; demo API key: ${DEMO_API_KEY}` : counted;
+function describeKeys(config: unknown, demoKey: string): string {
+  const keys = allKeys(config);
+  const demo = keys.some((key) => key.key === demoKey && (key.status ?? 'active') === 'active');
+  const counted = `${keys.length} API key(s)`;
+  return demo ? `${counted}; demo API key: ${demoKey}` : counted;
+}
+
+/** Every `{ key, status }` entry of a config, wherever the provider's config lists them. */
+function allKeys(value: unknown): { key: string; status?: string }[] {
+  if (Array.isArray(value)) return value.flatMap(allKeys);
+  if (typeof value !== 'object' || value === null) return [];
+  const record = value as Record<string, unknown>;
+  const own =
+    typeof record.key === 'string' ? [{ key: record.key, status: record.status as string | undefined }] : [];
+  return [
+    ...own,
+    ...Object.entries(record).flatMap(([name, inner]) => (name === 'key' ? [] : allKeys(inner))),
+  ];
 }

@@ -113,7 +113,10 @@ async function runManifest(file: string, options: RunOptions, debug: boolean): P
         client: session.client,
         stateDir: stateDirectory(),
         provider: settings.provider ?? DEFAULT_PROVIDER,
-        keys: { secret: webhookSecret },
+        keys: {
+          secret: webhookSecret,
+          extra: { [settings.provider ?? DEFAULT_PROVIDER]: workers.webhookKeys },
+        },
         publicUrl: webhookPublicUrl(webhooks.publicUrl),
         log: say,
       });

@@ -28,6 +28,7 @@ export const replicate: ImageProvider = {
   },
   mapRequest: mapReplicateRequest,
   createClient: (options) => new ReplicateClient(options),
+  webhookKeysFor: (api) => ({ fetchSecret: replicateSecretFetcher(api) }),
   webhookVerifier: replicateWebhookVerifier,
 };
 
