@@ -22,7 +22,7 @@ import { toActivityFailure } from './failures.js';
 import type { Answered, RateGate, RunRate } from './rate-gate.js';
 import type { ApiGroup } from '../governor/types.js';
 import type { ReferenceHost } from '../references/host.js';
-import type { PlanMeta, RunStateStore } from '../runstate/index.js';
+import { estimatedCredits, type PlanMeta, type RunStateStore } from '../runstate/index.js';
 import { providerNamed } from '../providers/registry.js';
 import { lookUpTasks } from './task-lookups.js';
 import type { ProviderClient, ProviderRequest, SubmitOptions } from '../providers/types.js';
@@ -107,6 +107,24 @@ export async function readTask(
     evidence.failed('query', error);
     throw toActivityFailure(error);
   }
+}
+
+/**
+ * A completed task's cost, where the provider reports none (fal, Replicate): the estimate the
+ * manifest's pricing gives the item, which the budget and the report use (and call an estimate).
+ */
+export async function withEstimatedCost(
+  runState: RunStateStore,
+  plan: PlanRef,
+  meta: PlanMeta,
+  index: number | undefined,
+  result: TaskResult,
+): Promise<TaskResult> {
+  if (!meta.creditsEstimated || result.status !== 'completed' || result.creditsCost !== undefined)
+    return result;
+  if (index === undefined) return result;
+  const { item } = await runState.readPlanItem(plan, index);
+  return { ...result, creditsCost: estimatedCredits(item, meta.creditsPerImage) };
 }
 
 /**
@@ -265,7 +283,8 @@ export function apiCallActivities(deps: ApiCallDeps) {
 
   async function fetchTask(input: FetchTaskInput): Promise<FetchTaskOutput> {
     const meta = await runState.readPlanMeta(input.plan);
-    const result = await readTask({ gate, evidence }, meta, clients.forPlan(meta), input.taskId);
+    const read = await readTask({ gate, evidence }, meta, clients.forPlan(meta), input.taskId);
+    const result = await withEstimatedCost(runState, input.plan, meta, input.index, read);
     const attempt = activityContext()?.info.attempt ?? FETCH_ATTEMPTS_WHILE_UNFINISHED;
     if (!isAnswered(result.status) && attempt < FETCH_ATTEMPTS_WHILE_UNFINISHED) {
       throw ApplicationFailure.retryable(

@@ -19,7 +19,7 @@ import type {
 import { storeRequestOf } from '../common/store-request.js';
 import { mapLimit } from '../common/map-limit.js';
 import type { ApiClients } from './api-clients.js';
-import { isAnswered, readTask, type ApiCallDeps } from './api-calls.js';
+import { isAnswered, readTask, withEstimatedCost, type ApiCallDeps } from './api-calls.js';
 import type { ResolvedDeps } from './deps.js';
 import { asTransfer, storeRequest, type Transfer } from './store-results.js';
 
@@ -59,14 +59,19 @@ export function collectResultsActivity(deps: {
 /** The task's result: told by a webhook, found by an earlier attempt, else a GET's answer. */
 async function resultOf(
   api: Pick<ApiCallDeps, 'gate' | 'evidence'>,
-  { ctx, progress }: Transfer,
+  { ctx, progress, plan }: Transfer,
   request: CollectRequest,
 ): Promise<{ result?: TaskResult; called: boolean }> {
   const known = request.known ?? progress.results.get(request.index);
-  if (known) return { result: known, called: false };
+  if (known)
+    return {
+      result: await withEstimatedCost(ctx.runState, plan, ctx.meta, request.index, known),
+      called: false,
+    };
   try {
-    const result = await readTask(api, ctx.meta, ctx.client, request.taskId);
-    if (!isAnswered(result.status)) return { called: true };
+    const read = await readTask(api, ctx.meta, ctx.client, request.taskId);
+    if (!isAnswered(read.status)) return { called: true };
+    const result = await withEstimatedCost(ctx.runState, plan, ctx.meta, request.index, read);
     progress.results.set(request.index, result);
     return { result, called: true };
   } catch {

@@ -14,7 +14,6 @@ import type { LoadedManifest } from '../manifest/load.js';
 import type { RunSettings } from '../manifest/normalize.js';
 import { DEFAULT_EXTENSION, renderResultPath } from '../manifest/result-paths.js';
 import {
-  DEFAULT_CREDITS_PER_IMAGE,
   STATE_DIR_NAME,
   stateDirOf,
   type IncrementalPlan,
@@ -104,7 +103,7 @@ export async function planCatalog(
       ),
     now: options.now ?? Date.now(),
   });
-  const estimate = estimatePlan(diff.generate, settings, DEFAULT_CREDITS_PER_IMAGE, diff.basis);
+  const estimate = estimatePlan(diff.generate, settings, settings.creditsPerImage, diff.basis);
   const incremental: IncrementalPlan | undefined =
     diff.carried.length > 0 || (options.prune && diff.counts.unused > 0)
       ? {

@@ -490,6 +490,8 @@ export interface LookupTasksOutput extends ApiCallsMade {
 export interface FetchTaskInput {
   plan: PlanRef;
   taskId: string;
+  /** The item's plan index: what a provider that reports no cost is estimated to charge for it. */
+  index?: number;
 }
 
 /** A finished task as a webhook or a GET told it. */

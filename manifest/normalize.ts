@@ -4,7 +4,8 @@ import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { providerNamed } from '../providers/registry.js';
 import { DEFAULT_PROVIDER, type ProviderName } from '../providers/types.js';
-import { type Language, type Resolution } from '../common/generation.js';
+import { RESOLUTIONS, type Language, type Resolution } from '../common/generation.js';
+import { MEGAPIXELS } from '../providers/mapping.js';
 import { isS3Url, parseS3Url, type S3Location } from '../storage/s3-location.js';
 import type { RateCaps } from '../governor/types.js';
 import { DEFAULT_CHECK_LEVELS, type CheckLevels } from '../checks/image-checks.js';
@@ -105,6 +106,10 @@ export interface RunSettings {
   checks: CheckLevels;
   /** Present when the manifest enables webhooks; the secret itself is only ever in the environment. */
   webhooks?: { publicUrl?: string; secretEnv: string };
+  /** What an image costs per resolution (`pricing`, else the first API's credits). */
+  creditsPerImage: Record<string, number>;
+  /** The provider reports no cost: credits are `creditsPerImage` estimates, and reports say so. */
+  creditsEstimated?: boolean;
 }
 
 /** A stable id for an item without one: the same prompt and parameters give the same id. */
@@ -161,6 +166,19 @@ function callRates(limits: Manifest['limits']): Pick<RunSettings, 'requestsPerSe
   return { requestsPerSecond: rateCaps.all ?? 0, rateCaps };
 }
 
+/** Credits per image of each resolution: the manifest's pricing, else the first API's (1, 2, 4). */
+function creditsPerImage(pricing: Manifest['pricing']): Record<string, number> {
+  const perImage = pricing?.per_image;
+  if (typeof perImage === 'number') return Object.fromEntries(RESOLUTIONS.map((r) => [r, perImage]));
+  if (perImage) return { ...perImage };
+  const perMegapixel = pricing?.per_megapixel;
+  if (perMegapixel !== undefined)
+    return Object.fromEntries(
+      RESOLUTIONS.map((r) => [r, Math.round(perMegapixel * MEGAPIXELS[r]! * 1e4) / 1e4]),
+    );
+  return { '1K': 1, '2K': 2, '4K': 4 };
+}
+
 function definedOnly<T extends object>(values: T): { [K in keyof T]: Exclude<T[K], undefined> } {
   return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as never;
 }
@@ -204,7 +222,9 @@ export function runSettings(manifest: Manifest, manifestFile: string, manifestDi
       on: manifest.retry?.on ?? DEFAULTS.retryOn,
     },
     checks: { ...DEFAULT_CHECK_LEVELS, ...definedOnly(manifest.checks ?? {}) },
+    creditsPerImage: creditsPerImage(manifest.pricing),
   };
+  if (!providerNamed(settings.provider).capabilities.reportsCost) settings.creditsEstimated = true;
   if (objectStore) settings.objectStore = objectStore;
   if (output && 'allow_non_empty' in output && output.allow_non_empty) settings.allowNonEmptyOutput = true;
   if (output && 'public_url' in output && output.public_url) settings.publicUrl = output.public_url;

@@ -177,6 +177,21 @@ export const WebhooksSchema = z.strictObject({
     .optional(),
 });
 
+const price = z.number().min(0).max(1_000_000);
+/**
+ * What an image costs, in the unit of `budget_credits`, for providers that report no cost (fal,
+ * Replicate): one price, one per resolution, or one per megapixel. Providers that report their
+ * cost (the first API, BFL) are charged as reported; this is then only `plan`'s estimate.
+ */
+export const PricingSchema = z
+  .strictObject({
+    per_image: z.union([price, z.strictObject({ '1K': price, '2K': price, '4K': price })]).optional(),
+    per_megapixel: price.optional(),
+  })
+  .refine((pricing) => (pricing.per_image === undefined) !== (pricing.per_megapixel === undefined), {
+    message: 'set one of per_image and per_megapixel',
+  });
+
 export const ManifestSchema = z
   .strictObject({
     name: z
@@ -252,6 +267,7 @@ export const ManifestSchema = z
       )
       .optional(),
     webhooks: WebhooksSchema.optional(),
+    pricing: PricingSchema.optional(),
     items: z.array(ItemSchema).optional(),
     items_file: z.string().min(1).optional(),
   })

@@ -1,6 +1,7 @@
 // Helpers every provider's request mapping shares: the fields pixelmill sets itself may not come
 // again through `params` (one source for each field of the request), and aspect ratios and
-// resolutions turned into the pixel sizes some providers ask for.
+// resolutions turned into the pixel sizes some providers ask for (the long side of the tier, as
+// the image checks expect).
 import type { MappingProblem } from './types.js';
 
 /** `params` entries that a mapped field (`owner` names which manifest field sets it) already sets. */
@@ -29,9 +30,12 @@ export function aspectRatio(size: string): { w: number; h: number } | undefined 
   return w > 0 && h > 0 ? { w, h } : undefined;
 }
 
+/** The long side of each resolution tier, as the image checks expect it (checks/image-checks.ts). */
+export const LONG_SIDE: Readonly<Record<string, number>> = { '1K': 1024, '2K': 2048, '4K': 4096 };
+
 /**
- * Width and height with the aspect ratio `size` and about the megapixels of `resolution`, each
- * a multiple of `step` (models work in latent blocks of 8, 16 or 32 pixels).
+ * Width and height with the aspect ratio `size` and the long side of `resolution`, each a
+ * multiple of `step` (models work in latent blocks of 8, 16 or 32 pixels).
  */
 export function pixelSize(
   size: string,
@@ -39,10 +43,10 @@ export function pixelSize(
   step: number,
 ): { width: number; height: number } | undefined {
   const ratio = aspectRatio(size);
-  const megapixels = MEGAPIXELS[resolution];
-  if (!ratio || megapixels === undefined) return undefined;
-  const height = Math.sqrt((megapixels * 1_000_000 * ratio.h) / ratio.w);
-  const width = (height * ratio.w) / ratio.h;
+  const long = LONG_SIDE[resolution];
+  if (!ratio || long === undefined) return undefined;
   const snap = (value: number) => Math.max(step, Math.round(value / step) * step);
-  return { width: snap(width), height: snap(height) };
+  return ratio.w >= ratio.h
+    ? { width: snap(long), height: snap((long * ratio.h) / ratio.w) }
+    : { width: snap((long * ratio.w) / ratio.h), height: snap(long) };
 }

@@ -1,5 +1,6 @@
 // One line of `report.jsonl` per manifest item: the run's public output contract (README.md,
 // "Output contract"), with exactly the fields other tools read, made from the item's newest outcome.
+import { taskIdOf } from '../common/task-ref.js';
 import { FailureType } from '../common/failure-types.js';
 import type { ItemStatus } from '../common/types.js';
 import type { OutcomeLine } from '../runstate/index.js';
@@ -57,7 +58,8 @@ export function reportLine(id: string, outcome: OutcomeLine | undefined): Report
   return {
     id,
     status: outcome.status,
-    task_id: outcome.task_id,
+    // The provider's own id: what its console and its webhooks name (not the locator pixelmill keeps).
+    task_id: outcome.task_id === null ? null : taskIdOf(outcome.task_id),
     attempts: outcome.attempts,
     credits_cost: outcome.credits_cost,
     images: outcome.images.map((image) => ({

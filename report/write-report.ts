@@ -51,7 +51,7 @@ class NotCompletedGroups {
 
 export interface ReportSources {
   /** The run's name and its local output directory. */
-  meta: Pick<PlanMeta, 'name' | 'outputDir'>;
+  meta: Pick<PlanMeta, 'name' | 'outputDir' | 'creditsEstimated' | 'provider'>;
   /** Where the files are written; default `meta.outputDir` (an S3 run's go to a scratch folder). */
   dir?: string;
   items: readonly PlannedItem[];
@@ -148,6 +148,9 @@ export async function writeReportFiles(sources: ReportSources): Promise<WrittenR
     checks: { failed: findings, tasks_regenerated: run.tasksRejected ?? 0 },
     images,
     credits_charged: credits,
+    // The provider reports no cost: the credits are the manifest's pricing applied to what was made.
+    ...(meta.creditsEstimated ? { credits_estimated: true } : {}),
+    provider: meta.provider ?? 'apimart',
     api_calls: { submit: run.apiCalls.submit, lookup: run.apiCalls.lookup, get: run.apiCalls.get },
     started_at: run.startedAt,
     finished_at: new Date(sources.now()).toISOString(),

@@ -131,9 +131,12 @@ export function planMeta(settings: RunSettings, items: readonly PlannedItem[], h
     checks: settings.checks,
     itemCount: items.length,
     imageCount: items.reduce((sum, item) => sum + item.n, 0),
-    creditsPerImage: { ...DEFAULT_CREDITS_PER_IMAGE },
-    shardCredits: shardCredits(items, DEFAULT_CREDITS_PER_IMAGE),
+    creditsPerImage: { ...settings.creditsPerImage },
+    shardCredits: shardCredits(items, settings.creditsPerImage),
   };
+  if (settings.provider !== undefined) meta.provider = settings.provider;
+  if (settings.creditsEstimated) meta.creditsEstimated = true;
+  if (settings.webhooks !== undefined) meta.webhooks = settings.webhooks;
   if (settings.apiBaseUrl !== undefined) meta.apiBaseUrl = settings.apiBaseUrl;
   if (settings.budgetCredits !== undefined) meta.budgetCredits = settings.budgetCredits;
   if (settings.rateCaps !== undefined) meta.rateCaps = settings.rateCaps;

@@ -72,7 +72,7 @@ async function resultOf(
   if (fromWebhook) return fromWebhook;
   const taskId = items.taskIdOf(index);
   const fetched = await activities.fetchTask.executeWithOptions({ summary: `fetch task ${taskId}` }, [
-    { plan, taskId },
+    { plan, taskId, index: items.planIndexOf(index) },
   ]);
   apiCalls.get += fetched.calls ?? 1;
   return fetched;

@@ -292,6 +292,11 @@ export class ShardItems {
     return this.#known.get(index);
   }
 
+  /** The item's index in the plan. */
+  planIndexOf(index: number): number {
+    return this.at.plan(index);
+  }
+
   taskIdOf(index: number): string {
     return this.state.taskIds[index] ?? '';
   }
