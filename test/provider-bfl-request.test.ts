@@ -5,6 +5,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ASPECT_TOLERANCE } from '../checks/image-checks.js';
 import { bfl } from '../providers/bfl/index.js';
 import type { ItemRequest, MappingProblem, ProviderRequest } from '../providers/types.js';
 import { problemsOf } from './support/manifest-problems.js';
@@ -30,20 +31,29 @@ function problems(fields: Partial<ItemRequest>): MappingProblem[] {
   return mapped.problems;
 }
 
+/** The long side of each tier, as the image checks read it (checks/image-checks.ts). */
+const TIER_LONG_SIDE: Record<string, number> = { '1K': 1024, '2K': 2048, '4K': 4096 };
+
 describe('BFL request mapping: sizes by model family', () => {
+  // A tier is the long side the image checks expect (1024, 2048, 4096 px); the short side keeps the
+  // ratio, both in multiples of 32.
   it.each([
     ['flux-pro-1.1', '1:1', '1K', { width: 1024, height: 1024 }],
-    ['flux-pro-1.1', '16:9', '1K', { width: 1376, height: 768 }],
-    ['flux-dev', '9:16', '1K', { width: 768, height: 1376 }],
-    ['flux-2-pro', '2:3', '1K', { width: 832, height: 1248 }],
+    ['flux-pro-1.1', '16:9', '1K', { width: 1024, height: 576 }],
+    ['flux-dev', '9:16', '1K', { width: 576, height: 1024 }],
+    ['flux-pro-1.1', '4:1', '1K', { width: 1024, height: 256 }],
+    ['flux-2-pro', '2:3', '1K', { width: 672, height: 1024 }],
     ['flux-2-pro', '1:1', '2K', { width: 2048, height: 2048 }],
-    ['flux-2-klein-4b', '16:9', '2K', { width: 2720, height: 1536 }],
+    ['flux-2-klein-4b', '16:9', '2K', { width: 2048, height: 1152 }],
   ])('%s at %s %s is width/height %j, multiples of 32', (model, size, resolution, pixels) => {
     const { model: path, body } = request({ model, size, resolution });
     expect(path).toBe(model);
     expect(body).toEqual({ prompt: 'a red chair', ...pixels });
     expect(pixels.width % 32).toBe(0);
     expect(pixels.height % 32).toBe(0);
+    expect(Math.max(pixels.width, pixels.height)).toBe(TIER_LONG_SIDE[resolution]);
+    const [w, h] = size.split(':').map(Number) as [number, number];
+    expect(Math.abs(pixels.width / pixels.height - w / h) / (w / h)).toBeLessThanOrEqual(ASPECT_TOLERANCE);
   });
 
   it('size auto leaves the size to the model, at 1K', () => {
@@ -58,30 +68,45 @@ describe('BFL request mapping: sizes by model family', () => {
   });
 
   it('a size beyond the model bounds is a problem naming the bound, on the field to change', () => {
-    // 21:9 does not fit FLUX.1's 1440 pixels a side at 1K, where 1:1 would: the ratio is the problem.
-    expect(problems({ size: '21:9' })).toEqual([
+    // A tier's long side is the same at every ratio, so a ratio crosses a bound only by its short
+    // side: 5:1 at 1K is 1024x192, under FLUX.1's 256, where 1:1 fits (4:1, 1024x256, fits, above).
+    expect(problems({ size: '5:1' })).toEqual([
       {
         path: ['size'],
-        message: '1K at 21:9 is 1568x672 pixels, and flux-pro-1.1 takes 256 to 1440 pixels a side',
+        message: '1K at 5:1 is 1024x192 pixels, and flux-pro-1.1 takes 256 to 1440 pixels a side',
       },
     ]);
-    // No ratio fits 2K on FLUX.1: the resolution is.
+    // No ratio fits 2K on FLUX.1 (its long side is 2048): the resolution is the problem.
     expect(problems({ resolution: '2K' })).toEqual([
       {
         path: ['resolution'],
         message: '2K at 1:1 is 2048x2048 pixels, and flux-pro-1.1 takes 256 to 1440 pixels a side',
       },
     ]);
+    expect(problems({ size: '16:9', resolution: '2K' })).toEqual([
+      {
+        path: ['resolution'],
+        message: '2K at 16:9 is 2048x1152 pixels, and flux-pro-1.1 takes 256 to 1440 pixels a side',
+      },
+    ]);
+    // FLUX.2's 4 megapixels: 2K at 1:1 is exactly 2048x2048 (above); 4K crosses it at 1:1 and 16:9.
     expect(problems({ model: 'flux-2-pro', resolution: '4K' })).toEqual([
       {
         path: ['resolution'],
         message: '4K at 1:1 is 4096x4096 pixels, and flux-2-pro takes at most 4 megapixels (2048x2048)',
       },
     ]);
-    expect(problems({ model: 'flux-2-pro', size: '21:9', resolution: '2K' })).toEqual([
+    expect(problems({ model: 'flux-2-pro', size: '16:9', resolution: '4K' })).toEqual([
+      {
+        path: ['resolution'],
+        message: '4K at 16:9 is 4096x2304 pixels, and flux-2-pro takes at most 4 megapixels (2048x2048)',
+      },
+    ]);
+    // FLUX.2's 64 pixels a side: 25:1 at 1K is 1024x32, where 1:1 fits.
+    expect(problems({ model: 'flux-2-pro', size: '25:1' })).toEqual([
       {
         path: ['size'],
-        message: '2K at 21:9 is 3136x1344 pixels, and flux-2-pro takes at most 4 megapixels (2048x2048)',
+        message: '1K at 25:1 is 1024x32 pixels, and flux-2-pro takes at least 64 pixels a side',
       },
     ]);
   });

@@ -4,6 +4,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { ASPECT_TOLERANCE } from '../checks/image-checks.js';
 import { fal } from '../providers/fal/index.js';
 import type { ItemRequest, MappingProblem, ProviderRequest } from '../providers/types.js';
 import { problemsOf } from './support/manifest-problems.js';
@@ -32,6 +33,9 @@ function problems(fields: Partial<ItemRequest>): MappingProblem[] {
   return mapped.problems;
 }
 
+/** The long side of each tier, as the image checks read it (checks/image-checks.ts). */
+const TIER_LONG_SIDE: Record<string, number> = { '1K': 1024, '2K': 2048, '4K': 4096 };
+
 const URL_A = 'https://refs.example/a.png';
 const URL_B = 'https://refs.example/b.png';
 
@@ -43,19 +47,35 @@ describe('fal request mapping: sizes', () => {
     });
   });
 
+  // A tier is the long side the image checks expect (1024, 2048, 4096 px); the short side keeps the
+  // ratio, in the model's steps (16, FLUX1.1 [pro] 32). Where that is one of fal's named sizes
+  // exactly, the name goes.
   it.each([
-    ['fal-ai/flux/dev', '16:9', '1K', { width: 1360, height: 768 }],
-    ['fal-ai/flux/schnell', '4:3', '1K', { width: 1184, height: 880 }],
+    ['fal-ai/flux/dev', '16:9', 'landscape_16_9'],
+    ['fal-ai/flux/schnell', '4:3', 'landscape_4_3'],
+    ['fal-ai/flux/dev', '3:4', 'portrait_4_3'],
+    ['fal-ai/flux-pro/v1.1', '16:9', 'landscape_16_9'],
+    ['fal-ai/flux-pro/v1.1', '9:16', 'portrait_16_9'],
+  ])('%s at %s 1K is the named size %s', (model, size, name) => {
+    expect(request({ model, size }).body.image_size).toBe(name);
+  });
+
+  it.each([
     ['fal-ai/flux/dev', '1:1', '2K', { width: 2048, height: 2048 }],
-    ['fal-ai/flux/dev', '9:16', '4K', { width: 3072, height: 5456 }],
-    ['fal-ai/flux-pro/v1.1', '16:9', '1K', { width: 1376, height: 768 }],
-    ['fal-ai/flux-pro/v1.1', '2:3', '1K', { width: 832, height: 1248 }],
+    ['fal-ai/flux/dev', '16:9', '2K', { width: 2048, height: 1152 }],
+    ['fal-ai/flux/dev', '9:16', '4K', { width: 2304, height: 4096 }],
+    ['fal-ai/flux/schnell', '21:9', '1K', { width: 1024, height: 432 }],
+    ['fal-ai/flux-pro/v1.1', '2:3', '1K', { width: 672, height: 1024 }],
+    ['fal-ai/flux-pro/v1.1', '4:1', '1K', { width: 1024, height: 256 }],
   ])('%s at %s %s is image_size %j', (model, size, resolution, pixels) => {
     const { body } = request({ model, size, resolution });
     expect(body.image_size).toEqual(pixels);
     const step = model === 'fal-ai/flux-pro/v1.1' ? 32 : 16;
     expect(pixels.width % step).toBe(0);
     expect(pixels.height % step).toBe(0);
+    expect(Math.max(pixels.width, pixels.height)).toBe(TIER_LONG_SIDE[resolution]);
+    const [w, h] = size.split(':').map(Number) as [number, number];
+    expect(Math.abs(pixels.width / pixels.height - w / h) / (w / h)).toBeLessThanOrEqual(ASPECT_TOLERANCE);
   });
 
   it('size auto leaves the size to the model at 1K, and is a problem at 2K', () => {
@@ -76,10 +96,19 @@ describe('fal request mapping: sizes', () => {
           'fal-ai/flux-pro/v1.1 makes sides of 256 to 1440 px; 2K at 1:1 would be 2048x2048: use a lower resolution',
       },
     ]);
-    expect(problems({ model: 'fal-ai/flux-pro/v1.1', size: '21:9' })).toEqual([
+    // 1K's long side is 1024 px whatever the ratio, so only the short side can cross a bound at
+    // 1K: 5:1 is 1024x192 (4:1, 1024x256, is the narrowest that fits, above).
+    expect(problems({ model: 'fal-ai/flux-pro/v1.1', size: '5:1' })).toEqual([
       {
         path: ['size'],
-        message: '21:9 is too narrow for fal-ai/flux-pro/v1.1, which makes sides of 256 to 1440 px',
+        message: '5:1 is too narrow for fal-ai/flux-pro/v1.1, which makes sides of 256 to 1440 px',
+      },
+    ]);
+    expect(problems({ model: 'fal-ai/flux-pro/v1.1', size: '16:9', resolution: '2K' })).toEqual([
+      {
+        path: ['resolution'],
+        message:
+          'fal-ai/flux-pro/v1.1 makes sides of 256 to 1440 px; 2K at 16:9 would be 2048x1152: use a lower resolution',
       },
     ]);
   });

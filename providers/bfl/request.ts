@@ -70,7 +70,7 @@ function sizePart(item: ItemRequest, family: ModelFamily): Part {
   return family === 'flux1' || family === 'flux2' ? pixelPart(item, family) : ratioPart(item, family);
 }
 
-/** `width`/`height` (FLUX.1, FLUX.2): the aspect ratio at about the resolution's megapixels. */
+/** `width`/`height` (FLUX.1, FLUX.2): the aspect ratio with the resolution's long side (mapping.ts). */
 function pixelPart(item: ItemRequest, family: 'flux1' | 'flux2'): Part {
   const { model, size, resolution } = item;
   const none: Part = { fields: {}, mapped: {}, problems: [] };
