@@ -2,7 +2,7 @@
 // and polled one at a time at the polling_url its answer names (the poll carries the result), a
 // sample URL that lives 10 minutes, 24 active tasks per key (a concurrency, answered 429 beyond),
 // the cost in credits told at submit, webhooks authenticated with the secret given at submit,
-// and no cancel, idempotency key or start deadline. docs/providers/bfl.md says what maps to what.
+// and no cancel, idempotency key or start deadline. docs/providers.md#bfl says what maps to what.
 import type { ImageProvider } from '../types.js';
 import { BflClient } from './client.js';
 import { DEFAULT_MODEL } from './models.js';

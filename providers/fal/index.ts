@@ -4,7 +4,7 @@
 // are bought), never refused for it: the rest wait IN_QUEUE. No rate limit, idempotency key or cost
 // in the answers; a start deadline (X-Fal-Request-Timeout), cancel, and webhooks signed with
 // Ed25519 whose payload is the result unless fal could not serialize it. A result is kept 6 minutes
-// to 1 hour after completion. docs/providers/fal.md says what maps to what.
+// to 1 hour after completion. docs/providers.md#fal says what maps to what.
 import type { ImageProvider } from '../types.js';
 import { FalClient } from './client.js';
 import { DEFAULT_MODEL, MAX_IMAGES } from './models.js';
