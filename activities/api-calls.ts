@@ -278,6 +278,9 @@ export function apiCallActivities(deps: ApiCallDeps) {
     };
     if (answer.states.some((state) => state.result))
       output.results = answer.states.map((state) => state.result ?? null);
+    // Waiting behind others in the provider's queue (fal): the next to run (position 0) is not.
+    const queued = answer.states.filter((state) => (state.queuePosition ?? 0) > 0).length;
+    if (queued > 0) output.queued = queued;
     return output;
   }
 

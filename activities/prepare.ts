@@ -62,8 +62,11 @@ async function preparedRun(
   if (meta.rateCaps !== undefined) prepared.rateCaps = meta.rateCaps;
   if (meta.deadline !== undefined) prepared.deadline = meta.deadline;
   if (meta.generateCount !== undefined) prepared.generateCount = meta.generateCount;
-  const lookup = providerNamed(meta.provider).capabilities.lookup.kind;
-  if (lookup !== 'batch') prepared.lookup = lookup;
+  const { lookup, limits } = providerNamed(meta.provider).capabilities;
+  if (lookup.kind !== 'batch') prepared.lookup = lookup.kind;
+  if (limits.concurrency)
+    prepared.concurrency =
+      limits.documentedConcurrency !== undefined ? { documented: limits.documentedConcurrency } : {};
   return { run: prepared, meta };
 }
 

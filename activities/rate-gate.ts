@@ -82,7 +82,9 @@ export class RateGate {
     link.sent(group);
     return (error) => {
       if (error === undefined) return link.answered(group);
-      if (error instanceof RateLimitError) {
+      // A 429 over a concurrency limit (BFL's active tasks) says nothing of the rate: the shard
+      // lowers what it keeps in flight instead (workflows/concurrency-cap.ts).
+      if (error instanceof RateLimitError && error.limit === 'rate') {
         return link.answered(
           group,
           error.retryAfterMs !== undefined ? { retryAfterMs: error.retryAfterMs } : {},

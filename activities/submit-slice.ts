@@ -66,7 +66,12 @@ export function submitSliceActivity(deps: ApiCallDeps) {
       return { index, ...(await sendSubmit(deps, send)) };
     } catch (error) {
       evidence.failed('submit', error, call && callName(call.activityId));
-      if (error instanceof RateLimitError) return { index, untried: true };
+      if (error instanceof RateLimitError)
+        return {
+          index,
+          untried: true,
+          ...(error.limit === 'concurrency' ? { overConcurrency: true as const } : {}),
+        };
       const failure = finalFailure(error);
       if (failure) return { index, failure };
       if (!call) return { index, untried: true };
@@ -85,6 +90,7 @@ export function submitSliceActivity(deps: ApiCallDeps) {
     const inFlight = new Set<Promise<void>>();
     let calls = 0;
     let failure: { error: unknown } | undefined;
+    const overConcurrency = (): boolean => outcomes.some((outcome) => outcome.overConcurrency);
 
     for (const { index } of input.items) {
       const call = slice && itemCall(slice, index);
@@ -96,7 +102,8 @@ export function submitSliceActivity(deps: ApiCallDeps) {
         calls++;
         continue;
       }
-      if (failure || Date.now() >= until || pastDeadline(input.notAfter)) {
+      // Past a concurrency refusal, the rest would only be refused too: the shard sends them later.
+      if (failure || overConcurrency() || Date.now() >= until || pastDeadline(input.notAfter)) {
         outcomes.push({ index, untried: true });
         continue;
       }

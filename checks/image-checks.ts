@@ -19,12 +19,23 @@ export const DEFAULT_CHECK_LEVELS: CheckLevels = {
 
 /** Width / height may differ from the requested ratio by this share (rounding to whole pixels). */
 export const ASPECT_TOLERANCE = 0.02;
-/** The long side may differ from its tier (1024, 2048, 4096 px) by this share. */
+/** The long side (or the square root of the pixel count) may differ from its tier (1024, 2048, 4096 px) by this share. */
 export const LONG_SIDE_TOLERANCE = 0.15;
 /** An image whose every channel's standard deviation (0-255) is below this is blank. */
 export const BLANK_MAX_STDEV = 2;
 
 const LONG_SIDE: Record<string, number> = { '1K': 1024, '2K': 2048, '4K': 4096 };
+
+/**
+ * Whether an image is of the tier whose long side is `tier` px: providers size a tier by its long
+ * side (the first API, fal, BFL as pixelmill maps them) or by its pixel count (Replicate's FLUX
+ * makes a megapixel at any ratio: 1344x768 for 16:9 at 1K), so either reading passes.
+ */
+function nearTier(long: number, pixels: number, tier: number): boolean {
+  const bySide = Math.abs(long - tier) / tier <= LONG_SIDE_TOLERANCE;
+  const byArea = Math.abs(Math.sqrt(pixels) - tier) / tier <= LONG_SIDE_TOLERANCE;
+  return bySide || byArea;
+}
 
 /** What inspect.ts found in one image. */
 export interface ImageFacts {
@@ -85,7 +96,7 @@ export function checkImage(facts: ImageFacts, request: CheckedRequest, levels: C
     fail('aspect_ratio', `is ${width}x${height}, not ${request.size}`);
   const tier = LONG_SIDE[request.resolution];
   const long = Math.max(width, height);
-  if (tier !== undefined && Math.abs(long - tier) / tier > LONG_SIDE_TOLERANCE)
+  if (tier !== undefined && !nearTier(long, width * height, tier))
     fail('resolution', `has a long side of ${long} px, not about ${tier} (${request.resolution})`);
   if (facts.stdev !== undefined && facts.stdev < BLANK_MAX_STDEV)
     fail('blank', `is blank (its pixels vary by ${facts.stdev.toFixed(1)} at most)`);

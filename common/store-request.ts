@@ -4,7 +4,8 @@ import type { StoreRequest, TaskResult } from './types.js';
 
 /** The store request of a task that completed with images; undefined for any other result. */
 export function storeRequestOf(
-  task: Pick<StoreRequest, 'index' | 'taskId' | 'attempts'>,
+  /** `creditsCost`: what the provider announced at submit, when its result says nothing of it. */
+  task: Pick<StoreRequest, 'index' | 'taskId' | 'attempts'> & { creditsCost?: number },
   result: TaskResult,
 ): StoreRequest | undefined {
   if (result.status !== 'completed' || !result.urls?.length) return undefined;
@@ -14,6 +15,6 @@ export function storeRequestOf(
     urls: result.urls,
     ...(result.expiresAt !== undefined ? { expiresAt: result.expiresAt } : {}),
     attempts: task.attempts,
-    creditsCost: result.creditsCost ?? 0,
+    creditsCost: result.creditsCost ?? task.creditsCost ?? 0,
   };
 }

@@ -133,6 +133,8 @@ export interface PreparedRun {
   generateCount?: number;
   /** How the run's provider tells task states (absent: `batch`). */
   lookup?: 'batch' | 'list' | 'single';
+  /** The provider limits tasks running at once: what its documentation says, when it does. */
+  concurrency?: { documented?: number };
 }
 
 export interface ShardSpec {
@@ -259,6 +261,11 @@ export interface ShardLimits {
   progressStep?: number;
   /** How the provider tells task states (providers/types.ts, LookupStyle): absent means `batch`. */
   lookup?: 'batch' | 'list' | 'single';
+  /**
+   * The provider limits tasks running at once (its capabilities): the shard learns how many it may
+   * keep in flight (workflows/concurrency-cap.ts), starting from `start`.
+   */
+  concurrency?: { start: number };
 }
 
 export interface GovernedCalls {
@@ -322,6 +329,12 @@ export interface ShardCarriedState {
   /** `single` lookups (single-checks.ts): calls made about each item's current task, and when the last was answered. */
   checks?: number[];
   checkedAt?: (number | null)[];
+  /** The concurrency the shard has learned (workflows/concurrency-cap.ts); absent while none limits it. */
+  concurrency?: ConcurrencyCapState;
+  /** Items whose task's result the provider deleted before it was stored, generated again. */
+  resubmittedLost?: number;
+  /** What those lost tasks cost (charged all the same). */
+  lostCredits?: number;
 }
 
 export interface ShardHandoff {
@@ -451,6 +464,8 @@ export interface SlicedSubmit {
   retryAs?: CarriedSubmit;
   /** Not sent, or refused by the rate limit (nothing was created): back to the queue. */
   untried?: true;
+  /** Refused for the provider's concurrency (too many tasks running): untried, and the shard keeps fewer in flight. */
+  overConcurrency?: true;
 }
 
 export interface SubmitSliceOutput extends ApiCallsMade {
@@ -485,6 +500,8 @@ export interface LookupTasksOutput extends ApiCallsMade {
   statuses: string[];
   /** Finished tasks' results, where the provider's answer carried them (null elsewhere). */
   results?: (TaskResult | null)[];
+  /** Tasks the provider said wait in its queue behind others (fal's IN_QUEUE): the account is over its concurrency. */
+  queued?: number;
 }
 
 export interface FetchTaskInput {
@@ -559,6 +576,8 @@ export interface CollectRequest {
   taskId: string;
   attempts: number;
   known?: TaskResult;
+  /** What the provider announced at submit the task costs (BFL), when it did. */
+  creditsCost?: number;
 }
 
 export interface CollectResultsInput {
@@ -653,4 +672,14 @@ export interface ConfigureRateLimitInput {
   requestsPerSecond: number;
   /** The run's API task queue; the shared legacy queue when absent. */
   taskQueue?: string;
+}
+
+/** What a shard has learned of its provider's concurrency (workflows/concurrency-cap.ts). */
+export interface ConcurrencyCapState {
+  /** The cap set at the last signal (or the start). */
+  base: number;
+  /** Items final when it was set: each completion since adds to the cap (see concurrency-cap.ts). */
+  finalAt: number;
+  /** No signal yet: the cap grows by one per completion (slow start); after one, by one per `base`. */
+  probing: boolean;
 }

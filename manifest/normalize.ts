@@ -21,10 +21,10 @@ export const DEFAULTS = {
   maxInFlight: 500,
   retryMaxAttempts: 3,
   /**
-   * Random generation failures and tasks the provider never finished are worth another try;
-   * content-policy refusals are not.
+   * Random generation failures, tasks the provider never finished and results it deleted before
+   * they were stored (its retention) are worth another try; content-policy refusals are not.
    */
-  retryOn: ['generation_error', 'task_timeout'],
+  retryOn: ['generation_error', 'task_timeout', 'result_expired', 'task_expired'],
   /**
    * How long a task may stay unfinished at the API before it is given up: far above the slowest
    * generation the provider documents (about 130 s at 4K) and its queueing.

@@ -131,6 +131,9 @@ export function shardInput(start: ShardStart): ShardInput {
       ...(input.tuning?.shardHistoryLimit ? { historyLimit: input.tuning.shardHistoryLimit } : {}),
       ...(input.tuning?.runCheckMs ? { runCheckMs: input.tuning.runCheckMs } : {}),
       ...(plan.lookup !== undefined && plan.lookup !== 'batch' ? { lookup: plan.lookup } : {}),
+      ...(plan.concurrency
+        ? { concurrency: { start: concurrencyStart(plan.concurrency.documented, start.parallel) } }
+        : {}),
     },
     paused: start.paused,
     cancelled: start.cancelled,
@@ -160,4 +163,12 @@ export function shardPresentation(
         }
       : {}),
   };
+}
+
+/** Tasks a provider runs at once when its documentation names no number: a few, found upward. */
+export const UNDOCUMENTED_CONCURRENCY = 4;
+
+/** A shard's first cap: its share of the documented concurrency among the shards submitting at once. */
+export function concurrencyStart(documented: number | undefined, parallel: number): number {
+  return Math.max(1, Math.floor((documented ?? UNDOCUMENTED_CONCURRENCY) / Math.max(1, parallel)));
 }

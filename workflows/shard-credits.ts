@@ -8,7 +8,10 @@ import { isFinal, Phase } from './tracking.js';
  * read, whether or not its images are stored yet (failed tasks are refunded, so they count 0).
  */
 export function creditsSpent(state: ShardCarriedState): number {
-  return state.credits.reduce((sum, credits) => sum + (credits ?? 0), state.checkRejectedCredits ?? 0);
+  return state.credits.reduce(
+    (sum, credits) => sum + (credits ?? 0),
+    (state.checkRejectedCredits ?? 0) + (state.lostCredits ?? 0),
+  );
 }
 
 /** Estimated credits of the tasks at the API whose charge is not read yet; undefined without a budget. */

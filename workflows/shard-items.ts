@@ -90,6 +90,11 @@ export class ShardItems {
     return this.count(Phase.submitting) + this.count(Phase.submitted) + this.count(Phase.storing);
   }
 
+  /** Items in a final state. */
+  finalCount(): number {
+    return this.state.phase.length - this.notFinal();
+  }
+
   /** Items not final yet: at the API, or queued (never submitted, or to be submitted again). */
   notFinal(): number {
     return this.atApi() + this.count(Phase.queued);
@@ -250,7 +255,7 @@ export class ShardItems {
       const lost = lostTaskError(status);
       if (lost) {
         finished++;
-        this.finish(index, lost.code === 'task_expired' ? 'expired' : 'failed', lost);
+        this.#lost(index, lost);
       } else if (status === 'processing') {
         this.#processing.add(index);
       } else if (!NOT_FINISHED.has(status)) {
@@ -308,11 +313,14 @@ export class ShardItems {
   }
 
   /** The item's task: its plan index, task id and submissions. */
-  #task(index: number): Pick<StoreRequest, 'index' | 'taskId' | 'attempts'> {
+  #task(index: number): Pick<StoreRequest, 'index' | 'taskId' | 'attempts'> & { creditsCost?: number } {
+    const announced = this.state.credits[index];
     return {
       index: this.at.plan(index),
       taskId: this.taskIdOf(index),
       attempts: this.state.attempts[index] ?? 1,
+      // What the provider said at submit the task costs (BFL), for its outcome line.
+      ...(announced ? { creditsCost: announced } : {}),
     };
   }
 
@@ -351,7 +359,7 @@ export class ShardItems {
       if (this.#resubmits(index, result.error)) this.#requeue(index);
       else this.finish(index, 'failed', result.error ?? FAILED_WITHOUT_ERROR);
     } else if (lost) {
-      this.finish(index, lost.code === 'task_expired' ? 'expired' : 'failed', lost);
+      this.#lost(index, lost);
     } else if (overdue) {
       this.#giveUp(index); // the GET confirms it: still unfinished past limits.task_timeout
     } else {
@@ -367,6 +375,10 @@ export class ShardItems {
       if (item.status === 'completed') {
         this.#move(index, Phase.completed);
         this.state.images += item.images;
+      } else if (item.status === 'expired' && this.#resubmits(index, item.error)) {
+        // Deleted by the provider before it was stored (its retention): generated again, as the
+        // retry policy says. The lost task was charged all the same.
+        this.#resubmitLost(index);
       } else if (item.error?.type === FailureType.ImageCheckFailed && this.#resubmits(index, item.error)) {
         // Its images failed a check the retry policy names: generated again. The rejected task
         // was charged all the same.
@@ -408,6 +420,20 @@ export class ShardItems {
 
   #resubmits(index: number, error: ErrorSummary | undefined): boolean {
     return shouldResubmit(error, this.state.attempts[index] ?? 1, this.limits.retry);
+  }
+
+  /** A task the provider no longer has (expired, not found): resubmitted if the retry policy says so. */
+  #lost(index: number, error: ErrorSummary): void {
+    if (this.#resubmits(index, error)) this.#resubmitLost(index);
+    else this.finish(index, error.code === 'task_expired' ? 'expired' : 'failed', error);
+  }
+
+  /** Requeues an item whose task's result is gone, keeping what that task cost in the totals. */
+  #resubmitLost(index: number): void {
+    this.state.lostCredits = (this.state.lostCredits ?? 0) + (this.state.credits[index] ?? 0);
+    this.state.credits[index] = 0;
+    this.state.resubmittedLost = (this.state.resubmittedLost ?? 0) + 1;
+    this.#requeue(index);
   }
 
   /** Gives up an overdue task: resubmitted if the retry policy says so, else failed. */

@@ -8,6 +8,7 @@ import { FailureType } from '../common/failure-types.js';
 import type { CarriedSubmit, ErrorSummary } from '../common/types.js';
 import { plural } from '../common/words.js';
 import { historyFull, type ShardContext } from './shard-context.js';
+import { afterRefusal, capNow, startCap } from './concurrency-cap.js';
 import { nextWouldExceed } from './shard-credits.js';
 import { accountRefusal, failureSummary, Phase } from './tracking.js';
 
@@ -44,9 +45,15 @@ export class SubmitLane {
     return (
       !s.paused &&
       items.count(Phase.queued) > 0 &&
-      items.atApi() < limits.maxInFlight &&
+      items.atApi() < Math.min(limits.maxInFlight, this.#concurrencyCap()) &&
       this.#pending < this.#maxPending
     );
+  }
+
+  /** What the provider's concurrency lets this shard keep in flight (concurrency-cap.ts). */
+  #concurrencyCap(): number {
+    const { s, items } = this.ctx;
+    return s.concurrency ? capNow(s.concurrency, items.finalCount()) : Number.POSITIVE_INFINITY;
   }
 
   #overBudget(): boolean {
@@ -57,6 +64,7 @@ export class SubmitLane {
   /** Submits until nothing is left to submit, the shard stops, or the budget or deadline ends it. */
   async run(): Promise<void> {
     const { s, items, limits, runCheck } = this.ctx;
+    if (limits.concurrency) s.concurrency ??= startCap(limits.concurrency.start, items.finalCount());
     if (limits.allowance !== undefined && s.estimates === null) {
       const { offset, count, indices } = this.ctx.input.shard;
       const plan = this.ctx.input.plan;
@@ -178,8 +186,10 @@ export class SubmitLane {
       s.apiCalls.submit += calls ?? 0;
       const answeredAt = Date.now();
       const attempts = new Map(slice.map(({ index, attempt }) => [index, attempt]));
+      let overConcurrency = false;
       for (const outcome of outcomes) {
         const index = at.local(outcome.index);
+        overConcurrency ||= outcome.overConcurrency === true;
         if (outcome.taskId !== undefined)
           items.submitted(index, outcome.taskId, answeredAt, outcome.creditsCost);
         else if (outcome.failure !== undefined) refusal = this.#failed(index, outcome.failure) ?? refusal;
@@ -189,6 +199,8 @@ export class SubmitLane {
           this.ctx.spawn(this.#submitOne(index, attempts.get(index) ?? 1, outcome.retryAs));
         }
       }
+      // The provider runs as many as it has now: the shard keeps no more until tasks finish.
+      if (overConcurrency) s.concurrency = afterRefusal(items.atApi(), items.finalCount());
     } catch (error) {
       // Only a failure of the slice as a whole (the plan, the API's settings) gets here.
       const failure = failureSummary(error);

@@ -10,6 +10,7 @@ import { condition, log } from '@temporalio/workflow';
 import type { LookupTasksOutput } from '../common/types.js';
 import { plural } from '../common/words.js';
 import { workLeft, type ShardContext } from './shard-context.js';
+import { afterQueue } from './concurrency-cap.js';
 import { checkPlan, dueChecks, type CheckedTask } from './single-checks.js';
 import { dueLookupDelay, learnGenerationTimes } from './lookup-timing.js';
 import { lookupTarget, nextPollDelay, Phase, pollBounds } from './tracking.js';
@@ -100,6 +101,9 @@ export class TrackLane {
     const { s, items } = this.ctx;
     s.apiCalls.lookup += answer.calls ?? 1;
     const told = items.lookedUp(indices, answer.statuses, answer.results);
+    // Tasks waiting in the provider's queue: more are in flight than it runs (concurrency-cap.ts).
+    if (answer.queued && s.concurrency)
+      s.concurrency = afterQueue(s.concurrency, items.atApi(), answer.queued, items.finalCount());
     for (const task of told.unknown) log.warn('unknown task status; treating it as not finished yet', task);
     items.overdue(Date.now());
     return told;

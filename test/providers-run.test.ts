@@ -1,0 +1,200 @@
+// The same catalog on each provider, end to end: a real Temporal dev server, pixelmill's workers in
+// this process, and the provider's emulator over HTTP on a compressed clock. Each run must end with
+// every item's images stored and checked, through the provider's own way of learning states (a
+// list sweep for Replicate, one call per task for fal and BFL), its failures mapped to pixelmill's
+// words, and a concurrency limit it was not told kept without a storm of refusals.
+import './support/quiet-runtime.js';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createActivityRuntime } from '../activities/index.js';
+import { runWorkflowId, taskQueuesOf } from '../common/names.js';
+import type { RunResult } from '../common/types.js';
+import { startBflEmulator, DEMO_BFL_KEY } from '../emulator/bfl/index.js';
+import { startFalEmulator, DEMO_FAL_KEY } from '../emulator/fal/index.js';
+import { startReplicateEmulator, DEMO_REPLICATE_TOKEN } from '../emulator/replicate/index.js';
+import type { StartedEmulator } from '../emulator/providers.js';
+import { loadManifest } from '../manifest/load.js';
+import { createPixelmillWorkers } from '../worker/workers.js';
+import { startRun, startTemporalHarness } from './support/catalog-harness.js';
+
+const KEYS = { FAL_KEY: DEMO_FAL_KEY, REPLICATE_API_TOKEN: DEMO_REPLICATE_TOKEN, BFL_API_KEY: DEMO_BFL_KEY };
+/** Generation in tens of milliseconds. */
+const TIME_SCALE = 0.02;
+
+let env: TestWorkflowEnvironment;
+let dir: string;
+const closers: (() => Promise<unknown>)[] = [];
+
+beforeAll(async () => {
+  ({ env, dir } = await startTemporalHarness());
+  // One set of workers serves every provider's runs: each run's plan names its provider, and the
+  // key comes from the variable its manifest names.
+  const runtime = createActivityRuntime({ env: KEYS });
+  const workers = await createPixelmillWorkers({
+    connection: env.nativeConnection,
+    namespace: 'default',
+    queues: taskQueuesOf(undefined),
+    activities: runtime.activities,
+    shutdownGraceTime: '1 second',
+  });
+  const running = workers.run();
+  closers.push(async () => {
+    workers.shutdown();
+    await running;
+    await runtime.close();
+  });
+});
+afterAll(async () => {
+  for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
+});
+
+type Provider = 'fal' | 'replicate' | 'bfl';
+
+async function emulator(provider: Provider, config: Record<string, unknown> = {}): Promise<StartedEmulator> {
+  const options = { config: { time_scale: TIME_SCALE, port: 0, ...config } as never };
+  const started =
+    provider === 'fal'
+      ? await startFalEmulator(options)
+      : provider === 'replicate'
+        ? await startReplicateEmulator(options)
+        : await startBflEmulator(options);
+  closers.push(() => started.close());
+  return started;
+}
+
+const KEY_ENV: Record<Provider, keyof typeof KEYS> = {
+  fal: 'FAL_KEY',
+  replicate: 'REPLICATE_API_TOKEN',
+  bfl: 'BFL_API_KEY',
+};
+
+/** Writes and runs a catalog of `items` prompts on `provider` at `baseUrl`; resolves with its result. */
+async function runCatalog(
+  provider: Provider,
+  baseUrl: string,
+  name: string,
+  prompts: string[],
+  extra = '',
+): Promise<{ result: RunResult; outputDir: string }> {
+  const file = join(dir, `${name}.yaml`);
+  writeFileSync(
+    file,
+    [
+      `name: ${name}`,
+      `api: { provider: ${provider}, base_url: "${baseUrl}", api_key_env: ${KEY_ENV[provider]} }`,
+      'defaults: { size: "16:9" }',
+      `output: ./${name}-out`,
+      extra,
+      'items:',
+      ...prompts.map((prompt, i) => `  - ${JSON.stringify({ id: `item-${i}`, prompt })}`),
+    ].join('\n'),
+  );
+  const handle = await startRun(env.client, {
+    file,
+    hash: loadManifest(file).hash,
+    outputDir: join(dir, `${name}-out`),
+    runId: runWorkflowId(name),
+  });
+  return { result: await handle.result(), outputDir: join(dir, `${name}-out`) };
+}
+
+interface ReportLine {
+  id: string;
+  status: string;
+  task_id: string | null;
+  attempts: number;
+  credits_cost: number;
+  images: { path: string; sha256: string; width: number; height: number; checks?: { level: string }[] }[];
+  error: { type: string; code: string } | null;
+}
+
+function report(outputDir: string): ReportLine[] {
+  return readFileSync(join(outputDir, 'report.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as ReportLine);
+}
+
+const prompts = (count: number, word = 'chair') =>
+  Array.from({ length: count }, (_, i) => `a ${word} number ${i}`);
+
+describe.each<Provider>(['fal', 'replicate', 'bfl'])('a catalog on %s', (provider) => {
+  it('stores every image, checked, at the size each item asked for', async () => {
+    const api = await emulator(provider);
+    const { result, outputDir } = await runCatalog(provider, api.url, `${provider}-catalog`, prompts(30));
+    expect(result.counts.completed).toBe(30);
+    const lines = report(outputDir);
+    expect(lines).toHaveLength(30);
+    for (const line of lines) {
+      expect(line.status).toBe('completed');
+      // The provider's own id, not pixelmill's locator.
+      expect(line.task_id).not.toContain('|');
+      expect(line.images).toHaveLength(1);
+      const [image] = line.images;
+      // 16:9 at 1K: a long side of about 1024 px, or a megapixel (Replicate's FLUX).
+      const side = Math.min(
+        Math.abs(image!.width - 1024),
+        Math.abs(Math.sqrt(image!.width * image!.height) - 1024),
+      );
+      expect(side / 1024).toBeLessThan(0.15);
+      expect(Math.abs(image!.width / image!.height - 16 / 9)).toBeLessThan(0.04);
+      // Checked, and passed every check at its level (none failed with `error`).
+      expect(image!.checks?.every((check) => check.level !== 'error') ?? true).toBe(true);
+    }
+    const summary = JSON.parse(readFileSync(join(outputDir, 'summary.json'), 'utf8')) as Record<
+      string,
+      unknown
+    >;
+    expect(summary.provider).toBe(provider);
+    // fal and Replicate report no cost: the manifest's pricing (here the default) estimates it.
+    expect(summary.credits_estimated).toBe(provider === 'bfl' ? undefined : true);
+    expect(result.creditsSpent).toBeGreaterThan(0);
+  });
+
+  it('maps a moderated prompt to content_policy_violation, not retried', async () => {
+    const api = await emulator(provider);
+    const { result, outputDir } = await runCatalog(provider, api.url, `${provider}-moderated`, [
+      'a chair',
+      'a forbidden chair',
+    ]);
+    expect(result.counts).toMatchObject({ completed: 1, failed: 1 });
+    const refused = report(outputDir).find((line) => line.id === 'item-1')!;
+    expect(refused.error?.type).toBe('content_policy_violation');
+    expect(refused.attempts).toBe(1);
+  });
+});
+
+describe('concurrency limits the run was not told', () => {
+  it('BFL: keeps about its 24 active tasks with few refusals, and stores everything', async () => {
+    const api = await emulator('bfl', { generation: { queue_seconds: [0, 0] } });
+    const { result } = await runCatalog(
+      'bfl',
+      api.url,
+      'bfl-concurrency',
+      prompts(120),
+      'limits: { max_in_flight: 500 }',
+    );
+    expect(result.counts.completed).toBe(120);
+    const stats = api.stats() as { requests: Record<string, Record<string, number>> };
+    const refused = Object.values(stats.requests).reduce((sum, byStatus) => sum + (byStatus['429'] ?? 0), 0);
+    // One refusal per cap's worth of images at most, plus the start: never a storm.
+    expect(refused).toBeLessThan(20);
+  });
+
+  it('fal: finds a concurrency of 6 from 2, and leaves little waiting in its queue', async () => {
+    const api = await emulator('fal', { concurrency: 6 });
+    // A fixed rate well above what 6 slots need: the concurrency is what limits here.
+    const limits = 'limits: { requests_per_second: 100 }';
+    const { result } = await runCatalog('fal', api.url, 'fal-concurrency', prompts(90), limits);
+    expect(result.counts.completed).toBe(90);
+    const stats = api.stats() as {
+      peak_in_progress: number;
+      retention: { results_deleted_unfetched: number };
+    };
+    // Found (every slot used at once), and nothing left in its queue long enough to be deleted.
+    expect(stats.peak_in_progress).toBe(6);
+    expect(stats.retention.results_deleted_unfetched).toBe(0);
+  });
+});
