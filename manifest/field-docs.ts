@@ -2,9 +2,11 @@
 // Kept beside the zod schema rather than inside it so the validator stays readable; the JSON
 // Schema (for editors) and docs/manifest.md (for people) both take their descriptions from here,
 // and a test fails when a field has none.
-import { MAX_IMAGE_URLS } from '../common/generation.js';
-import { DEFAULT_MODEL } from '../providers/apimart/request.js';
-import { LANGUAGES } from '../common/generation.js';
+import { LANGUAGES, MAX_IMAGE_URLS, RESOLUTIONS } from '../common/generation.js';
+import { MEGAPIXELS } from '../providers/mapping.js';
+import { providerNamed } from '../providers/registry.js';
+import { DEFAULT_PROVIDER, PROVIDER_NAMES } from '../providers/types.js';
+import { DEFAULT_CREDITS_PER_IMAGE } from '../runstate/plan.js';
 import {
   ASPECT_TOLERANCE,
   BLANK_MAX_STDEV,
@@ -16,21 +18,35 @@ import { MAX_REFERENCE_BYTES } from './references.js';
 import { DEFAULT_PATH_TEMPLATE, MAX_PROMPT_CHARS, PATH_TEMPLATE_FIELDS } from './schema.js';
 
 const placeholders = PATH_TEMPLATE_FIELDS.map((field) => `{${field}}`).join(', ');
+const providers = PROVIDER_NAMES.map((name) => `\`${name}\``).join(', ');
+const defaultModels = PROVIDER_NAMES.map((name) => `${name} \`${providerNamed(name).defaultModel}\``).join(
+  ', ',
+);
+const tierMegapixels = RESOLUTIONS.map((r) => `${r} ${MEGAPIXELS[r]}`).join(', ');
+
+const PARAMS = `The provider's own input fields, passed through as they are after pixelmill's mapping of \`prompt\`, \`size\`, \`resolution\`, \`n\`, \`image_urls\` and \`language\`; a key that mapping sets is refused (set the pixelmill field instead). \`apimart\`: into the request body (the API ignores what it does not know). \`fal\`: into the model's input (\`seed\`, \`output_format\`, \`guidance_scale\`, \`enable_safety_checker\`, ...; \`sync_mode: true\` is refused); with \`size: auto\`, \`image_size\` is yours to give. \`replicate\`: into the prediction's \`input\` (the model's own inputs: \`seed\`, \`output_format\`, \`go_fast\`, ...). \`bfl\`: into the request body (\`seed\`, \`safety_tolerance\`, \`output_format\`, \`prompt_upsampling\`, \`raw\`, ...; \`webhook_url\` and \`webhook_secret\` come from \`webhooks\`); with \`size: auto\`, \`width\`/\`height\` are yours. docs/providers.md says what each maps. `;
 
 const itemParams = (prefix: string, inherits: string): Record<string, string> => ({
-  [`${prefix}model`]: `Model name sent to the API. ${inherits}Default: \`${DEFAULT_MODEL}\`.`,
+  [`${prefix}model`]: `The provider's own model name (fal \`fal-ai/flux/dev\`; Replicate \`owner/name\` or \`owner/name:version\`; BFL \`flux-pro-1.1\`). ${inherits}Default: the provider's, ${defaultModels}.`,
   [`${prefix}size`]: `Aspect ratio such as \`16:9\` or \`3:4\`, or \`auto\`. ${inherits}Default: \`${DEFAULTS.size}\`.`,
-  [`${prefix}resolution`]: `\`1K\`, \`2K\` or \`4K\` (the price grows with it). ${inherits}Default: \`${DEFAULTS.resolution}\`.`,
+  [`${prefix}resolution`]: `\`1K\`, \`2K\` or \`4K\`: the image's long side, 1024, 2048 or 4096 px, on every provider (the price grows with it). ${inherits}Default: \`${DEFAULTS.resolution}\`.`,
   [`${prefix}n`]: `Images per prompt, 1-10. ${inherits}Default: ${DEFAULTS.n}.`,
   [`${prefix}image_urls`]: `Up to ${MAX_IMAGE_URLS} reference images for image-to-image: http(s) URLs, or local files and globs (\`photos/chair.jpg\`, \`photos/chair-*.png\`) relative to the manifest, PNG, JPEG, WebP or GIF, at most ${MAX_REFERENCE_BYTES / 1048576} MiB each, at most ${MAX_IMAGE_URLS} once globs are expanded. Local files are uploaded once to the run's store and passed to the provider as URLs (docs/references.md). ${inherits}`,
-  [`${prefix}language`]: `Language of the API's error messages: ${LANGUAGES.join(', ')}. ${inherits}`,
+  [`${prefix}language`]: `Language of the API's error messages: ${LANGUAGES.join(', ')} (\`apimart\` only: fal, Replicate and BFL have none, and \`validate\` refuses it). ${inherits}`,
+  [`${prefix}params`]: `${PARAMS}${
+    inherits === ''
+      ? 'Every item takes them; a problem one of them causes is reported once, here.'
+      : 'Merged over `defaults.params` key by key: a key the item sets wins, the others are kept.'
+  }`,
 });
 
 export const FIELD_DOCS: Record<string, string> = {
   name: "The run's name: its Temporal workflow id is `pixelmill/<name>`, so running the same manifest again attaches to the same run. Letters, digits, `.`, `_`, `-`; at most 80 characters.",
   description: 'Free text for people; not used by the run.',
-  api: 'Where the image API is. `PIXELMILL_API_BASE_URL` and `PIXELMILL_API_KEY` in the environment take precedence. Without any base URL, `pixelmill run` uses the built-in emulator (the run is labelled emulated).',
-  'api.base_url': 'Base URL of the image API, e.g. `https://api.example.com`.',
+  api: "Which image API the run drives and where it is. `PIXELMILL_API_BASE_URL` and `PIXELMILL_API_KEY` in the environment take precedence. Without any base URL, `pixelmill run` uses the provider's built-in emulator (the run is labelled emulated).",
+  'api.provider': `The image API the run drives: ${providers}. \`apimart\` is the asynchronous task API pixelmill first drove, \`fal\` fal's queue, \`replicate\` Replicate's predictions, \`bfl\` Black Forest Labs' FLUX API. It decides what \`model\`, \`params\` and the other item fields become in the request, and what \`validate\` refuses as the provider cannot express it (docs/providers.md). Without a base URL, \`pixelmill run\` starts this provider's emulator (labelled emulated). Default: \`${DEFAULT_PROVIDER}\`.`,
+  'api.base_url':
+    "Base URL of the provider's API (or of an emulator of it), e.g. `https://api.example.com`. Default: none, and `pixelmill run` starts the provider's built-in emulator.",
   'api.api_key_env': `The *name* of the environment variable that holds the API key (never the key itself). Default: \`${DEFAULTS.apiKeyEnv}\`.`,
   defaults: 'Generation parameters every item inherits unless it sets its own.',
   ...itemParams('defaults.', ''),
@@ -46,7 +62,7 @@ export const FIELD_DOCS: Record<string, string> = {
   'limits.deadline':
     'When the run must end: a duration from its start (`8h`) or a time (`2026-11-24T08:00:00+01:00`). Then nothing more is submitted; tasks already at the API are still collected (up to `task_timeout`); the run ends with its report, every unfinished item `cancelled` with the code `deadline`, and `pixelmill run` exits with 4. `pixelmill retry-failed RUN` continues those items later. Default: none.',
   'limits.budget_credits':
-    'Stop submitting once the credits charged plus the cost of the next submit would exceed this; the rest is reported `skipped` with the reason. Default: no budget.',
+    'Stop submitting once the credits charged plus the cost of the next submit would exceed this; the rest is reported `skipped` with the reason. Charged: the cost the provider reports, or where it reports none the `pricing` estimate. Default: no budget.',
   output: `Where images, \`report.jsonl\`, \`summary.json\` and \`index.html\` go: a directory (relative to the manifest) or an \`s3://bucket/prefix\` URL as a string, or an object. Default: \`out/<name>\`.`,
   'output.dir':
     'The output directory, relative to the manifest file unless absolute; or `s3://bucket/prefix` for an S3-compatible object store (docs/storage.md), whose credentials come from the standard AWS environment or profile, never from the manifest.',
@@ -78,6 +94,13 @@ export const FIELD_DOCS: Record<string, string> = {
   'webhooks.public_url':
     'Address at which the API reaches the receiver (`PIXELMILL_WEBHOOK_URL` takes precedence); the API posts to `<public_url>/hooks/<shard>/callback`. Required with a Temporal cluster; in embedded mode the default is the local receiver.',
   'webhooks.secret_env': `The *name* of the environment variable that holds the account's webhook secret (never the secret itself). Default: \`${DEFAULTS.webhookSecretEnv}\`.`,
+  pricing: `What an image costs, in the unit of \`limits.budget_credits\`: exactly one of \`per_image\` and \`per_megapixel\`. \`pixelmill plan\` and the budget estimate each task with it until its cost is known. Where the provider reports no cost (\`fal\`, \`replicate\`), the estimate is what a completed task is charged: the budget counts it, the report's credits are it, and \`summary.json\` says \`credits_estimated: true\`. Where the provider reports a cost (\`apimart\`; \`bfl\`, in BFL credits of $0.01: price in those), that cost is charged. Default (credits an image): ${RESOLUTIONS.map((r) => `${r} ${DEFAULT_CREDITS_PER_IMAGE[r]}`).join(', ')}.`,
+  'pricing.per_image':
+    'The price of one image: one number for every resolution (`0.003`), or one per resolution (`{ 1K: 0.03, 2K: 0.06, 4K: 0.12 }`, all three). An item costs `n` times it.',
+  'pricing.per_image.1K': 'The price of one 1K image.',
+  'pricing.per_image.2K': 'The price of one 2K image.',
+  'pricing.per_image.4K': 'The price of one 4K image.',
+  'pricing.per_megapixel': `The price of one megapixel of output (fal bills its FLUX models so). An image is counted at its tier's square size: ${tierMegapixels} megapixels, so a wider ratio is estimated above what it is billed.`,
   items: 'The prompts, inline. Use `items_file` instead for large catalogs.',
   'items[].id':
     'Stable item id: used in file names and the report. Default: derived from the prompt and parameters, so it stays the same across runs. Ids must be unique.',
