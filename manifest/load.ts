@@ -161,14 +161,18 @@ export function loadManifest(manifestPath: string): LoadedManifest {
   // `referenceAt(k)`: where its image_urls entry k was written.
   /** Where the default of an item's field was written, when the item takes it from `defaults`. */
   const defaultAt = (item: ManifestItem, path: readonly PathSegment[]): string | undefined => {
-    const key = path[0];
-    if (
-      key === undefined ||
-      Object.hasOwn(item, key) ||
-      !manifest.defaults ||
-      !Object.hasOwn(manifest.defaults, key)
-    )
-      return undefined;
+    // `params` merge key by key (normalize.ts): a params key is the item's only if it sets that key.
+    const depth = path[0] === 'params' && path.length > 1 ? 2 : 1;
+    const has = (fields: object | undefined, at: readonly PathSegment[]): boolean =>
+      at.reduce<unknown>(
+        (node, key) =>
+          node !== null && typeof node === 'object' && Object.hasOwn(node, key)
+            ? (node as Record<PropertyKey, unknown>)[key]
+            : undefined,
+        fields,
+      ) !== undefined;
+    const key = path.slice(0, depth);
+    if (key.length < depth || has(item, key) || !has(manifest.defaults, key)) return undefined;
     return `${where(['defaults', ...path])} ${formatPath(['defaults', ...path], MANIFEST_ROOT)}`;
   };
   // `fieldAt(path)`: where a field of the item was written (or its default, when it has none).

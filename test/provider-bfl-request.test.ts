@@ -69,11 +69,11 @@ describe('BFL request mapping: sizes by model family', () => {
 
   it('a size beyond the model bounds is a problem naming the bound, on the field to change', () => {
     // A tier's long side is the same at every ratio, so a ratio crosses a bound only by its short
-    // side: 5:1 at 1K is 1024x192, under FLUX.1's 256, where 1:1 fits (4:1, 1024x256, fits, above).
+    // side: 5:1 at 1K is 992x192, under FLUX.1's 256, where 1:1 fits (4:1, 1024x256, fits, above).
     expect(problems({ size: '5:1' })).toEqual([
       {
         path: ['size'],
-        message: '1K at 5:1 is 1024x192 pixels, and flux-pro-1.1 takes 256 to 1440 pixels a side',
+        message: '1K at 5:1 is 992x192 pixels, and flux-pro-1.1 takes 256 to 1440 pixels a side',
       },
     ]);
     // No ratio fits 2K on FLUX.1 (its long side is 2048): the resolution is the problem.
@@ -102,11 +102,11 @@ describe('BFL request mapping: sizes by model family', () => {
         message: '4K at 16:9 is 4096x2304 pixels, and flux-2-pro takes at most 4 megapixels (2048x2048)',
       },
     ]);
-    // FLUX.2's 64 pixels a side: 25:1 at 1K is 1024x32, where 1:1 fits.
+    // FLUX.2's 64 pixels a side: 25:1 at 1K is 992x32, where 1:1 fits.
     expect(problems({ model: 'flux-2-pro', size: '25:1' })).toEqual([
       {
         path: ['size'],
-        message: '1K at 25:1 is 1024x32 pixels, and flux-2-pro takes at least 64 pixels a side',
+        message: '1K at 25:1 is 992x32 pixels, and flux-2-pro takes at least 64 pixels a side',
       },
     ]);
   });

@@ -97,7 +97,7 @@ describe('fal request mapping: sizes', () => {
       },
     ]);
     // 1K's long side is 1024 px whatever the ratio, so only the short side can cross a bound at
-    // 1K: 5:1 is 1024x192 (4:1, 1024x256, is the narrowest that fits, above).
+    // 1K: 5:1 is 992x192 (4:1, 1024x256, is the narrowest that fits, above).
     expect(problems({ model: 'fal-ai/flux-pro/v1.1', size: '5:1' })).toEqual([
       {
         path: ['size'],
