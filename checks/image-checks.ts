@@ -21,6 +21,17 @@ export const DEFAULT_CHECK_LEVELS: CheckLevels = {
 export const ASPECT_TOLERANCE = 0.02;
 /** The long side (or the square root of the pixel count) may differ from its tier (1024, 2048, 4096 px) by this share. */
 export const LONG_SIDE_TOLERANCE = 0.15;
+/**
+ * Providers size images on a grid (Replicate's FLUX: 64 px, so 4:5 at a megapixel is 896x1088,
+ * 2.9% off): the ratio may be off by what snapping each side by half a grid step makes, on top.
+ */
+export const SIZE_GRID_PX = 64;
+
+/** How far an image of `width` x `height` may be from the asked ratio. */
+export function aspectTolerance(width: number, height: number): number {
+  return Math.max(ASPECT_TOLERANCE, SIZE_GRID_PX / 2 / width + SIZE_GRID_PX / 2 / height);
+}
+
 /** An image whose every channel's standard deviation (0-255) is below this is blank. */
 export const BLANK_MAX_STDEV = 2;
 
@@ -92,7 +103,7 @@ export function checkImage(facts: ImageFacts, request: CheckedRequest, levels: C
   if (expectedFormat !== undefined && facts.format !== undefined && facts.format !== expectedFormat)
     fail('format', `is ${facts.format.toUpperCase()}, announced as ${expectedFormat.toUpperCase()}`);
   const ratio = ratioOf(request.size);
-  if (ratio !== undefined && Math.abs(width / height - ratio) / ratio > ASPECT_TOLERANCE)
+  if (ratio !== undefined && Math.abs(width / height - ratio) / ratio > aspectTolerance(width, height))
     fail('aspect_ratio', `is ${width}x${height}, not ${request.size}`);
   const tier = LONG_SIDE[request.resolution];
   const long = Math.max(width, height);

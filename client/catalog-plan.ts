@@ -13,12 +13,7 @@ import { plural } from '../common/words.js';
 import type { LoadedManifest } from '../manifest/load.js';
 import type { RunSettings } from '../manifest/normalize.js';
 import { DEFAULT_EXTENSION, renderResultPath } from '../manifest/result-paths.js';
-import {
-  STATE_DIR_NAME,
-  stateDirOf,
-  type IncrementalPlan,
-  type StateLocation,
-} from '../runstate/index.js';
+import { STATE_DIR_NAME, stateDirOf, type IncrementalPlan, type StateLocation } from '../runstate/index.js';
 import { s3UrlOf } from '../storage/s3-location.js';
 import { runState } from './run-files.js';
 
@@ -148,10 +143,12 @@ export function describePlan(plan: CatalogPlan, prune: boolean): string {
         : `${plural(counts.unused, 'stored result')} no item uses left in storage (--prune deletes them)`,
     );
   }
+  // Prices per megapixel make fractions: two decimals say what a budget needs.
+  const amount = (credits: number) => Math.round(credits * 100) / 100;
   const byResolution = Object.entries(estimate.creditsByResolution)
-    .map(([resolution, credits]) => `${credits} at ${resolution}`)
+    .map(([resolution, credits]) => `${amount(credits)} at ${resolution}`)
     .join(', ');
-  const credits = `${plural(estimate.credits, 'credit')}${byResolution ? ` (${byResolution})` : ''}`;
+  const credits = `${plural(amount(estimate.credits), 'credit')}${byResolution ? ` (${byResolution})` : ''}`;
   const time =
     estimate.seconds === undefined
       ? 'time: the rate is discovered when the run starts'

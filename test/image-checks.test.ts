@@ -41,6 +41,15 @@ describe('image checks', () => {
     ]);
   });
 
+  it("takes the sizes providers snap to a grid (Replicate's 4:5 megapixel: 896x1088), not a ratio further off", async () => {
+    expect(await findings(await picture(896, 1088), '4:5')).toEqual([]);
+    // A megapixel at 16:9 (1344x768) is 1K by its pixel count.
+    expect(await findings(await picture(1344, 768), '16:9')).toEqual([]);
+    expect(await findings(await picture(896, 1200), '4:5')).toEqual([
+      { check: 'aspect_ratio', level: 'error', message: 'is 896x1200, not 4:5' },
+    ]);
+  });
+
   it('fails a blank frame', async () => {
     const blank = await sharp({ create: { width: 1024, height: 576, channels: 3, background: '#808080' } })
       .png()

@@ -81,15 +81,21 @@ function describeKeys(config: unknown, demoKey: string): string {
   return demo ? `${counted}; demo API key: ${demoKey}` : counted;
 }
 
-/** Every `{ key, status }` entry of a config, wherever the provider's config lists them. */
+/**
+ * Every key of a config, wherever the provider's config lists them: `{ key, status }` entries
+ * (the first API, fal, BFL) or `tokens` lists (Replicate).
+ */
 function allKeys(value: unknown): { key: string; status?: string }[] {
   if (Array.isArray(value)) return value.flatMap(allKeys);
   if (typeof value !== 'object' || value === null) return [];
   const record = value as Record<string, unknown>;
   const own =
     typeof record.key === 'string' ? [{ key: record.key, status: record.status as string | undefined }] : [];
-  return [
-    ...own,
-    ...Object.entries(record).flatMap(([name, inner]) => (name === 'key' ? [] : allKeys(inner))),
-  ];
+  const tokens = Array.isArray(record.tokens)
+    ? record.tokens.filter((token): token is string => typeof token === 'string').map((key) => ({ key }))
+    : [];
+  const inner = Object.entries(record).flatMap(([name, field]) =>
+    name === 'key' || name === 'tokens' ? [] : allKeys(field),
+  );
+  return [...own, ...tokens, ...inner];
 }
