@@ -204,13 +204,20 @@ export function reportToGovernor(
   client: Client,
   account: string | undefined,
   report: GovernorReport,
+  /** Where a governor started by this report starts its rates (rate-law.ts, UNRATED_START_PER_SECOND). */
+  startPerSecond?: number,
 ): Promise<GovernorGrant> {
   return client.workflow.executeUpdateWithStart(reportOutcomesUpdate, {
     args: [report],
     startWorkflowOperation: new WithStartWorkflowOperation('governorWorkflow', {
       workflowId: governorWorkflowId(account),
       taskQueue: taskQueuesOf(account).workflow,
-      args: [account === undefined ? {} : { account }],
+      args: [
+        {
+          ...(account !== undefined ? { account } : {}),
+          ...(startPerSecond !== undefined ? { startPerSecond } : {}),
+        },
+      ],
       workflowIdConflictPolicy: 'USE_EXISTING',
     }),
   });

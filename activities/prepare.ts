@@ -4,6 +4,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { FailureType } from '../common/failure-types.js';
 import { providerNamed } from '../providers/registry.js';
+import { UNRATED_START_PER_SECOND } from '../governor/rate-law.js';
 import type {
   PlanRef,
   PlanShardInput,
@@ -64,6 +65,7 @@ async function preparedRun(
   if (meta.generateCount !== undefined) prepared.generateCount = meta.generateCount;
   const { lookup, limits } = providerNamed(meta.provider).capabilities;
   if (lookup.kind !== 'batch') prepared.lookup = lookup.kind;
+  if (!limits.rate) prepared.startPerSecond = UNRATED_START_PER_SECOND;
   if (limits.concurrency)
     prepared.concurrency =
       limits.documentedConcurrency !== undefined ? { documented: limits.documentedConcurrency } : {};

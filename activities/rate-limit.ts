@@ -37,9 +37,19 @@ export async function configureRateLimit(input: ConfigureRateLimitInput): Promis
  * of the submit and query queues before the run's first call is scheduled on them (a queue
  * without a rate hands out its whole backlog at once).
  */
-export async function joinRateGovernor(input: { account?: string; runId: string }): Promise<void> {
+export async function joinRateGovernor(input: {
+  account?: string;
+  runId: string;
+  /** A new governor's starting rate: high for a provider that documents no rate limit. */
+  startPerSecond?: number;
+}): Promise<void> {
   const { client } = Context.current();
-  await reportToGovernor(client, input.account, { worker: `run ${input.runId}`, groups: {} });
+  await reportToGovernor(
+    client,
+    input.account,
+    { worker: `run ${input.runId}`, groups: {} },
+    input.startPerSecond,
+  );
 }
 
 /**

@@ -135,6 +135,8 @@ export interface PreparedRun {
   lookup?: 'batch' | 'list' | 'single';
   /** The provider limits tasks running at once: what its documentation says, when it does. */
   concurrency?: { documented?: number };
+  /** Where the account's governor starts its rates when this run starts it (a provider that documents no rate limit). */
+  startPerSecond?: number;
 }
 
 export interface ShardSpec {

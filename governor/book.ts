@@ -22,10 +22,11 @@ export const REPORTER_FRESH_MS = 60_000;
 /** A worker whose last calls of a group are older than this no longer shares its rate. */
 export const CALLER_FRESH_MS = 3_000;
 
-export function initialGovernorState(nowMs: number): GovernorState {
+/** `startPerSecond`: where the laws start (rate-law.ts, UNRATED_START_PER_SECOND); default the slow start's. */
+export function initialGovernorState(nowMs: number, startPerSecond?: number): GovernorState {
   const each = <T>(make: () => T): Record<ApiGroup, T> => ({ submit: make(), query: make() });
   return {
-    laws: each(() => initialLaw(nowMs)),
+    laws: each(() => initialLaw(nowMs, null, startPerSecond)),
     sourceSince: each(() => nowMs),
     pending: each(() => ({ attempted: 0, sinceMs: nowMs })),
     reporters: {},

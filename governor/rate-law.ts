@@ -94,9 +94,19 @@ export interface LawState {
   previousRate: number;
 }
 
-export function initialLaw(nowMs: number, capPerSecond: number | null = null): LawState {
+/**
+ * A provider that documents no rate limit, only a concurrency (fal, BFL), is not held to the slow
+ * start from INITIAL_PER_SECOND: its governor starts here, and a 429 still brings it down.
+ */
+export const UNRATED_START_PER_SECOND = 50;
+
+export function initialLaw(
+  nowMs: number,
+  capPerSecond: number | null = null,
+  startPerSecond = INITIAL_PER_SECOND,
+): LawState {
   return {
-    ratePerSecond: capPerSecond === null ? INITIAL_PER_SECOND : Math.min(INITIAL_PER_SECOND, capPerSecond),
+    ratePerSecond: capPerSecond === null ? startPerSecond : Math.min(startPerSecond, capPerSecond),
     phase: 'slow-start',
     holdUntilMs: nowMs,
     quietUntilMs: nowMs,

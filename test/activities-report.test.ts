@@ -192,6 +192,8 @@ describe('writeReport', () => {
     const summary = JSON.parse(readFileSync(join(fixture.outputDir, 'summary.json'), 'utf8')) as unknown;
     expect(summary).toEqual({
       manifest: 'lamps',
+      // The provider the plan names (plans without one ran on the first API).
+      provider: 'apimart',
       run_id: 'pixelmill/lamps',
       items: 5,
       counts: { completed: 1, failed: 1, cancelled: 1, expired: 1, skipped: 1 },

@@ -26,6 +26,8 @@ export interface GovernorInput {
   account?: string;
   /** Carried over by continue-as-new. */
   state?: GovernorState;
+  /** Where a new governor's rates start: high for a provider that documents no rate limit. */
+  startPerSecond?: number;
 }
 
 /** The governor ends after this long without a report: a later run starts it again. */
@@ -42,7 +44,7 @@ const { applyGroupRates } = proxyLocalActivities<Activities>({
 
 export async function governorWorkflow(input: GovernorInput): Promise<void> {
   const queues = taskQueuesOf(input.account);
-  const book = new GovernorBook(input.state ?? initialGovernorState(Date.now()));
+  const book = new GovernorBook(input.state ?? initialGovernorState(Date.now(), input.startPerSecond));
   let lastReportMs = Date.now();
   let idle = false;
   let queuesSet = false;

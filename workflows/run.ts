@@ -26,6 +26,7 @@ import { countAttributes, ITEMS_ATTRIBUTE, MANIFEST_ATTRIBUTE } from '../common/
 import { activitiesOn } from './activities.js';
 import { CarryOver } from './run-carry.js';
 import { runDetails } from './run-details.js';
+import { limitRate } from './run-rate.js';
 import { writeRunReport } from './run-report.js';
 import {
   concurrentShards,
@@ -114,18 +115,7 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
     if (ready.deadline)
       deadlineAt =
         'atMs' in ready.deadline ? ready.deadline.atMs : Date.parse(startedAt) + ready.deadline.afterMs;
-    // A discovered rate is the account's governor's to set (workflows/governor.ts).
-    if (ready.rateCaps !== undefined) {
-      await activities.joinRateGovernor.executeWithOptions(
-        { summary: "join the API account's rate governor" },
-        [{ ...(input.apiAccount !== undefined ? { account: input.apiAccount } : {}), runId }],
-      );
-    } else {
-      await activities.configureRateLimit.executeWithOptions(
-        { summary: `limit API calls to ${ready.requestsPerSecond}/s` },
-        [{ requestsPerSecond: ready.requestsPerSecond, taskQueue: queues.api }],
-      );
-    }
+    await limitRate(activities, { input, runId, prepared: ready, apiQueue: queues.api });
     return ready;
   }
   shards.push(...generationShards(plan));
