@@ -354,8 +354,8 @@ export class ShardItems {
     if (request) {
       return request;
     } else if (result.status === 'failed') {
-      // Failed tasks are refunded unless the provider says what it kept.
-      this.state.credits[index] = result.creditsCost ?? 0;
+      // Failed tasks are refunded (the first API's and BFL's are; fal and Replicate bill none).
+      this.state.credits[index] = 0;
       if (this.#resubmits(index, result.error)) this.#requeue(index);
       else this.finish(index, 'failed', result.error ?? FAILED_WITHOUT_ERROR);
     } else if (lost) {
