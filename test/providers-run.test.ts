@@ -12,6 +12,12 @@ import { createActivityRuntime } from '../activities/index.js';
 import { runWorkflowId, taskQueuesOf } from '../common/names.js';
 import type { RunResult } from '../common/types.js';
 import { startBflEmulator, DEMO_BFL_KEY } from '../emulator/bfl/index.js';
+import { JWKS_PATH } from '../emulator/fal/index.js';
+import { replicateSecretFetcher } from '../providers/replicate/index.js';
+import { webhookBaseUrl } from '../webhook/route.js';
+import { startWebhookServer } from '../webhook/server.js';
+import { temporalSignaller } from '../webhook/signal.js';
+import { receiverVerifiers } from '../webhook/verifiers.js';
 import { startFalEmulator, DEMO_FAL_KEY } from '../emulator/fal/index.js';
 import { startReplicateEmulator, DEMO_REPLICATE_TOKEN } from '../emulator/replicate/index.js';
 import type { StartedEmulator } from '../emulator/providers.js';
@@ -19,7 +25,14 @@ import { loadManifest } from '../manifest/load.js';
 import { createPixelmillWorkers } from '../worker/workers.js';
 import { startRun, startTemporalHarness } from './support/catalog-harness.js';
 
-const KEYS = { FAL_KEY: DEMO_FAL_KEY, REPLICATE_API_TOKEN: DEMO_REPLICATE_TOKEN, BFL_API_KEY: DEMO_BFL_KEY };
+const WEBHOOK_SECRET = 'providers-run-secret';
+const KEYS = {
+  FAL_KEY: DEMO_FAL_KEY,
+  REPLICATE_API_TOKEN: DEMO_REPLICATE_TOKEN,
+  BFL_API_KEY: DEMO_BFL_KEY,
+  // BFL signs with the secret a submit gives it.
+  PIXELMILL_WEBHOOK_SECRET: WEBHOOK_SECRET,
+};
 /** Generation in tens of milliseconds. */
 const TIME_SCALE = 0.02;
 
@@ -77,6 +90,7 @@ async function runCatalog(
   name: string,
   prompts: string[],
   extra = '',
+  webhookBase?: string,
 ): Promise<{ result: RunResult; outputDir: string }> {
   const file = join(dir, `${name}.yaml`);
   writeFileSync(
@@ -91,12 +105,18 @@ async function runCatalog(
       ...prompts.map((prompt, i) => `  - ${JSON.stringify({ id: `item-${i}`, prompt })}`),
     ].join('\n'),
   );
-  const handle = await startRun(env.client, {
+  const catalog = {
     file,
     hash: loadManifest(file).hash,
     outputDir: join(dir, `${name}-out`),
     runId: runWorkflowId(name),
-  });
+  };
+  const handle = await startRun(
+    env.client,
+    catalog,
+    undefined,
+    webhookBase ? { webhookBaseUrl: webhookBase } : {},
+  );
   return { result: await handle.result(), outputDir: join(dir, `${name}-out`) };
 }
 
@@ -163,6 +183,41 @@ describe.each<Provider>(['fal', 'replicate', 'bfl'])('a catalog on %s', (provide
     const refused = report(outputDir).find((line) => line.id === 'item-1')!;
     expect(refused.error?.type).toBe('content_policy_violation');
     expect(refused.attempts).toBe(1);
+  });
+});
+
+describe.each<Provider>(['fal', 'replicate', 'bfl'])('webhooks from %s', (provider) => {
+  it('announce every task, verified its own way: about one API call per image', async () => {
+    const api = await emulator(provider);
+    const keys = {
+      secret: WEBHOOK_SECRET,
+      extra: {
+        fal: { jwksUrl: `${api.url}${JWKS_PATH}` },
+        replicate: {
+          fetchSecret: replicateSecretFetcher({ baseUrl: api.url, apiKey: DEMO_REPLICATE_TOKEN }),
+        },
+      },
+    };
+    const receiver = await startWebhookServer({
+      signal: temporalSignaller(env.client),
+      verifierFor: receiverVerifiers(keys, [provider]),
+      log: () => undefined,
+    });
+    closers.push(() => receiver.close());
+    const { result } = await runCatalog(
+      provider,
+      api.url,
+      `${provider}-hooked`,
+      prompts(30),
+      'webhooks: { enabled: true }',
+      webhookBaseUrl(receiver.url, provider),
+    );
+    expect(result.counts.completed).toBe(30);
+    // Every task was announced and taken from its signal, none refused as forged.
+    expect(receiver.counts.signalled).toBe(30);
+    expect(receiver.counts.unauthorized).toBe(0);
+    const calls = result.apiCalls.submit + result.apiCalls.lookup + result.apiCalls.get;
+    expect(calls / 30).toBeLessThanOrEqual(1.2);
   });
 });
 
