@@ -6,7 +6,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { DEMO_API_KEY, type EmulatorConfigOverrides } from '../emulator/index.js';
-import { seededRandom } from '../emulator/random.js';
+import { seededRandom } from '../emulator/core/random.js';
 
 export const CHAOS_API_KEY = DEMO_API_KEY;
 export const CHAOS_WEBHOOK_SECRET = 'whsec_chaos';

@@ -12,10 +12,10 @@ import { plural } from '../common/words.js';
 import {
   CONFIG_ROOT,
   DEFAULT_EMULATOR_CONFIG,
-  mergeOverDefaults,
   validateEmulatorConfig,
   type EmulatorConfig,
 } from './config.js';
+import { mergeOverDefaults } from './core/config.js';
 
 export function loadEmulatorConfig(file: string): EmulatorConfig {
   let text: string;

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { UserError } from '../common/errors.js';
 import { formatPath } from '../common/problems.js';
 import { plural } from '../common/words.js';
+import { isPlainObject, mergeOverDefaults, type ConfigProblem } from './core/config.js';
 
 export const KEY_STATUSES = ['active', 'disabled', 'expired'] as const;
 export type KeyStatus = (typeof KEY_STATUSES)[number];
@@ -178,27 +179,6 @@ function deepFreeze<T>(value: T): T {
 
 /** The demo key of the default config; the CLI may print it because it is public. */
 export const DEMO_API_KEY = 'sk-live-demo';
-
-/** A problem found in a config: `path` is the location in the object, e.g. `['accounts', 0, 'id']`. */
-export interface ConfigProblem {
-  path: readonly PropertyKey[];
-  message: string;
-  /** For an unknown key: the path to the key itself, which `path` may leave out (see below). */
-  unknownKeyAt?: readonly PropertyKey[];
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** Deep merge of plain objects; arrays, scalars and null in `override` replace. */
-export function mergeOverDefaults(base: unknown, override: unknown): unknown {
-  if (override === undefined) return base;
-  if (!isPlainObject(base) || !isPlainObject(override)) return override;
-  const merged: Record<string, unknown> = { ...base };
-  for (const [key, value] of Object.entries(override)) merged[key] = mergeOverDefaults(base[key], value);
-  return merged;
-}
 
 /** Normalize: the conveniences the file format allows, turned into the one canonical shape. */
 function normalize(input: unknown): unknown {

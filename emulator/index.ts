@@ -4,7 +4,7 @@
 import type { AddressInfo } from 'node:net';
 import { UserError } from '../common/errors.js';
 import { plural } from '../common/words.js';
-import { systemClock, type Clock } from './clock.js';
+import { systemClock, type Clock } from './core/clock.js';
 import {
   parseEmulatorConfig,
   type EmulatorConfig,
@@ -23,7 +23,7 @@ export type { EmulatorConfig, EmulatorConfigOverrides, RateLimitsChange } from '
 export type { BucketConfig, RateLimits } from './rate-limit.js';
 export type { EmulatorStats, GroundTruthTask } from './routes/admin.js';
 export type { InjectedFault, RequestLogEntry } from './stats.js';
-export type { Clock, Timer } from './clock.js';
+export type { Clock, Timer } from './core/clock.js';
 
 export interface StartEmulatorOptions {
   /** Any subset of the config, deep-merged over the defaults (arrays replace); port 0 = any free port. */

@@ -6,7 +6,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent, request } from 'undici';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { systemClock, type Clock } from '../emulator/clock.js';
+import { systemClock, type Clock } from '../emulator/core/clock.js';
 import { sendPng, type DownloadFaults } from '../emulator/downloads.js';
 import { renderResultPng } from '../emulator/images/render.js';
 

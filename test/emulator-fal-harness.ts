@@ -6,7 +6,7 @@ import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'nod
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { onTestFinished } from 'vitest';
-import type { Clock } from '../emulator/clock.js';
+import type { Clock } from '../emulator/core/clock.js';
 import {
   DEMO_FAL_KEY,
   startFalEmulator,

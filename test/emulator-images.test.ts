@@ -10,10 +10,10 @@ import {
   renderResultPng,
   type ImageSpec,
 } from '../emulator/images/render.js';
-import { RgbCanvas } from '../emulator/images/canvas.js';
-import { glyphColumns } from '../emulator/images/font.js';
-import { encodePng } from '../emulator/images/png.js';
-import { wrapText } from '../emulator/images/text-layout.js';
+import { RgbCanvas } from '../emulator/core/images/canvas.js';
+import { glyphColumns } from '../emulator/core/images/font.js';
+import { encodePng } from '../emulator/core/images/png.js';
+import { wrapText } from '../emulator/core/images/text-layout.js';
 
 const spec = (overrides: Partial<ImageSpec> = {}): ImageSpec => ({
   prompt: 'A red fox in a misty forest at dawn',

@@ -4,7 +4,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { expect, onTestFinished } from 'vitest';
-import type { Clock } from '../emulator/clock.js';
+import type { Clock } from '../emulator/core/clock.js';
 import {
   DEMO_REPLICATE_TOKEN,
   startReplicateEmulator,

@@ -1,7 +1,7 @@
 // The parts of one running BFL emulator, handed to every route: config, clock, keys, the job
 // simulator and the books beside it, counters, faults, images, webhooks, and the seeded random
 // streams (one per concern, so that, say, the number of polls never changes which tasks fail).
-import type { Clock } from '../clock.js';
+import type { Clock } from '../core/clock.js';
 import {
   CoreStats,
   ImageCache,

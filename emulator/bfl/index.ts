@@ -2,7 +2,7 @@
 // as its documentation describes it (POST /v1/{model}, GET /v1/get_result, signed sample URLs
 // that expire, 24 active tasks per account, webhooks) with fault injection, on core's generation
 // simulator. docs/emulators/bfl.md documents every knob and the sources read.
-import { systemClock, type Clock } from '../clock.js';
+import { systemClock, type Clock } from '../core/clock.js';
 import { closerFor, listen, type RunningProviderEmulator } from '../core/index.js';
 import {
   parseBflConfig,

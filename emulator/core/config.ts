@@ -1,6 +1,6 @@
 // Provider-neutral config plumbing for the provider emulators: parse -> normalize -> validate,
 // every problem collected, each as `path: message`, or `file:line:col path: message` for a YAML
-// file (positions walked back from the problem's path, as emulator/config-file.ts does).
+// file (positions walked back from the problem's path).
 //
 // A provider supplies its defaults and a zod schema; the schema should be strict so that a typo
 // is an error rather than a silently ignored key. Keys under `secretParents` (e.g. `accounts`)
@@ -11,11 +11,29 @@ import { z } from 'zod';
 import { UserError } from '../../common/errors.js';
 import { formatPath } from '../../common/problems.js';
 import { plural } from '../../common/words.js';
-import { mergeOverDefaults, type ConfigProblem } from '../config.js';
-
-export { mergeOverDefaults, type ConfigProblem } from '../config.js';
 
 export const CONFIG_ROOT = '(root)';
+
+/** A problem found in a config: `path` is the location in the object, e.g. `['accounts', 0, 'id']`. */
+export interface ConfigProblem {
+  path: readonly PropertyKey[];
+  message: string;
+  /** For an unknown key: the path to the key itself, which `path` leaves out under a secret parent. */
+  unknownKeyAt?: readonly PropertyKey[];
+}
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Deep merge of plain objects; arrays, scalars and null in `override` replace. */
+export function mergeOverDefaults(base: unknown, override: unknown): unknown {
+  if (override === undefined) return base;
+  if (!isPlainObject(base) || !isPlainObject(override)) return override;
+  const merged: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(override)) merged[key] = mergeOverDefaults(base[key], value);
+  return merged;
+}
 
 /** A share in [0, 1]. */
 export const rate = z.number().min(0).max(1);

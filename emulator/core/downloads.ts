@@ -3,7 +3,7 @@
 // content-length, so a correct client sees a premature close) and a slow link (kbps). Like
 // emulator/downloads.ts, for any content type.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { systemClock, type Clock, type Timer } from '../clock.js';
+import { systemClock, type Clock, type Timer } from './clock.js';
 
 export interface DownloadFaults {
   truncate: boolean;

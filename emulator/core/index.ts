@@ -21,26 +21,30 @@
 // - webhooks.ts WebhookDispatcher: POST with a scaled timeout and retry schedule, duplicate and
 //               lost faults, headers computed per attempt by the provider (its signature), outcomes
 //               counted; JobEndTimers: one timer per job with a webhook, re-armed on reschedules.
-// - images.ts   renderImage({prompt, index, width, height, format: png|jpeg, look: normal | blank
-//               | black | corrupt}) and ImageCache (byte-bounded, concurrent asks render once).
+// - images/render.ts renderImage({prompt, index, width, height, format: png|jpeg, look: normal
+//               | blank | black | corrupt}) and ImageCache (byte-bounded, concurrent asks render
+//               once); images/ also holds the drawing it is made of (canvas, bitmap font, text
+//               layout, palette from the prompt, PNG encoder), which apimart's images share.
 // - downloads.ts sendBytes(req, res, bytes, contentType, {truncate, kbps}, clock): download faults.
 // - stats.ts    CoreStats (requests by route pattern and status, webhooks by outcome, faults by
 //               name); ServerFaults: a seeded 5xx per request class, each class its own rate.
 // - config.ts   ConfigSpec + parseConfig / loadConfigFile / parseConfigText (every problem, as
 //               `file:line:col path: message`), rate and secondsRange schemas, deepFreeze.
 // - http.ts     requestTarget, readJsonBody (size-capped, strict UTF-8), sendJson, sendNdjson.
-// - random-streams.ts randomStream(seed, index), seededUuid(random), uniform.
-// Time: pass a Clock (../clock.ts); tests use a manual one, nothing here sleeps.
+// - random-streams.ts randomStream(seed, index), seededUuid(random), uniform (random.ts: the
+//               seeded sfc32 source itself).
+// - clock.ts    Clock and systemClock. Time: pass a Clock; tests use a manual one, nothing here
+//               sleeps.
 export * from './server.js';
 export * from './job.js';
 export * from './jobs.js';
 export * from './journal.js';
 export * from './webhooks.js';
-export * from './images.js';
+export * from './images/render.js';
 export * from './downloads.js';
 export * from './stats.js';
 export * from './config.js';
 export * from './http.js';
 export * from './random-streams.js';
-export type { Clock, Timer } from '../clock.js';
-export { systemClock } from '../clock.js';
+export type { Clock, Timer } from './clock.js';
+export { systemClock } from './clock.js';

@@ -5,7 +5,7 @@
 //
 // Everything is a function of the clock between events, so reads never mutate state and no job
 // needs a timer. Providers keep their own wire shapes in `data` and read phases from here.
-import type { Clock } from '../clock.js';
+import type { Clock } from './clock.js';
 import { EventJournal, type JournalEvent } from './journal.js';
 import { Job, JOB_PHASES, type JobPhase, type JobRecord, type PlannedOutcome } from './job.js';
 import { Lane } from './lanes.js';

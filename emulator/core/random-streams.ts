@@ -1,10 +1,10 @@
 // Seeded random streams for one emulator: each concern (job futures, ids, faults, downloads,
 // webhooks) draws from its own stream derived from the config's `seed`, so that, for example, the
 // number of status polls (which draw server faults) does not change which jobs fail.
-import { seededRandom, type Random } from '../random.js';
+import { seededRandom, type Random } from './random.js';
 
-export type { Random } from '../random.js';
-export { uniform } from '../random.js';
+export type { Random } from './random.js';
+export { uniform } from './random.js';
 
 /** The stream numbered `index` of `seed`; different indexes give unrelated sequences. */
 export function randomStream(seed: number, index: number): Random {

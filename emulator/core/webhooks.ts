@@ -7,7 +7,7 @@
 // can reject a promise nobody awaits. Outcomes are counted through `onAttempt`. Redirects are not
 // followed: a signed body must not reach an address the caller never registered.
 import { Agent, request } from 'undici';
-import { systemClock, type Clock, type Timer } from '../clock.js';
+import { systemClock, type Clock, type Timer } from './clock.js';
 import type { Random } from './random-streams.js';
 
 export type WebhookOutcome =

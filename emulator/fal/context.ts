@@ -2,8 +2,8 @@
 // keys, counters, the webhook signer and sender, the image cache, per-concern random streams, and
 // the ground truth the simulator cannot derive (what clients fetched and downloaded).
 import type { ServerResponse } from 'node:http';
-import type { Clock } from '../clock.js';
-import { ImageCache } from '../core/images.js';
+import type { Clock } from '../core/clock.js';
+import { ImageCache } from '../core/images/render.js';
 import type { Job } from '../core/job.js';
 import { JobSimulator } from '../core/jobs.js';
 import { randomStream, type Random } from '../core/random-streams.js';

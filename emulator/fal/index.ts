@@ -2,7 +2,7 @@
 // documentation, with fault injection, for tests, benchmarks and offline rehearsals. Start one
 // with `startFalEmulator`; read a YAML config with `loadFalConfig`. docs/emulators/fal.md
 // documents the routes, every config knob and the facts that are not confirmed.
-import { systemClock, type Clock } from '../clock.js';
+import { systemClock, type Clock } from '../core/clock.js';
 import type { Job } from '../core/job.js';
 import { closerFor, listen, type RunningProviderEmulator } from '../core/server.js';
 import { parseFalConfig, type FalConfig, type FalConfigOverrides } from './config.js';

@@ -4,7 +4,7 @@
 // and the webhook both use these; the size of the answer decides its retention (fal keeps results
 // of 10 KB or more a shorter time).
 import type { Job } from '../core/job.js';
-import { CONTENT_TYPES, type ImageCache, type ImageFormat, type ImageLook } from '../core/images.js';
+import { CONTENT_TYPES, type ImageCache, type ImageFormat, type ImageLook } from '../core/images/render.js';
 import type { FalJobData } from './job-data.js';
 import { imageUrl, requestError, type Answer } from './wire.js';
 

@@ -7,11 +7,11 @@ import type { Resolution } from '../wire.js';
 import type { ReferenceThumbnail } from '../references.js';
 import { ByteBoundedLru } from './cache.js';
 import { wrongAspectOf, type ImageFault } from './faults.js';
-import { RgbCanvas } from './canvas.js';
-import { CELL_HEIGHT, CELL_WIDTH, drawTextLine, lineWidth } from './draw-text.js';
-import { paletteFor, type Palette } from './palette.js';
-import { encodePng } from './png.js';
-import { wrapText } from './text-layout.js';
+import { RgbCanvas } from '../core/images/canvas.js';
+import { CELL_HEIGHT, CELL_WIDTH, drawTextLine, lineWidth } from '../core/images/draw-text.js';
+import { paletteFor, type Palette } from '../core/images/palette.js';
+import { encodePng } from '../core/images/png.js';
+import { wrapText } from '../core/images/text-layout.js';
 
 export interface ImageSpec {
   prompt: string;

@@ -3,7 +3,7 @@
 //
 // Each concern draws from its own stream of the one seed, so that, for example, the number of
 // GETs (which draw server faults) never changes which predictions fail or how long they take.
-import type { Clock } from '../clock.js';
+import type { Clock } from '../core/clock.js';
 import { CoreStats, ImageCache, randomStream, ServerFaults, type Random } from '../core/index.js';
 import type { AccountConfig, ReplicateConfig, RequestClass } from './config.js';
 import { RequestLimiter } from './limits.js';

@@ -9,7 +9,7 @@
 // at the deadline or the timeout (`endReason` says which), and the start deadline goes to core,
 // which ends a job that has not started by then (`timed_out`, Replicate's `aborted`). A stuck
 // prediction ignores its running deadline: the provider has lost it.
-import type { Clock } from '../clock.js';
+import type { Clock } from '../core/clock.js';
 import { JobSimulator, uniform, type Job, type Random } from '../core/index.js';
 import type { AccountConfig, ModelConfig, ReplicateConfig } from './config.js';
 import type { ValidCreate } from './create-request.js';

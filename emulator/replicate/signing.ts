@@ -4,7 +4,7 @@
 // `v1,<base64>` entries), the HMAC-SHA256 of `${id}.${timestamp}.${body}` keyed by the base64-decoded
 // part of the secret after `whsec_`. Secrets stay in this module: nothing it returns quotes one.
 import { createHmac } from 'node:crypto';
-import type { Random } from '../random.js';
+import type { Random } from '../core/random.js';
 
 /** The HMAC key of a `whsec_<base64>` secret: the bytes its base64 part decodes to. */
 export function signingKey(secret: string): Buffer {

@@ -4,7 +4,7 @@
 //
 // One clock timer per held request. A cancel moves a prediction's end: `rearm` wakes its holders
 // at the new end. A request whose client went away, or an emulator closing, lets go at once.
-import type { Clock, Timer } from '../clock.js';
+import type { Clock, Timer } from '../core/clock.js';
 import type { Prediction } from './predictions.js';
 
 interface Hold {

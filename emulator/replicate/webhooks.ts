@@ -7,7 +7,7 @@
 // `completed` webhook is retried, on any failure (no answer, 4xx or 5xx), on an exponential
 // schedule whose last retry comes about a minute after completion; intermediate ones are sent
 // once. Each message keeps its webhook-id across retries; the timestamp is the attempt's.
-import type { Clock, Timer } from '../clock.js';
+import type { Clock, Timer } from '../core/clock.js';
 import {
   JobEndTimers,
   WebhookDispatcher,

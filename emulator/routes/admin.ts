@@ -8,7 +8,7 @@ import { jsonObjectBody, parseBody } from '../body.js';
 import { validateRateLimitsChange } from '../config.js';
 import type { EmulatorContext } from '../context.js';
 import { EmulatorApiError } from '../errors.js';
-import { MAX_BODY_BYTES, sendJson, sendNdjson } from '../http.js';
+import { MAX_BODY_BYTES, sendJson, sendNdjson } from '../core/http.js';
 import { changedLimits, type RateLimits } from '../rate-limit.js';
 import type { WebhookOutcome } from '../stats.js';
 import type { TaskPhase } from '../store.js';

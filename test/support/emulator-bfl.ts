@@ -9,7 +9,7 @@ import {
   type BflConfigOverrides,
   type RunningBflEmulator,
 } from '../../emulator/bfl/index.js';
-import type { Clock } from '../../emulator/clock.js';
+import type { Clock } from '../../emulator/core/clock.js';
 import { mergeOverDefaults } from '../../emulator/core/index.js';
 import type { RawResponse } from './emulator.js';
 

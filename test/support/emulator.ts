@@ -10,7 +10,7 @@ import type { Language } from '../../common/generation.js';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
-import { systemClock, type Clock, type Timer } from '../../emulator/clock.js';
+import { systemClock, type Clock, type Timer } from '../../emulator/core/clock.js';
 import { MESSAGES, type MessageId } from '../../emulator/i18n.js';
 import { startEmulator, type EmulatorConfigOverrides, type RunningEmulator } from '../../emulator/index.js';
 

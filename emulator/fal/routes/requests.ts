@@ -6,7 +6,7 @@
 // only to the account that submitted it, and only under the app it was submitted to.
 import type { ServerResponse } from 'node:http';
 import type { Job } from '../../core/job.js';
-import type { Timer } from '../../clock.js';
+import type { Timer } from '../../core/clock.js';
 import type { FalContext, FalKey } from '../context.js';
 import type { FalJobData } from '../job-data.js';
 import { finishedAnswer } from '../results.js';

@@ -7,11 +7,11 @@
 // `black` (all black: what safety checkers put in place of a flagged image) and `corrupt` (its
 // image data cut short: a PNG whose IDAT stops halfway, a JPEG that ends early).
 import sharp from 'sharp';
-import { RgbCanvas } from '../images/canvas.js';
-import { CELL_HEIGHT, CELL_WIDTH, drawTextLine, lineWidth } from '../images/draw-text.js';
-import { paletteFor, type Palette } from '../images/palette.js';
-import { encodePng } from '../images/png.js';
-import { wrapText } from '../images/text-layout.js';
+import { RgbCanvas } from './canvas.js';
+import { CELL_HEIGHT, CELL_WIDTH, drawTextLine, lineWidth } from './draw-text.js';
+import { paletteFor, type Palette } from './palette.js';
+import { encodePng } from './png.js';
+import { wrapText } from './text-layout.js';
 
 export type ImageFormat = 'png' | 'jpeg';
 export type ImageLook = 'normal' | 'blank' | 'black' | 'corrupt';
