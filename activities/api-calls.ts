@@ -6,6 +6,8 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { FailureType } from '../common/failure-types.js';
 import type {
+  ApiCallsMade,
+  CancelTasksInput,
   FetchTaskInput,
   FetchTaskOutput,
   LookupTasksInput,
@@ -25,6 +27,10 @@ import type { ReferenceHost } from '../references/host.js';
 import { estimatedCredits, type PlanMeta, type RunStateStore } from '../runstate/index.js';
 import { providerNamed } from '../providers/registry.js';
 import { lookUpTasks } from './task-lookups.js';
+import { mapLimit } from '../common/map-limit.js';
+
+/** Cancels in flight at once: a few, each in its turn at the rate. */
+const CANCELS_AT_ONCE = 4;
 import type { ProviderClient, ProviderRequest, SubmitOptions } from '../providers/types.js';
 import {
   carriedCall,
@@ -298,5 +304,25 @@ export function apiCallActivities(deps: ApiCallDeps) {
     return { ...result, calls: callsMade() };
   }
 
-  return { submitItem, lookupTasks, fetchTask };
+  /**
+   * Cancels each task the provider has still not started, asked again first (the shard's last
+   * lookup may be a second old, and a task that started is worth its images), each call in its
+   * turn at the rate. A call that fails is not retried: the task then runs on, and its lookups say
+   * how it ended, as for any other.
+   */
+  async function cancelTasks(input: CancelTasksInput): Promise<ApiCallsMade> {
+    const meta = await runState.readPlanMeta(input.plan);
+    const client = clients.forPlan(meta);
+    let calls = 0;
+    await mapLimit(input.taskIds, CANCELS_AT_ONCE, async (ref) => {
+      calls++;
+      const state = await paced(gate, 'query', meta, () => client.lookupOne(ref)).catch(() => undefined);
+      if (state?.status !== 'pending') return;
+      calls++;
+      await paced(gate, 'query', meta, () => client.cancel(ref)).catch(() => undefined);
+    });
+    return { calls };
+  }
+
+  return { submitItem, lookupTasks, fetchTask, cancelTasks };
 }

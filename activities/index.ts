@@ -58,7 +58,7 @@ function buildActivities(resolved: ResolvedDeps, clients: ApiClients, gate: Rate
     webhookSecret: (meta: PlanMeta) =>
       resolved.webhookSecret ?? resolved.env[meta.webhooks?.secretEnv ?? DEFAULT_WEBHOOK_SECRET_ENV],
   };
-  const { submitItem, lookupTasks, fetchTask } = apiCallActivities(api);
+  const { submitItem, lookupTasks, fetchTask, cancelTasks } = apiCallActivities(api);
   return {
     prepareRun: activity(prepareRunActivity(resolved)),
     planShard: activity(planShardActivity(runState)),
@@ -66,6 +66,7 @@ function buildActivities(resolved: ResolvedDeps, clients: ApiClients, gate: Rate
     submitSlice: activity(submitSliceActivity(api)),
     lookupTasks: activity(lookupTasks),
     fetchTask: activity(fetchTask),
+    cancelTasks: activity(cancelTasks),
     // It beats with its progress itself.
     storeResults: failuresMapped(storeResultsActivity({ clients, resolved })),
     collectResults: failuresMapped(collectResultsActivity({ clients, resolved, api: { gate, evidence } })),

@@ -66,6 +66,7 @@ async function preparedRun(
   const { lookup, limits } = providerNamed(meta.provider).capabilities;
   if (lookup.kind !== 'batch') prepared.lookup = lookup.kind;
   if (!limits.rate) prepared.startPerSecond = UNRATED_START_PER_SECOND;
+  if (providerNamed(meta.provider).capabilities.cancel) prepared.cancel = true;
   if (limits.concurrency)
     prepared.concurrency =
       limits.documentedConcurrency !== undefined ? { documented: limits.documentedConcurrency } : {};

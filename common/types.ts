@@ -137,6 +137,8 @@ export interface PreparedRun {
   concurrency?: { documented?: number };
   /** Where the account's governor starts its rates when this run starts it (a provider that documents no rate limit). */
   startPerSecond?: number;
+  /** The provider can cancel a task (its capabilities). */
+  cancel?: boolean;
 }
 
 export interface ShardSpec {
@@ -268,6 +270,8 @@ export interface ShardLimits {
    * keep in flight (workflows/concurrency-cap.ts), starting from `start`.
    */
   concurrency?: { start: number };
+  /** The provider can cancel a task: at the deadline, those it has not started are cancelled. */
+  cancel?: boolean;
 }
 
 export interface GovernedCalls {
@@ -337,6 +341,8 @@ export interface ShardCarriedState {
   resubmittedLost?: number;
   /** What those lost tasks cost (charged all the same). */
   lostCredits?: number;
+  /** Items whose task was cancelled at the provider when the deadline passed (its lookups then say so). */
+  cancelledAtDeadline?: number[];
 }
 
 export interface ShardHandoff {
@@ -684,4 +690,10 @@ export interface ConcurrencyCapState {
   finalAt: number;
   /** No signal yet: the cap grows by one per completion (slow start); after one, by one per `base`. */
   probing: boolean;
+}
+
+export interface CancelTasksInput {
+  plan: PlanRef;
+  /** The tasks' references (common/task-ref.ts). */
+  taskIds: string[];
 }

@@ -221,6 +221,36 @@ describe.each<Provider>(['fal', 'replicate', 'bfl'])('webhooks from %s', (provid
   });
 });
 
+describe('the deadline', () => {
+  it('cancels at the provider what it has not started (Replicate): cancelled, not billed; what ran is stored', async () => {
+    // Predictions wait 2 to 8 s to start: at a deadline of 4 s (1 s a lookup), some of the catalog's have not.
+    const api = await emulator('replicate', { time_scale: 1, generation: { queue_seconds: [2, 8] } });
+    const limits = 'limits: { requests_per_second: 100, deadline: "4s" }';
+    const { result, outputDir } = await runCatalog(
+      'replicate',
+      api.url,
+      'replicate-deadline',
+      prompts(60),
+      limits,
+    );
+    const lines = report(outputDir);
+    const cancelled = lines.filter((line) => line.status === 'cancelled');
+    const submittedThenCancelled = cancelled.filter((line) => line.task_id !== null);
+    expect(result.counts.completed).toBeGreaterThan(0);
+    expect(submittedThenCancelled.length).toBeGreaterThan(0);
+    for (const line of cancelled) expect(line.error?.code).toBe('deadline');
+    for (const line of lines.filter((line) => line.status === 'completed'))
+      expect(line.images).toHaveLength(1);
+    expect(result.counts.completed + result.counts.cancelled).toBe(60);
+    const stats = api.stats() as { billing: { canceled_before_start_unbilled: number } };
+    // Cancelled where they waited, unbilled; but a task that starts between its last lookup and its
+    // cancel (a round trip) is cancelled running, as the provider bills it: a few at most.
+    expect(stats.billing.canceled_before_start_unbilled).toBeGreaterThanOrEqual(
+      Math.floor(0.9 * submittedThenCancelled.length),
+    );
+  });
+});
+
 describe('concurrency limits the run was not told', () => {
   it('BFL: keeps about its 24 active tasks with few refusals, and stores everything', async () => {
     const api = await emulator('bfl', { generation: { queue_seconds: [0, 0] } });

@@ -37,7 +37,7 @@ export function activitiesOn(queues: TaskQueues, governed?: GovernedCalls) {
   };
   const fairness = governed ? { fairnessKey: governed.fairnessKey } : {};
   /** Tracking outranks submitting: results must be fetched long before their URLs expire. */
-  const { lookupTasks, fetchTask } = proxyActivities<Activities>({
+  const { lookupTasks, fetchTask, cancelTasks } = proxyActivities<Activities>({
     ...apiCall,
     taskQueue: governed ? queues.query : queues.api,
     priority: { priorityKey: 1, ...fairness },
@@ -90,6 +90,7 @@ export function activitiesOn(queues: TaskQueues, governed?: GovernedCalls) {
   return {
     lookupTasks,
     fetchTask,
+    cancelTasks,
     submitItem,
     submitSlice,
     storeResults,

@@ -131,6 +131,7 @@ export function shardInput(start: ShardStart): ShardInput {
       ...(input.tuning?.shardHistoryLimit ? { historyLimit: input.tuning.shardHistoryLimit } : {}),
       ...(input.tuning?.runCheckMs ? { runCheckMs: input.tuning.runCheckMs } : {}),
       ...(plan.lookup !== undefined && plan.lookup !== 'batch' ? { lookup: plan.lookup } : {}),
+      ...(plan.cancel ? { cancel: true } : {}),
       ...(plan.concurrency
         ? { concurrency: { start: concurrencyStart(plan.concurrency.documented, start.parallel) } }
         : {}),

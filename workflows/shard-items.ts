@@ -56,6 +56,8 @@ export class ShardItems {
   readonly #early = new Map<string, TaskFinishedSignal>();
   /** Items the last lookup said were being generated: display only (the next lookup refills it). */
   readonly #processing = new Set<number>();
+  /** Items the last lookup said were waiting to start (pending): what a deadline may cancel. */
+  readonly #waiting = new Set<number>();
   /** Overdue items whose GET decides whether they are given up (see overdue()). */
   readonly #confirming = new Set<number>();
   /** Items whose task is finished, waiting for the collect lane. */
@@ -119,6 +121,14 @@ export class ShardItems {
 
   // ----- submitting -----
 
+  /**
+   * Items at the provider that its last lookup said had not started: what a deadline cancels. A
+   * task no lookup has seen yet may be generating already, and is collected as it finishes.
+   */
+  notStarted(): number[] {
+    return [...this.#waiting].filter((index) => this.state.phase[index] === Phase.submitted);
+  }
+
   /** Takes the next queued item for a submit; returns its index and which attempt this is. */
   startSubmit(): { index: number; attempt: number } {
     const index = this.state.phase.indexOf(Phase.queued);
@@ -135,6 +145,7 @@ export class ShardItems {
     this.#submittedAt[index] = nowMs;
     this.#indexByTask.set(id, index);
     this.#processing.delete(index); // a resubmitted item starts over
+    this.#waiting.delete(index);
     this.#move(index, Phase.submitted);
     const webhookFirst = this.#early.get(id);
     if (webhookFirst) {
@@ -258,6 +269,9 @@ export class ShardItems {
         this.#lost(index, lost);
       } else if (status === 'processing') {
         this.#processing.add(index);
+        this.#waiting.delete(index);
+      } else if (status === 'pending') {
+        this.#waiting.add(index);
       } else if (!NOT_FINISHED.has(status)) {
         unknown.push({ taskId: this.taskIdOf(index), status });
       }
@@ -353,8 +367,16 @@ export class ShardItems {
     const request = storeRequestOf(this.#task(index), result);
     if (request) {
       return request;
+    } else if (result.status === 'failed' && this.state.cancelledAtDeadline?.includes(index)) {
+      // Cancelled at the provider because the deadline passed before it started.
+      this.state.credits[index] = 0;
+      this.finish(index, 'cancelled', {
+        type: FailureType.DeadlinePassed,
+        code: 'deadline',
+        message: `the run's deadline (limits.deadline) passed before the provider started it; it was cancelled there (${result.error?.message ?? 'cancelled'})`,
+      });
     } else if (result.status === 'failed') {
-      // Failed tasks are refunded (the first API's and BFL's are; fal and Replicate bill none).
+      // Failed tasks count as refunded: the first API and BFL refund them; fal and Replicate are estimated.
       this.state.credits[index] = 0;
       if (this.#resubmits(index, result.error)) this.#requeue(index);
       else this.finish(index, 'failed', result.error ?? FAILED_WITHOUT_ERROR);

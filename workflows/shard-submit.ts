@@ -77,6 +77,7 @@ export class SubmitLane {
     const deadlinePassed = (): void => {
       s.deadlinePassed = true;
       this.ctx.stopReason = 'deadline passed';
+      if (limits.cancel) this.ctx.spawn(this.#cancelNotStarted());
     };
     for (;;) {
       // A pause arms the paused shard's run check (its wait has no other end).
@@ -114,6 +115,19 @@ export class SubmitLane {
       } while (slice.length < this.#sliceSize && this.canSubmit() && !this.#overBudget());
       this.ctx.spawn(this.#submitSlice(slice));
     }
+  }
+
+  /** At the deadline: the provider cancels what it has not started, so that it neither runs nor bills. */
+  async #cancelNotStarted(): Promise<void> {
+    const { s, items, activities, input } = this.ctx;
+    const indices = items.notStarted();
+    if (indices.length === 0) return;
+    s.cancelledAtDeadline = [...(s.cancelledAtDeadline ?? []), ...indices];
+    const { calls } = await activities.cancelTasks.executeWithOptions(
+      { summary: `cancel ${plural(indices.length, 'task')} not started by the deadline` },
+      [{ plan: input.plan, taskIds: indices.map((index) => items.taskIdOf(index)) }],
+    );
+    s.apiCalls.lookup += calls ?? 0;
   }
 
   /** A run that refuses the shard's signal is gone: its shard submits nothing more, as if cancelled. */
