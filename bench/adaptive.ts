@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { request } from 'undici';
 import type { ApiCallCounts } from '../common/types.js';
-import type { EmulatorStats } from '../emulator/routes/admin.js';
+import type { EmulatorStats } from '../emulator/apimart/routes/admin.js';
 import { runPixelmillGroup, type ProgressSample, type RunOutcome } from './adaptive-run.js';
 import { runNaive } from './compare.js';
 import { meanGenerationSeconds, startEmulatorProcess, type EmulatorProcess } from './emulator-process.js';

@@ -9,7 +9,7 @@ import { request } from 'undici';
 import type { ReportLine } from '../report/report-line.js';
 import { shardWorkflowId } from '../common/names.js';
 import type { EmulatorStats, RunningEmulator } from '../emulator/index.js';
-import type { GroundTruthTask } from '../emulator/routes/admin.js';
+import type { GroundTruthTask } from '../emulator/apimart/routes/admin.js';
 
 /** A run's output folder (a test's Catalog, a benchmark's run). */
 export interface RunOutput {

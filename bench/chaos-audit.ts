@@ -3,9 +3,9 @@
 // `npm run chaos` can print them and test/chaos.test.ts can hold them to their bounds. The reading
 // of report.jsonl, summary.json and the ground truth is bench/catalog-audit.ts's, shared
 // with the durability test.
-import { imageFaultOf } from '../emulator/images/faults.js';
+import { imageFaultOf } from '../emulator/apimart/images/faults.js';
 import type { RunningEmulator } from '../emulator/index.js';
-import type { GroundTruthTask } from '../emulator/routes/admin.js';
+import type { GroundTruthTask } from '../emulator/apimart/routes/admin.js';
 import type { ReportLine } from '../report/report-line.js';
 import type { JournalLine } from '../runstate/index.js';
 import type { AuditFiles } from './audit-files.js';

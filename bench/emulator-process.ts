@@ -7,7 +7,7 @@ import { createInterface } from 'node:readline';
 import { request } from 'undici';
 import { stringify } from 'yaml';
 import { DEFAULT_EMULATOR_CONFIG } from '../emulator/index.js';
-import type { EmulatorStats } from '../emulator/routes/admin.js';
+import type { EmulatorStats } from '../emulator/apimart/routes/admin.js';
 import { exited, spawnCli, stopChild } from './processes.js';
 
 export const BENCH_API_KEY = 'sk-bench-key';

@@ -1,7 +1,7 @@
 // The figures a comparison reports, computed the same way for pixelmill and the baseline: API
 // calls per image by endpoint and 429s (from the emulator's own counters, not the client's), the
 // theoretical bound of a run, and the targets of issue #6.
-import type { EmulatorStats } from '../emulator/routes/admin.js';
+import type { EmulatorStats } from '../emulator/apimart/routes/admin.js';
 
 /** Calls an image needs at the least: submit + one GET when polling, the submit alone with webhooks. */
 export function idealCallsPerImage(webhooks: boolean): number {

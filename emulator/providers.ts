@@ -3,7 +3,7 @@
 // base URL) start them from here; each stays in its own folder, written from its provider's docs.
 import { startBflEmulator, DEMO_BFL_KEY, loadBflConfig } from './bfl/index.js';
 import type { Clock } from './core/clock.js';
-import { DEMO_API_KEY, loadEmulatorConfig, startEmulator } from './index.js';
+import { DEMO_API_KEY, loadEmulatorConfig, startEmulator } from './apimart/index.js';
 import { DEMO_FAL_KEY, JWKS_PATH, loadFalConfig, startFalEmulator } from './fal/index.js';
 import { DEMO_REPLICATE_TOKEN, loadReplicateConfig, startReplicateEmulator } from './replicate/index.js';
 

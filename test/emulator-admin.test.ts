@@ -138,7 +138,7 @@ describe('emulator endpoints', () => {
 
 describe('request log ring buffer', () => {
   it('keeps only the newest entries once full, oldest first', async () => {
-    const { RequestStats } = await import('../emulator/stats.js');
+    const { RequestStats } = await import('../emulator/apimart/stats.js');
     const stats = new RequestStats((index) => `acct/${index}`, 5);
     const label = stats.labelId('GET', '/x');
     for (let t = 1; t <= 12; t++) stats.record(label, 200, t % 2 === 0 ? 0 : -1, t);

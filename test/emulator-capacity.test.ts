@@ -2,10 +2,10 @@
 // (HTTP would only add time), then every id is looked up in batches of 500 while the tasks run,
 // after they finish and after they expire. None may ever be `not_found`.
 import { describe, expect, it } from 'vitest';
-import { parseEmulatorConfig } from '../emulator/config.js';
-import { createContext, type ApiCall } from '../emulator/context.js';
-import { handleSubmit } from '../emulator/routes/submit.js';
-import { handleBatch } from '../emulator/routes/tasks.js';
+import { parseEmulatorConfig } from '../emulator/apimart/config.js';
+import { createContext, type ApiCall } from '../emulator/apimart/context.js';
+import { handleSubmit } from '../emulator/apimart/routes/submit.js';
+import { handleBatch } from '../emulator/apimart/routes/tasks.js';
 import { ManualClock } from './support/emulator.js';
 
 const TASKS = 100_000;

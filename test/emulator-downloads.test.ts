@@ -7,8 +7,8 @@ import type { AddressInfo } from 'node:net';
 import { Agent, request } from 'undici';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { systemClock, type Clock } from '../emulator/core/clock.js';
-import { sendPng, type DownloadFaults } from '../emulator/downloads.js';
-import { renderResultPng } from '../emulator/images/render.js';
+import { sendPng, type DownloadFaults } from '../emulator/apimart/downloads.js';
+import { renderResultPng } from '../emulator/apimart/images/render.js';
 
 const png = renderResultPng({ prompt: 'download me', index: 0, size: '16:9', resolution: '1K' });
 const sha256 = (data: Buffer): string => createHash('sha256').update(data).digest('hex');

@@ -8,7 +8,7 @@ import { createActivities } from '../activities/index.js';
 import { InvalidResponseError } from '../api/index.js';
 import { createImageApiClient } from '../providers/apimart/index.js';
 import { isTerminalStatus } from '../providers/apimart/wire.js';
-import { UNKNOWN_STATUS, type MalformedKind } from '../emulator/malformed.js';
+import { UNKNOWN_STATUS, type MalformedKind } from '../emulator/apimart/malformed.js';
 import { writeManifest } from './activities-fixture.js';
 import { call, ManualClock, startTestEmulator, submitTask } from './support/emulator.js';
 import { frozenPlan } from './support/plan.js';

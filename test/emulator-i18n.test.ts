@@ -2,8 +2,8 @@
 // and ja, with the same variables in each, and each language really is a different text.
 import { describe, expect, it } from 'vitest';
 import { LANGUAGES } from '../common/generation.js';
-import { API_ERRORS, errorEnvelope, TASK_ERRORS, taskError } from '../emulator/errors.js';
-import { MESSAGES, parseLanguage, renderMessage } from '../emulator/i18n.js';
+import { API_ERRORS, errorEnvelope, TASK_ERRORS, taskError } from '../emulator/apimart/errors.js';
+import { MESSAGES, parseLanguage, renderMessage } from '../emulator/apimart/i18n.js';
 
 const ids = [...Object.keys(API_ERRORS), ...Object.keys(TASK_ERRORS)] as (keyof typeof MESSAGES)[];
 const variables = (text: string) => [...text.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();

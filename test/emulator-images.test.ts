@@ -9,7 +9,7 @@ import {
   imageDimensions,
   renderResultPng,
   type ImageSpec,
-} from '../emulator/images/render.js';
+} from '../emulator/apimart/images/render.js';
 import { RgbCanvas } from '../emulator/core/images/canvas.js';
 import { glyphColumns } from '../emulator/core/images/font.js';
 import { encodePng } from '../emulator/core/images/png.js';

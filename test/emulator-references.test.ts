@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { referenceBox } from '../emulator/images/render.js';
+import { referenceBox } from '../emulator/apimart/images/render.js';
 import { call, ManualClock, startTestEmulator, submitTask } from './support/emulator.js';
 import { tempDir } from './support/temp-dir.js';
 

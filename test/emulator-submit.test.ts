@@ -3,7 +3,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../emulator/index.js';
 import { LANGUAGES } from '../common/generation.js';
-import type { ApiErrorCode } from '../emulator/errors.js';
+import type { ApiErrorCode } from '../emulator/apimart/errors.js';
 import { call, expectCatalogueText, ManualClock, startTestEmulator } from './support/emulator.js';
 
 const KEY = 'sk-live-demo';

@@ -12,7 +12,7 @@ import {
   callbackUrlFor,
   signWebhookBody,
   type WebhookAttempt,
-} from '../emulator/webhooks.js';
+} from '../emulator/apimart/webhooks.js';
 
 const SECRET = 'whsec_test_secret';
 const BODY = JSON.stringify({

@@ -13,10 +13,10 @@ import {
   StorageFailureType,
 } from '../common/failure-types.js';
 import { formatPath } from '../common/problems.js';
-import { EmulatorApiError } from '../emulator/errors.js';
-import { ImageSizeError } from '../emulator/images/render.js';
+import { EmulatorApiError } from '../emulator/apimart/errors.js';
+import { ImageSizeError } from '../emulator/apimart/images/render.js';
 import { EmulatorListenError, EmulatorRateLimitsError } from '../emulator/index.js';
-import { WebhookConfigError } from '../emulator/webhooks.js';
+import { WebhookConfigError } from '../emulator/apimart/webhooks.js';
 import { CsvHeaderError } from '../manifest/items-file.js';
 import * as storage from '../storage/errors.js';
 import { UnsafeStoragePathError } from '../storage/result-store.js';

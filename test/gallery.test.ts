@@ -14,7 +14,7 @@ import { createActivities } from '../activities/index.js';
 import { GALLERY_FILE, writeGallery, type GalleryEntry, type GallerySummary } from '../report/gallery.js';
 import type { ReportLine } from '../report/report-line.js';
 import type { ItemStatus } from '../common/types.js';
-import { renderResultPng } from '../emulator/images/render.js';
+import { renderResultPng } from '../emulator/apimart/images/render.js';
 import type { PlannedItem } from '../manifest/normalize.js';
 import { writeManifest } from './activities-fixture.js';
 import { launchChromium } from './support/browser.js';

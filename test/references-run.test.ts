@@ -12,7 +12,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseReport, readReport } from '../bench/catalog-audit.js';
 import { startS3Server, type S3TestServer } from '../bench/s3-server.js';
-import { referenceBox } from '../emulator/images/render.js';
+import { referenceBox } from '../emulator/apimart/images/render.js';
 import type { RunningEmulator } from '../emulator/index.js';
 import { call, startTestEmulator } from './support/emulator.js';
 import { cliSandbox, freePort, type CliSandbox } from './support/cli.js';

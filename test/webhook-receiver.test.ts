@@ -8,7 +8,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { shardWorkflowId, runWorkflowId } from '../common/names.js';
 import type { TaskFinishedSignal } from '../common/types.js';
-import { signWebhookBody } from '../emulator/webhooks.js';
+import { signWebhookBody } from '../emulator/apimart/webhooks.js';
 import { startWebhookServer, type RunningWebhookServer } from '../webhook/server.js';
 import { receiverVerifiers } from '../webhook/verifiers.js';
 import { temporalSignaller, type ShardSignaller } from '../webhook/signal.js';

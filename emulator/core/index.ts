@@ -1,6 +1,7 @@
 // emulator/core: the provider-neutral generation simulator the provider emulators (emulator/fal,
-// emulator/replicate, emulator/bfl) are built on. No provider vocabulary here; wire shapes,
-// routes, auth and errors belong to each provider folder.
+// emulator/replicate, emulator/bfl; emulator/apimart uses its clock, random source, image drawing,
+// HTTP helpers and config merging) are built on. No provider vocabulary here; wire shapes, routes,
+// auth and errors belong to each provider folder.
 //
 // What core offers (import from './core/index.js', or the module named):
 // - server.ts   listen(server, host, port, provider) -> base URL; closerFor(server, ...steps): an

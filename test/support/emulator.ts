@@ -11,7 +11,7 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { systemClock, type Clock, type Timer } from '../../emulator/core/clock.js';
-import { MESSAGES, type MessageId } from '../../emulator/i18n.js';
+import { MESSAGES, type MessageId } from '../../emulator/apimart/i18n.js';
 import { startEmulator, type EmulatorConfigOverrides, type RunningEmulator } from '../../emulator/index.js';
 
 const fileScoped: RunningEmulator[] = [];

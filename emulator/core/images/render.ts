@@ -1,7 +1,7 @@
 // Result images of any width and height (providers take exact sizes, not only the aspect ratios
-// of emulator/images/render.ts): colours from the prompt, bands and footer marks from the image
-// index, the prompt text drawn on it, in PNG or JPEG. Deterministic (same spec, same bytes), since
-// downloads are checked by hash across retries, and cached by spec.
+// of emulator/apimart/images/render.ts): colours from the prompt, bands and footer marks from the
+// image index, the prompt text drawn on it, in PNG or JPEG. Deterministic (same spec, same bytes),
+// since downloads are checked by hash across retries, and cached by spec.
 //
 // Looks a provider can ask for: `normal`, `blank` (one flat colour, as some filters return),
 // `black` (all black: what safety checkers put in place of a flagged image) and `corrupt` (its

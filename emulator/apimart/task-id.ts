@@ -1,7 +1,7 @@
 // Task ids: `task_` + 26 Crockford base32 characters, ULID-like (10 characters of millisecond
 // time, then 16 of seeded randomness). The shape lets the emulator tell a string that can never
 // be one of its ids (batch `invalid_id`) from a well-formed id it does not know (`not_found`).
-import type { Random } from './core/random.js';
+import type { Random } from '../core/random.js';
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 export const TASK_ID_PATTERN = /^task_[0-9A-HJKMNP-TV-Z]{26}$/;

@@ -4,10 +4,10 @@
 // the schema is strict: an unknown key is an error rather than a silently ignored typo. Loading
 // follows parse -> normalize -> validate; this module owns the last two, config-file.ts the first.
 import { z } from 'zod';
-import { UserError } from '../common/errors.js';
-import { formatPath } from '../common/problems.js';
-import { plural } from '../common/words.js';
-import { isPlainObject, mergeOverDefaults, type ConfigProblem } from './core/config.js';
+import { UserError } from '../../common/errors.js';
+import { formatPath } from '../../common/problems.js';
+import { plural } from '../../common/words.js';
+import { isPlainObject, mergeOverDefaults, type ConfigProblem } from '../core/config.js';
 
 export const KEY_STATUSES = ['active', 'disabled', 'expired'] as const;
 export type KeyStatus = (typeof KEY_STATUSES)[number];

@@ -6,16 +6,16 @@
 // that exists when the value is missing).
 import { readFileSync } from 'node:fs';
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
-import { UserError } from '../common/errors.js';
-import { formatPath } from '../common/problems.js';
-import { plural } from '../common/words.js';
+import { UserError } from '../../common/errors.js';
+import { formatPath } from '../../common/problems.js';
+import { plural } from '../../common/words.js';
 import {
   CONFIG_ROOT,
   DEFAULT_EMULATOR_CONFIG,
   validateEmulatorConfig,
   type EmulatorConfig,
 } from './config.js';
-import { mergeOverDefaults } from './core/config.js';
+import { mergeOverDefaults } from '../core/config.js';
 
 export function loadEmulatorConfig(file: string): EmulatorConfig {
   let text: string;

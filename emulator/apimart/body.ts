@@ -4,7 +4,7 @@
 // JSON is UTF-8 by definition (RFC 8259 8.1). Bytes that are not valid UTF-8 are rejected rather
 // than decoded with U+FFFD replacements, which would silently change the prompt a caller paid for.
 import { EmulatorApiError } from './errors.js';
-import { MAX_BODY_BYTES } from './core/http.js';
+import { MAX_BODY_BYTES } from '../core/http.js';
 
 export type ParsedBody =
   { kind: 'none' } | { kind: 'too_large' } | { kind: 'invalid_json' } | { kind: 'json'; value: unknown };

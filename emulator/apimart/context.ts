@@ -6,11 +6,11 @@
 import type { Language } from './wire.js';
 import { KeyRing, type ApiKey } from './auth.js';
 import type { ParsedBody } from './body.js';
-import type { Clock } from './core/clock.js';
+import type { Clock } from '../core/clock.js';
 import type { EmulatorConfig } from './config.js';
 import { RenderedImageCache } from './images/render.js';
 import { ReferenceFetcher } from './references.js';
-import { seededRandom, type Random } from './core/random.js';
+import { seededRandom, type Random } from '../core/random.js';
 import { RateLimiter } from './rate-limit.js';
 import { RequestStats } from './stats.js';
 import { TaskJournal } from './journal.js';

@@ -11,10 +11,10 @@
 import type { ReferenceThumbnail } from './references.js';
 import type { Language, Resolution, TaskState } from './wire.js';
 import type { AccountState } from './auth.js';
-import type { Clock } from './core/clock.js';
+import type { Clock } from '../core/clock.js';
 import type { EmulatorConfig } from './config.js';
 import type { TaskErrorCode } from './errors.js';
-import { uniform, type Random } from './core/random.js';
+import { uniform, type Random } from '../core/random.js';
 import { newTaskId } from './task-id.js';
 import type { TaskJournal } from './journal.js';
 

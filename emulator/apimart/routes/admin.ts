@@ -3,12 +3,12 @@
 // (prompts submitted twice, requests above the rate limit in any one-second window), and the rate
 // limits in force, which a PUT changes on the running emulator.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { readBody } from '../../common/http-body.js';
+import { readBody } from '../../../common/http-body.js';
 import { jsonObjectBody, parseBody } from '../body.js';
 import { validateRateLimitsChange } from '../config.js';
 import type { EmulatorContext } from '../context.js';
 import { EmulatorApiError } from '../errors.js';
-import { MAX_BODY_BYTES, sendJson, sendNdjson } from '../core/http.js';
+import { MAX_BODY_BYTES, sendJson, sendNdjson } from '../../core/http.js';
 import { changedLimits, type RateLimits } from '../rate-limit.js';
 import type { WebhookOutcome } from '../stats.js';
 import type { TaskPhase } from '../store.js';

@@ -14,7 +14,7 @@
 // even without a per_minute, so a window set or lowered mid-minute counts what it already admitted.
 //
 // State lives in typed arrays indexed by key and class, so checking a request allocates nothing.
-import type { Clock } from './core/clock.js';
+import type { Clock } from '../core/clock.js';
 import type { ValidRateLimitsChange } from './config.js';
 
 export type RateClass = 'submit' | 'query';

@@ -2,9 +2,9 @@
 // submitted with `webhook`, firing at its terminal moment and handing the Task object (in the
 // submit language) and the account's webhook_secret to the WebhookSender, which owns signing,
 // timeouts, retries and duplicates. Tasks without a webhook never get a timer.
-import type { Clock, Timer } from './core/clock.js';
+import type { Clock, Timer } from '../core/clock.js';
 import type { EmulatorConfig } from './config.js';
-import type { Random } from './core/random.js';
+import type { Random } from '../core/random.js';
 import type { WebhookOutcome } from './stats.js';
 import type { TaskRecord, TaskStore } from './store.js';
 import { renderTask } from './task-view.js';

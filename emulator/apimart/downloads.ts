@@ -2,7 +2,7 @@
 // drops part-way (truncate) and a slow link (kbps). The truncated body is shorter than the
 // declared content-length, so a correct client sees a premature close, never a "complete" file.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { systemClock, type Clock, type Timer } from './core/clock.js';
+import { systemClock, type Clock, type Timer } from '../core/clock.js';
 
 export interface DownloadFaults {
   /** Send about half of the body, then drop the connection. */

@@ -8,8 +8,8 @@
 // and error codes, never messages that could quote a header.
 import { createHmac } from 'node:crypto';
 import { Agent, request } from 'undici';
-import { PixelmillError } from '../common/errors.js';
-import { systemClock, type Clock, type Timer } from './core/clock.js';
+import { PixelmillError } from '../../common/errors.js';
+import { systemClock, type Clock, type Timer } from '../core/clock.js';
 
 /** Gaps before the 1st, 2nd and 3rd retry, in unscaled milliseconds; no retry after the third. */
 const RETRY_DELAYS_MS = [10_000, 30_000, 60_000] as const;

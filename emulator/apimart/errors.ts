@@ -4,7 +4,7 @@
 // (docs/emulator.md), and the message texts live in i18n.ts.
 import type { ErrorEnvelope, Language, TaskError } from './wire.js';
 import { renderMessage, type MessageVars } from './i18n.js';
-import { PixelmillError } from '../common/errors.js';
+import { PixelmillError } from '../../common/errors.js';
 
 interface ErrorDef {
   readonly status: number;

@@ -16,8 +16,8 @@ import {
   SERVER_FAULT_CODES,
   type ApiErrorCode,
 } from './errors.js';
-import { readBody } from '../common/http-body.js';
-import { MAX_BODY_BYTES, sendJson, sendJsonText } from './core/http.js';
+import { readBody } from '../../common/http-body.js';
+import { MAX_BODY_BYTES, sendJson, sendJsonText } from '../core/http.js';
 import { parseLanguage } from './i18n.js';
 import { MALFORMED_KINDS, malformedBody, type MalformedKind } from './malformed.js';
 import type { RateClass } from './rate-limit.js';

@@ -2,16 +2,16 @@
 // the prompt, whose band pattern and footer marks come from the image index, and which shows the
 // prompt text. Rendering is deterministic (same spec, same bytes), because downloads are checked
 // by sha256 across retries.
-import { PixelmillError } from '../../common/errors.js';
+import { PixelmillError } from '../../../common/errors.js';
 import type { Resolution } from '../wire.js';
 import type { ReferenceThumbnail } from '../references.js';
 import { ByteBoundedLru } from './cache.js';
 import { wrongAspectOf, type ImageFault } from './faults.js';
-import { RgbCanvas } from '../core/images/canvas.js';
-import { CELL_HEIGHT, CELL_WIDTH, drawTextLine, lineWidth } from '../core/images/draw-text.js';
-import { paletteFor, type Palette } from '../core/images/palette.js';
-import { encodePng } from '../core/images/png.js';
-import { wrapText } from '../core/images/text-layout.js';
+import { RgbCanvas } from '../../core/images/canvas.js';
+import { CELL_HEIGHT, CELL_WIDTH, drawTextLine, lineWidth } from '../../core/images/draw-text.js';
+import { paletteFor, type Palette } from '../../core/images/palette.js';
+import { encodePng } from '../../core/images/png.js';
+import { wrapText } from '../../core/images/text-layout.js';
 
 export interface ImageSpec {
   prompt: string;
