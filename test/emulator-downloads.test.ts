@@ -1,5 +1,6 @@
-// Result downloads from the emulator: full bodies and headers, HEAD, truncated bodies that end in
-// a premature close, and throttled bodies (complete, in many chunks, timers stopped on abort).
+// Result downloads as every emulator serves them (emulator/core/downloads.ts): full bodies and
+// headers, HEAD, truncated bodies that end in a premature close, and throttled bodies (complete,
+// in many chunks, timers stopped on abort).
 // Real HTTP on 127.0.0.1, port 0; undici as the client, as the downloader uses it.
 import { createHash } from 'node:crypto';
 import { createServer, type Server, type ServerResponse } from 'node:http';
@@ -7,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { Agent, request } from 'undici';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { systemClock, type Clock } from '../emulator/core/clock.js';
-import { sendPng, type DownloadFaults } from '../emulator/apimart/downloads.js';
+import { sendBytes, type DownloadFaults } from '../emulator/core/downloads.js';
 import { renderResultPng } from '../emulator/apimart/images/render.js';
 
 const png = renderResultPng({ prompt: 'download me', index: 0, size: '16:9', resolution: '1K' });
@@ -28,7 +29,7 @@ interface Served {
 async function serve(body: Buffer, faults: DownloadFaults, clock: Clock = systemClock): Promise<Served> {
   const closed: Promise<ServerResponse>[] = [];
   const server: Server = createServer((req, res) => {
-    sendPng(req, res, body, faults, clock);
+    sendBytes(req, res, body, 'image/png', faults, clock);
     closed.push(new Promise((resolve) => res.once('close', () => resolve(res))));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -61,7 +62,7 @@ async function download(served: Served, method: 'GET' | 'HEAD' = 'GET') {
   };
 }
 
-describe('sendPng', () => {
+describe('sendBytes (a result PNG)', () => {
   it('sends the whole image with its type and length', async () => {
     const served = await serve(png, { truncate: false, kbps: 0 });
     const result = await download(served);

@@ -1,16 +1,17 @@
-// Serving result bytes (an image on a provider's CDN) with the faults real hosts show: a
-// connection that drops part-way (truncate: about half the body, shorter than the declared
-// content-length, so a correct client sees a premature close) and a slow link (kbps). Like
-// emulator/downloads.ts, for any content type.
+// Serving result bytes (an image on a provider's CDN or result host) with the faults real hosts
+// show: a connection that drops part-way (truncate: about half the body, shorter than the declared
+// content-length, so a correct client sees a premature close) and a slow link (kbps).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { systemClock, type Clock, type Timer } from './clock.js';
 
 export interface DownloadFaults {
+  /** Send about half of the body, then drop the connection. */
   truncate: boolean;
   /** Kilobits per second (1 kbps = 125 bytes/s); 0 = unthrottled. */
   kbps: number;
 }
 
+/** Interval between throttled writes; each write carries the bytes that became due. */
 const THROTTLE_TICK_MS = 20;
 
 export function sendBytes(
@@ -40,7 +41,11 @@ export function sendBytes(
   } else res.write(body, finish);
 }
 
-/** Writes `body` at `bytesPerSecond` measured from the start; stops when the response closes. */
+/**
+ * Writes `body` at `bytesPerSecond`, measured from the start so that timer lateness does not slow
+ * the transfer down. Waits for 'drain' when the socket buffer is full, and stops (cancelling its
+ * timer) as soon as the response closes, e.g. because the client went away.
+ */
 function throttle(
   res: ServerResponse,
   body: Buffer,

@@ -4,7 +4,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import sharp from 'sharp';
 import type { EmulatorContext } from '../context.js';
-import { sendPng } from '../downloads.js';
+import { sendBytes } from '../../core/downloads.js';
 import { EmulatorApiError } from '../errors.js';
 import { isTaskIdShape } from '../task-id.js';
 import { imageFaultOf } from '../images/faults.js';
@@ -54,5 +54,5 @@ export async function handleResult(
   const { truncate_download_rate: truncateRate, slow_download_kbps: kbps } = ctx.config.faults;
   const truncate = truncateRate > 0 && ctx.downloadRandom() < truncateRate;
   if (truncate && req.method !== 'HEAD') ctx.stats.recordFault('truncated_download');
-  sendPng(req, res, png, { truncate, kbps });
+  sendBytes(req, res, png, 'image/png', { truncate, kbps });
 }
