@@ -41,7 +41,7 @@ describe('prepareRun', () => {
       maxInFlight: 40,
       budgetCredits: 100,
       creditsPerImage: { '1K': 1, '2K': 2, '4K': 4 },
-      retry: { maxAttempts: 3, on: ['generation_error', 'task_timeout'] },
+      retry: { maxAttempts: 3, on: ['generation_error', 'task_timeout', 'result_expired', 'task_expired'] },
       taskTimeoutMs: 30 * 60_000,
       // 2K x1 + 4K x3 + 1K x1
       shardCredits: [2 + 12 + 1],

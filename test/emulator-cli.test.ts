@@ -52,7 +52,9 @@ describe('pixelmill emulator', () => {
       'accounts:\n  - id: acct_cli\n    webhook_secret: whsec_cli_secret\n    keys: [{ key: sk-cli-secret-key }]\n',
     );
     const cli = run(['emulator', '--port', '0', '--config', config]);
-    const url = (await cli.line(/pixelmill: emulator listening on (http:\/\/127\.0\.0\.1:\d+)\n/))[1]!;
+    const url = (
+      await cli.line(/pixelmill: apimart emulator listening on (http:\/\/127\.0\.0\.1:\d+)\n/)
+    )[1]!;
     const submitted = await call(url, '/v1/images/generations', {
       key: 'sk-cli-secret-key',
       body: { prompt: 'from the cli' },

@@ -77,7 +77,8 @@ async function runEmulator(options: EmulatorOptions): Promise<void> {
 function describeKeys(config: unknown, demoKey: string): string {
   const keys = allKeys(config);
   const demo = keys.some((key) => key.key === demoKey && (key.status ?? 'active') === 'active');
-  const counted = `${keys.length} API key(s)`;
+  const accounts = (config as { accounts?: unknown } | null)?.accounts;
+  const counted = `${Array.isArray(accounts) ? `${accounts.length} account(s), ` : ''}${keys.length} API key(s)`;
   return demo ? `${counted}; demo API key: ${demoKey}` : counted;
 }
 
