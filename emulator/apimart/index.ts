@@ -2,10 +2,10 @@
 // faithful, configurable implementation of the async image API for tests, benchmarks and offline
 // rehearsals. Start one with `startEmulator`; read a YAML config with `loadEmulatorConfig`.
 // docs/emulator.md documents the config and every error code.
-import type { AddressInfo } from 'node:net';
 import { UserError } from '../../common/errors.js';
 import { plural } from '../../common/words.js';
 import { systemClock, type Clock } from '../core/clock.js';
+import { closerFor, listen } from '../core/server.js';
 import {
   parseEmulatorConfig,
   type EmulatorConfig,
@@ -65,13 +65,6 @@ export class EmulatorRateLimitsError extends UserError {
   override name = 'EmulatorRateLimitsError';
 }
 
-/** The host as it goes into a URL: wildcard addresses become loopback, IPv6 gets brackets. */
-function urlHost(host: string): string {
-  if (host === '0.0.0.0') return '127.0.0.1';
-  if (host === '::' || host === '[::]') return '[::1]';
-  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
-}
-
 export async function startEmulator(options: StartEmulatorOptions = {}): Promise<RunningEmulator> {
   const config = parseEmulatorConfig(options.config ?? {});
   const clock = options.clock ?? systemClock;
@@ -79,35 +72,18 @@ export async function startEmulator(options: StartEmulatorOptions = {}): Promise
   const ctx = createContext(config, clock);
   const server = createEmulatorServer(ctx, log);
 
-  await new Promise<void>((resolve, reject) => {
-    const onError = (error: NodeJS.ErrnoException): void => {
-      const reason =
-        error.code === 'EADDRINUSE' ? 'the address is already in use' : (error.code ?? error.message);
-      reject(
-        new EmulatorListenError(
-          'emulator_listen_failed',
-          `emulator cannot listen on ${config.host}:${config.port}: ${reason}`,
-        ),
-      );
-    };
-    server.once('error', onError);
-    server.listen(config.port, config.host, () => {
-      server.off('error', onError);
-      resolve();
-    });
-  });
-
-  const { port } = server.address() as AddressInfo;
-  const url = `http://${urlHost(config.host)}:${port}`;
+  const url = await listen(
+    server,
+    config.host,
+    config.port,
+    'apimart',
+    (reason) =>
+      new EmulatorListenError(
+        'emulator_listen_failed',
+        `emulator cannot listen on ${config.host}:${config.port}: ${reason}`,
+      ),
+  );
   ctx.resultBaseUrl = config.result_base_url ?? `${url}/results`;
-
-  let closing: Promise<void> | undefined;
-  const close = async (): Promise<void> => {
-    const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
-    // Keep-alive connections would otherwise hold close() open until they time out.
-    server.closeAllConnections();
-    await Promise.all([stopped, ctx.notifier.close()]);
-  };
 
   return {
     url,
@@ -125,6 +101,6 @@ export async function startEmulator(options: StartEmulatorOptions = {}): Promise
       );
     },
     injectedFaults: () => ({ ...ctx.stats.injected }),
-    close: () => (closing ??= close()),
+    close: closerFor(server, () => ctx.notifier.close()),
   };
 }

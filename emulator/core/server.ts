@@ -31,18 +31,26 @@ export function urlHost(host: string): string {
   return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
-/** Listens and resolves with the base URL; a failure is a ProviderEmulatorListenError. */
-export async function listen(server: Server, host: string, port: number, provider: string): Promise<string> {
+/**
+ * Listens and resolves with the base URL. A failure is a ProviderEmulatorListenError, or what
+ * `failure(reason)` makes (the first API's emulator keeps its own error class and words).
+ */
+export async function listen(
+  server: Server,
+  host: string,
+  port: number,
+  provider: string,
+  failure: (reason: string) => Error = (reason) =>
+    new ProviderEmulatorListenError(
+      'emulator_listen_failed',
+      `${provider} emulator cannot listen on ${host}:${port}: ${reason}`,
+    ),
+): Promise<string> {
   await new Promise<void>((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException): void => {
       const reason =
         error.code === 'EADDRINUSE' ? 'the address is already in use' : (error.code ?? error.message);
-      reject(
-        new ProviderEmulatorListenError(
-          'emulator_listen_failed',
-          `${provider} emulator cannot listen on ${host}:${port}: ${reason}`,
-        ),
-      );
+      reject(failure(reason));
     };
     server.once('error', onError);
     server.listen(port, host, () => {
