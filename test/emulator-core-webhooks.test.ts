@@ -128,6 +128,7 @@ describe('WebhookDispatcher', () => {
     dup.sender.send({ url: receiver.url, jobId: 'd', body: BODY, headers: () => ({}) });
     await waitUntil('both deliveries', () => dup.attempts.length === 2, 10_000, 5);
     expect(dup.attempts.map((a) => a.outcome)).toEqual(['delivered', 'duplicate_delivered']);
+    expect(dup.attempts.map((a) => a.duplicate)).toEqual([undefined, true]);
     expect(receiver.received.map((r) => r.body)).toEqual([BODY, BODY]);
   });
 

@@ -13,6 +13,7 @@ import {
   signWebhookBody,
   type WebhookAttempt,
 } from '../emulator/apimart/webhooks.js';
+import { ManualClock } from './support/emulator.js';
 
 const SECRET = 'whsec_test_secret';
 const BODY = JSON.stringify({
@@ -221,6 +222,28 @@ describe('WebhookSender', () => {
     expect(receiver.received).toHaveLength(2);
     expect(second?.body).toEqual(first?.body);
     expect(second?.headers['x-webhook-signature']).toBe(first?.headers['x-webhook-signature']);
+  });
+
+  it('marks every attempt of a duplicate delivery, a failed one too, and never retries it', async () => {
+    const receiver = await startReceiver(statuses(200, 500));
+    const clock = new ManualClock();
+    const attempts: WebhookAttempt[] = [];
+    const sender = new WebhookSender({
+      timeScale: 1,
+      duplicateRate: 1,
+      random: () => 0.5,
+      clock,
+      onAttempt: (attempt) => attempts.push(attempt),
+    });
+    cleanups.push(() => sender.close());
+    sender.send({ callbackUrl: receiver.callbackUrl, taskId: 't', body: BODY, secret: SECRET });
+    await vi.waitFor(() => expect(attempts).toHaveLength(2));
+    expect(attempts).toEqual([
+      { taskId: 't', attempt: 1, outcome: 'delivered', status: 200 },
+      { taskId: 't', attempt: 2, outcome: 'retryable_failure', status: 500, duplicate: true },
+    ]);
+    // No retry is scheduled (nor an attempt timeout left behind).
+    expect(clock.pendingTimes()).toEqual([]);
   });
 
   it('survives receivers that reset, answer garbage or are not there', async () => {

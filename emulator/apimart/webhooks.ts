@@ -2,18 +2,19 @@
 // sender that delivers with the documented timeout and retry schedule (10 s, 30 s, 60 s, all
 // scaled by time_scale) plus optional duplicate deliveries, which the real service is known to make.
 //
-// The sender is fire-and-forget for its caller: send() never throws and no receiver behaviour
-// (hanging, resetting, answering garbage) can reject a promise nobody awaits. Outcomes are
-// reported through `onAttempt`. Secrets never leave signWebhookBody: reports carry only statuses
-// and error codes, never messages that could quote a header.
+// The delivery itself (timeouts, retries, duplicates, closing) is core's WebhookDispatcher; this
+// module gives it the spec's schedule, retries only 429, 5xx and network errors, signs each attempt
+// and reports attempts by task. Fire-and-forget for its caller: send() never throws. Secrets never
+// leave signWebhookBody: reports carry only statuses and error codes, never messages that could
+// quote a header.
 import { createHmac } from 'node:crypto';
-import { Agent, request } from 'undici';
 import { PixelmillError } from '../../common/errors.js';
-import { systemClock, type Clock, type Timer } from '../core/clock.js';
+import type { Clock } from '../core/clock.js';
+import { WebhookDispatcher, type WebhookAttempt as JobWebhookAttempt } from '../core/webhooks.js';
 
-/** Gaps before the 1st, 2nd and 3rd retry, in unscaled milliseconds; no retry after the third. */
-const RETRY_DELAYS_MS = [10_000, 30_000, 60_000] as const;
-const ATTEMPT_TIMEOUT_MS = 10_000;
+/** Gaps before the 1st, 2nd and 3rd retry, in unscaled seconds; no retry after the third. */
+const RETRY_DELAYS_SECONDS = [10, 30, 60] as const;
+const ATTEMPT_TIMEOUT_SECONDS = 10;
 /**
  * Default floor under the scaled attempt timeout. At time_scale 0.001 the timeout would be 10 ms,
  * shorter than a cold first request on a loaded machine: receivers that answered would see
@@ -21,8 +22,6 @@ const ATTEMPT_TIMEOUT_MS = 10_000;
  * the timeout about hung receivers, not about the sender's own warm-up.
  */
 const DEFAULT_MIN_ATTEMPT_TIMEOUT_MS = 1_000;
-/** A receiver's response body is read (so the connection can be reused) up to this size, then cut. */
-const MAX_RESPONSE_BYTES = 64 * 1024;
 
 export class WebhookConfigError extends PixelmillError {
   override name = 'WebhookConfigError';
@@ -87,21 +86,8 @@ export interface WebhookSenderOptions {
   minAttemptTimeoutMs?: number;
 }
 
-type PostResult = { status: number } | { error: string; permanent: boolean };
-
 export class WebhookSender {
-  readonly #timeScale: number;
-  readonly #attemptTimeoutMs: number;
-  readonly #duplicateRate: number;
-  readonly #random: () => number;
-  readonly #clock: Clock;
-  readonly #onAttempt: (attempt: WebhookAttempt) => void;
-  // Owned so that close() can tear down keep-alive connections to receivers.
-  readonly #agent = new Agent({ keepAliveTimeout: 4_000 });
-  /** Attempts under way, with the controller that aborts each. */
-  readonly #inFlight = new Map<Promise<void>, AbortController>();
-  readonly #retries = new Set<{ timer?: Timer }>();
-  #closing: Promise<void> | undefined;
+  readonly #dispatcher: WebhookDispatcher;
 
   constructor(options: WebhookSenderOptions) {
     const { timeScale, duplicateRate } = options;
@@ -117,140 +103,47 @@ export class WebhookSender {
         `duplicateRate must be between 0 and 1, got ${duplicateRate}`,
       );
     }
-    this.#timeScale = timeScale;
-    this.#attemptTimeoutMs = Math.max(
-      ATTEMPT_TIMEOUT_MS * timeScale,
-      options.minAttemptTimeoutMs ?? DEFAULT_MIN_ATTEMPT_TIMEOUT_MS,
-    );
-    this.#duplicateRate = duplicateRate;
-    this.#random = options.random;
-    this.#clock = options.clock ?? systemClock;
-    this.#onAttempt = options.onAttempt ?? (() => undefined);
+    const { onAttempt } = options;
+    this.#dispatcher = new WebhookDispatcher({
+      clock: options.clock,
+      timeScale,
+      retryDelaysSeconds: RETRY_DELAYS_SECONDS,
+      attemptTimeoutSeconds: ATTEMPT_TIMEOUT_SECONDS,
+      minAttemptTimeoutMs: options.minAttemptTimeoutMs ?? DEFAULT_MIN_ATTEMPT_TIMEOUT_MS,
+      // 3xx is rejected too: the spec lists no redirect handling, and following a redirect would
+      // post a signed body to an address the caller never registered.
+      retryOn: 'server_errors',
+      duplicateRate,
+      lostRate: 0,
+      random: options.random,
+      onAttempt: (attempt) => onAttempt?.(taskAttempt(attempt)),
+    });
   }
 
   /** Starts delivering in the background; ignored once close() was called. */
   send(delivery: WebhookDelivery): void {
-    if (this.#closing) return;
-    this.#start(delivery, 1, false);
+    const { body, secret } = delivery;
+    this.#dispatcher.send({
+      url: delivery.callbackUrl,
+      jobId: delivery.taskId,
+      body,
+      // An empty secret means "send no signature header".
+      headers: (): Record<string, string> =>
+        secret === '' ? {} : { 'x-webhook-signature': signWebhookBody(body, secret) },
+    });
   }
 
   /** Cancels pending retries, aborts attempts in flight and resolves when nothing is outstanding. */
   close(): Promise<void> {
-    this.#closing ??= this.#shutdown();
-    return this.#closing;
-  }
-
-  async #shutdown(): Promise<void> {
-    for (const retry of this.#retries) retry.timer?.cancel();
-    this.#retries.clear();
-    for (const controller of this.#inFlight.values()) controller.abort();
-    await Promise.all(this.#inFlight.keys());
-    await this.#agent.destroy().catch(() => undefined);
-  }
-
-  #start(delivery: WebhookDelivery, attempt: number, duplicate: boolean): void {
-    const controller = new AbortController();
-    const run: Promise<void> = this.#attempt(delivery, attempt, duplicate, controller)
-      .catch(() => undefined)
-      .finally(() => this.#inFlight.delete(run));
-    this.#inFlight.set(run, controller);
-  }
-
-  async #attempt(
-    delivery: WebhookDelivery,
-    attempt: number,
-    duplicate: boolean,
-    controller: AbortController,
-  ): Promise<void> {
-    const result = await this.#post(delivery, controller);
-    // An attempt aborted by close() has no outcome worth reporting, and must not schedule more.
-    if (this.#closing) return;
-    const outcome = classify(result);
-    const detail = 'status' in result ? { status: result.status } : { error: result.error };
-    this.#report({
-      taskId: delivery.taskId,
-      attempt,
-      outcome,
-      ...detail,
-      ...(duplicate ? { duplicate } : {}),
-    });
-    if (duplicate) return;
-    if (outcome === 'delivered') {
-      if (this.#duplicateRate > 0 && this.#random() < this.#duplicateRate)
-        this.#start(delivery, attempt + 1, true);
-    } else if (outcome === 'retryable_failure') {
-      const delay = RETRY_DELAYS_MS[attempt - 1];
-      if (delay === undefined) this.#report({ taskId: delivery.taskId, attempt, outcome: 'gave_up' });
-      else this.#retryAfter(delay * this.#timeScale, () => this.#start(delivery, attempt + 1, false));
-    }
-  }
-
-  #retryAfter(ms: number, fn: () => void): void {
-    // An object rather than the Timer itself, because a clock may fire before setTimeout returns.
-    const retry: { timer?: Timer } = {};
-    this.#retries.add(retry);
-    retry.timer = this.#clock.setTimeout(() => {
-      this.#retries.delete(retry);
-      if (!this.#closing) fn();
-    }, ms);
-  }
-
-  async #post(delivery: WebhookDelivery, controller: AbortController): Promise<PostResult> {
-    const headers: Record<string, string> = { 'content-type': 'application/json' };
-    if (delivery.secret !== '')
-      headers['x-webhook-signature'] = signWebhookBody(delivery.body, delivery.secret);
-    let timedOut = false;
-    const timeout = this.#clock.setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, this.#attemptTimeoutMs);
-    try {
-      const response = await request(delivery.callbackUrl, {
-        dispatcher: this.#agent,
-        method: 'POST',
-        headers,
-        body: delivery.body,
-        signal: controller.signal,
-      });
-      // The status alone decides the outcome; a body that hangs or errors does not change it.
-      await response.body.dump({ limit: MAX_RESPONSE_BYTES }).catch(() => undefined);
-      return { status: response.statusCode };
-    } catch (error) {
-      if (timedOut) return { error: 'timeout', permanent: false };
-      const code = errorCode(error);
-      // A URL undici refuses (bad protocol, malformed) will not get better on retry.
-      return { error: code, permanent: code === 'UND_ERR_INVALID_ARG' };
-    } finally {
-      timeout.cancel();
-    }
-  }
-
-  #report(attempt: WebhookAttempt): void {
-    try {
-      this.#onAttempt(attempt);
-    } catch {
-      // A failing observer must not break deliveries or crash the emulator.
-    }
+    return this.#dispatcher.close();
   }
 }
 
 /**
- * 2xx delivered; 429, 5xx, timeouts and network errors retryable; any other status rejected.
- * 3xx counts as rejected: the spec lists no redirect handling, and following a redirect would
- * post a signed body to an address the caller never registered.
+ * Core's report in this API's words: by task; every attempt of a duplicate delivery carries
+ * `duplicate`, and a delivered one is `delivered`. Core's `lost` never comes (lostRate is 0).
  */
-function classify(result: PostResult): WebhookAttempt['outcome'] {
-  if ('error' in result) return result.permanent ? 'rejected' : 'retryable_failure';
-  const { status } = result;
-  if (status >= 200 && status < 300) return 'delivered';
-  if (status === 429 || status >= 500) return 'retryable_failure';
-  return 'rejected';
-}
-
-function errorCode(error: unknown): string {
-  if (error instanceof Error) {
-    const code = (error as { code?: unknown }).code;
-    return typeof code === 'string' ? code : error.name;
-  }
-  return 'unknown_error';
+function taskAttempt({ jobId, attempt, outcome, duplicate, ...detail }: JobWebhookAttempt): WebhookAttempt {
+  const named = outcome === 'duplicate_delivered' ? 'delivered' : (outcome as WebhookAttempt['outcome']);
+  return { taskId: jobId, attempt, outcome: named, ...detail, ...(duplicate ? { duplicate } : {}) };
 }

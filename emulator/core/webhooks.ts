@@ -22,6 +22,8 @@ export interface WebhookAttempt {
   status?: number;
   /** Why no status: `timeout`, or a network error code such as `ECONNREFUSED`. */
   error?: string;
+  /** Set on every attempt of a deliberate second delivery, whatever its outcome. */
+  duplicate?: true;
 }
 
 export interface WebhookMessage {
@@ -115,7 +117,7 @@ export class WebhookDispatcher {
     let outcome = this.#classify(result);
     if (duplicate && outcome === 'delivered') outcome = 'duplicate_delivered';
     const detail = 'status' in result ? { status: result.status } : { error: result.error };
-    this.#report({ jobId: message.jobId, attempt, outcome, ...detail });
+    this.#report({ jobId: message.jobId, attempt, outcome, ...detail, ...(duplicate ? { duplicate } : {}) });
     if (duplicate) return;
     const { duplicateRate, random, retryDelaysSeconds, timeScale } = this.#options;
     if (outcome === 'delivered') {
