@@ -1,13 +1,24 @@
-// The emulator's configuration: its defaults, its schema and the object-level validation.
+// The first API's emulator configuration: its defaults, its schema, what the file format allows
+// (normalize) and the checks the schema cannot express. Reading, merging and reporting every
+// problem (at file:line:col for a YAML file) are core's (core/config.ts), under this API's own
+// error codes (`emulator_config_invalid`).
 //
 // The YAML field names are a public contract (tests outside the project write these files), so
-// the schema is strict: an unknown key is an error rather than a silently ignored typo. Loading
-// follows parse -> normalize -> validate; this module owns the last two, config-file.ts the first.
+// the schema is strict: an unknown key is an error rather than a silently ignored typo.
 import { z } from 'zod';
-import { UserError } from '../../common/errors.js';
 import { formatPath } from '../../common/problems.js';
-import { plural } from '../../common/words.js';
-import { isPlainObject, mergeOverDefaults, type ConfigProblem } from '../core/config.js';
+import {
+  CONFIG_ROOT,
+  deepFreeze,
+  isPlainObject,
+  loadConfigFile,
+  parseConfig,
+  parseConfigText,
+  rate,
+  type ConfigOverrides,
+  type ConfigProblem,
+  type ConfigSpec,
+} from '../core/config.js';
 
 export const KEY_STATUSES = ['active', 'disabled', 'expired'] as const;
 export type KeyStatus = (typeof KEY_STATUSES)[number];
@@ -28,7 +39,6 @@ const ALL_SIZES = [
   '2:1',
 ];
 
-const rate = z.number().min(0).max(1);
 /** `[min, max]` seconds; a single number is accepted and means `[n, n]` (see normalize). */
 const secondsRange = z
   .tuple([z.number().min(0), z.number().min(0)])
@@ -116,13 +126,8 @@ export const EmulatorConfigSchema = z.strictObject({
 export type EmulatorConfig = z.output<typeof EmulatorConfigSchema>;
 export type AccountConfig = EmulatorConfig['accounts'][number];
 
-type DeepPartial<T> = T extends readonly unknown[]
-  ? Readonly<T>
-  : T extends object
-    ? { [K in keyof T]?: DeepPartial<T[K]> }
-    : T;
 /** What `startEmulator({ config })` accepts: any subset, deep-merged over the defaults (arrays replace). */
-export type EmulatorConfigOverrides = DeepPartial<z.input<typeof EmulatorConfigSchema>>;
+export type EmulatorConfigOverrides = ConfigOverrides<z.input<typeof EmulatorConfigSchema>>;
 
 export const DEFAULT_EMULATOR_CONFIG: EmulatorConfig = deepFreeze({
   host: '127.0.0.1',
@@ -167,15 +172,6 @@ export const DEFAULT_EMULATOR_CONFIG: EmulatorConfig = deepFreeze({
     jpeg_image_rate: 0,
   },
 } satisfies EmulatorConfig);
-
-/** Frozen all the way down: the defaults are shared by every emulator and must not drift. */
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null) {
-    for (const child of Object.values(value)) deepFreeze(child);
-    Object.freeze(value);
-  }
-  return value;
-}
 
 /** The demo key of the default config; the CLI may print it because it is public. */
 export const DEMO_API_KEY = 'sk-live-demo';
@@ -233,41 +229,16 @@ function duplicateProblems(input: unknown): ConfigProblem[] {
 }
 
 /**
- * An unknown key is named, so a typo is easy to spot, except under `accounts`: a key pasted where
- * a field name belongs (`- sk-live-...: active`) is a secret and must not reach the terminal.
+ * Unknown keys are named, so a typo is easy to spot, except under `accounts` (secretParents): a
+ * key pasted where a field name belongs (`- sk-live-...: active`) is a secret and must not reach
+ * the terminal.
  */
-function unknownKeyProblem(parent: readonly PropertyKey[], key: string): ConfigProblem {
-  const at = [...parent, key];
-  if (parent[0] === 'accounts')
-    return {
-      path: parent,
-      message: 'unknown key (its name is not shown: it may be a secret)',
-      unknownKeyAt: at,
-    };
-  return { path: at, message: 'unknown key', unknownKeyAt: at };
-}
-
-/** Validates a whole (already merged) config, returning every problem rather than the first. */
-export function validateEmulatorConfig(input: unknown): {
-  config?: EmulatorConfig;
-  problems: ConfigProblem[];
-} {
-  const result = EmulatorConfigSchema.safeParse(normalize(input));
-  const problems = duplicateProblems(input);
-  if (result.success && problems.length === 0) return { config: result.data, problems };
-  if (result.success) return { problems };
-  for (const issue of result.error.issues) {
-    if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) problems.push(unknownKeyProblem(issue.path, key));
-    } else {
-      problems.push({ path: issue.path, message: issue.message });
-    }
-  }
-  return { problems };
-}
-
-/** How a config's problems name the config itself. */
-export const CONFIG_ROOT = '(root)';
+const SPEC: ConfigSpec<EmulatorConfig> = {
+  defaults: DEFAULT_EMULATOR_CONFIG,
+  schema: z.preprocess(normalize, EmulatorConfigSchema),
+  secretParents: ['accounts'],
+  extraProblems: duplicateProblems,
+};
 
 /**
  * A change to the rate limits of a running emulator (PUT /_emulator/rate-limits, setRateLimits):
@@ -302,13 +273,15 @@ export function validateRateLimitsChange(input: unknown): {
 
 /** For config objects (tests, benchmarks): merged over the defaults, then validated. */
 export function parseEmulatorConfig(input: unknown): EmulatorConfig {
-  const { config, problems } = validateEmulatorConfig(
-    mergeOverDefaults(DEFAULT_EMULATOR_CONFIG, input ?? {}),
-  );
-  if (config) return config;
-  throw new UserError(
-    'emulator_config_invalid',
-    `invalid emulator config (${plural(problems.length, 'problem')})`,
-    problems.map((p) => `${formatPath(p.path, CONFIG_ROOT)}: ${p.message}`),
-  );
+  return parseConfig(SPEC, input);
+}
+
+/** Reads a YAML config file; every problem is reported as `file:line:col path: message`. */
+export function loadEmulatorConfig(file: string): EmulatorConfig {
+  return loadConfigFile(SPEC, file);
+}
+
+/** Parses YAML text; `file` only names the source in problems. */
+export function parseEmulatorConfigText(text: string, file: string): EmulatorConfig {
+  return parseConfigText(SPEC, text, file);
 }

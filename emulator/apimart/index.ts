@@ -18,8 +18,13 @@ import { changeRateLimits, collectStats, type EmulatorStats } from './routes/adm
 import { createEmulatorServer } from './server.js';
 import type { InjectedFault } from './stats.js';
 
-export { loadEmulatorConfig, parseEmulatorConfigText } from './config-file.js';
-export { DEFAULT_EMULATOR_CONFIG, DEMO_API_KEY, parseEmulatorConfig } from './config.js';
+export {
+  DEFAULT_EMULATOR_CONFIG,
+  DEMO_API_KEY,
+  loadEmulatorConfig,
+  parseEmulatorConfig,
+  parseEmulatorConfigText,
+} from './config.js';
 export type { EmulatorConfig, EmulatorConfigOverrides, RateLimitsChange } from './config.js';
 export type { BucketConfig, RateLimits } from './rate-limit.js';
 export type { EmulatorStats, GroundTruthTask } from './routes/admin.js';

@@ -64,8 +64,12 @@ export function deepFreeze<T>(value: T): T {
 }
 
 export interface ConfigSpec<T> {
-  /** Names the emulator in messages and error codes, e.g. `fal`. */
-  provider: string;
+  /**
+   * Names the emulator in messages and error codes, e.g. `fal` (`fal_emulator_config_invalid`,
+   * "invalid fal emulator config"). The first API's emulator leaves it out: its codes and words
+   * came first and stay as they are (`emulator_config_invalid`, "invalid emulator config").
+   */
+  provider?: string;
   defaults: T;
   schema: z.ZodType<T, unknown>;
   /** Top-level keys whose unknown sub-keys are not named (they may be secrets). */
@@ -104,10 +108,18 @@ export function validateConfig<T>(
   return { problems };
 }
 
+/** The emulator as codes (`fal_emulator`) and messages (`fal emulator`) name it. */
+function named(spec: ConfigSpec<unknown>): { code: string; words: string } {
+  return spec.provider === undefined
+    ? { code: 'emulator', words: 'emulator' }
+    : { code: `${spec.provider}_emulator`, words: `${spec.provider} emulator` };
+}
+
 function invalid(spec: ConfigSpec<unknown>, where: string, problems: readonly string[]): UserError {
+  const { code, words } = named(spec);
   return new UserError(
-    `${spec.provider}_emulator_config_invalid`,
-    `invalid ${spec.provider} emulator config${where} (${plural(problems.length, 'problem')})`,
+    `${code}_config_invalid`,
+    `invalid ${words} config${where} (${plural(problems.length, 'problem')})`,
     problems,
   );
 }
@@ -130,10 +142,8 @@ export function loadConfigFile<T>(spec: ConfigSpec<T>, file: string): T {
   } catch (error) {
     const reason =
       (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message;
-    throw new UserError(
-      `${spec.provider}_emulator_config_unreadable`,
-      `cannot read ${spec.provider} emulator config ${file}: ${reason}`,
-    );
+    const { code, words } = named(spec as ConfigSpec<unknown>);
+    throw new UserError(`${code}_config_unreadable`, `cannot read ${words} config ${file}: ${reason}`);
   }
   return parseConfigText(spec, text, file);
 }
