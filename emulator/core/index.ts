@@ -1,12 +1,15 @@
 // emulator/core: the provider-neutral generation simulator the provider emulators (emulator/fal,
-// emulator/replicate, emulator/bfl; emulator/apimart uses its clock, random source, image drawing,
-// HTTP helpers and config merging) are built on. No provider vocabulary here; wire shapes, routes,
-// auth and errors belong to each provider folder.
+// emulator/replicate, emulator/bfl) are built on. emulator/apimart, the first API's, keeps its own
+// task store, journal format, rate limiter and stats, and takes the rest from here: the clock,
+// random source, image drawing, HTTP helpers, config plumbing, downloads, webhook delivery and
+// server lifecycle. No provider vocabulary here; wire shapes, routes, auth and errors belong to
+// each provider folder.
 //
 // What core offers (import from './core/index.js', or the module named):
-// - server.ts   listen(server, host, port, provider) -> base URL; closerFor(server, ...steps): an
-//               idempotent close() that drops keep-alive connections and runs the steps once;
-//               RunningProviderEmulator (what start<Provider>Emulator resolves to); urlHost().
+// - server.ts   listen(server, host, port, provider, failure?) -> base URL; closerFor(server,
+//               ...steps): an idempotent close() that drops keep-alive connections and runs the
+//               steps once; RunningProviderEmulator (what start<Provider>Emulator resolves to);
+//               urlHost().
 // - jobs.ts     JobSimulator<D>: submit({id, account, queueSeconds, runSeconds, failureRate,
 //               stuckRate, moderated, startTimeoutSeconds?, retentionSeconds (a number, or a
 //               function of the drawn job), webhook?, data}) draws the job's whole future from a
@@ -20,8 +23,8 @@
 //               queued | running | succeeded | failed | moderated | cancelled | timed_out | deleted
 //               (deleted = ended + retention), resultFetchedAt for "deleted before fetched" audits.
 // - webhooks.ts WebhookDispatcher: POST with a scaled timeout and retry schedule, duplicate and
-//               lost faults, headers computed per attempt by the provider (its signature), outcomes
-//               counted; JobEndTimers: one timer per job with a webhook, re-armed on reschedules.
+//               lost faults (every attempt of a duplicate marked), headers computed per attempt by
+//               the provider (its signature), outcomes counted; JobEndTimers: one timer per job with a webhook, re-armed on reschedules.
 // - images/render.ts renderImage({prompt, index, width, height, format: png|jpeg, look: normal
 //               | blank | black | corrupt}) and ImageCache (byte-bounded, concurrent asks render
 //               once); images/ also holds the drawing it is made of (canvas, bitmap font, text
@@ -30,8 +33,10 @@
 // - stats.ts    CoreStats (requests by route pattern and status, webhooks by outcome, faults by
 //               name); ServerFaults: a seeded 5xx per request class, each class its own rate.
 // - config.ts   ConfigSpec + parseConfig / loadConfigFile / parseConfigText (every problem, as
-//               `file:line:col path: message`), rate and secondsRange schemas, deepFreeze.
-// - http.ts     requestTarget, readJsonBody (size-capped, strict UTF-8), sendJson, sendNdjson.
+//               `file:line:col path: message`), mergeOverDefaults, ConfigProblem, rate and
+//               secondsRange schemas, deepFreeze.
+// - http.ts     requestTarget, readJsonBody (size-capped, strict UTF-8; MAX_BODY_BYTES), sendJson,
+//               sendJsonText, sendNdjson.
 // - random-streams.ts randomStream(seed, index), seededUuid(random), uniform (random.ts: the
 //               seeded sfc32 source itself).
 // - clock.ts    Clock and systemClock. Time: pass a Clock; tests use a manual one, nothing here
