@@ -180,15 +180,31 @@ export interface WorkerProcess {
   kill(): Promise<void>;
 }
 
-/** `pixelmill worker` (the built CLI) against the given Temporal address, for the API at `apiBaseUrl` with the demo key. */
-export function spawnWorkerProcess(temporalAddress: string, cwd: string, apiBaseUrl: string): WorkerProcess {
-  const child = spawn(process.execPath, [CLI, 'worker'], {
+/** Whose key a worker process holds: the demo key of the first API unless told otherwise. */
+export interface WorkerKey {
+  /** The variable that holds it (a manifest's `api.api_key_env`), passed as `--api-key-env`. */
+  env: string;
+  value: string;
+}
+
+/**
+ * `pixelmill worker` (the built CLI) against the given Temporal address, for the API at
+ * `apiBaseUrl` with the demo key, or with `key` (another provider's, in the variable its manifest names).
+ */
+export function spawnWorkerProcess(
+  temporalAddress: string,
+  cwd: string,
+  apiBaseUrl: string,
+  key?: WorkerKey,
+): WorkerProcess {
+  const args = key ? ['worker', '--api-key-env', key.env] : ['worker'];
+  const child = spawn(process.execPath, [CLI, ...args], {
     cwd,
     env: {
       ...process.env,
       TEMPORAL_ADDRESS: temporalAddress,
       TEMPORAL_NAMESPACE: 'default',
-      PIXELMILL_API_KEY: DEMO_API_KEY,
+      ...(key ? { [key.env]: key.value } : { PIXELMILL_API_KEY: DEMO_API_KEY }),
       PIXELMILL_API_BASE_URL: apiBaseUrl,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
