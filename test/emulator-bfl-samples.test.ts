@@ -3,7 +3,7 @@
 // tampered signatures; re-signing on each poll; the "expired before anyone downloaded it" count;
 // and the download faults (truncation, slow link).
 import sharp from 'sharp';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { BflConfigOverrides } from '../emulator/bfl/index.js';
 import { bfl, download, fixed, ManualClock, poll, startTestBfl, submit } from './support/emulator-bfl.js';
 
@@ -173,8 +173,10 @@ describe('download faults', () => {
       done = true;
       return result;
     });
-    // 8 kbps is 1,000 bytes a second: nothing completes until the clock moves.
-    for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+    // 8 kbps is 1,000 bytes a second: nothing completes until the clock moves. The clock moves only
+    // once the throttled body has started (its first 20 ms tick armed): the sample is rendered
+    // first, which on a loaded machine takes longer than any fixed number of turns.
+    await vi.waitFor(() => expect(clock.pendingTimes()).toContain(clock.now() + 20), { timeout: 30_000 });
     expect(done).toBe(false);
     for (let i = 0; i < 400 && !done; i++) {
       clock.advance(1_000);
