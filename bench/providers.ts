@@ -42,8 +42,11 @@ interface ProviderSetup {
   model: string;
   seconds: readonly [number, number];
   queueSeconds: readonly [number, number];
-  /** What the documented limit allows: a rate (items per second) or a concurrency (at once). */
-  limit: { perSecond: number } | { atOnce: number };
+  /**
+   * What the documented limit allows: a rate (items per second, after a burst the provider
+   * allows at once) or a concurrency (at once).
+   */
+  limit: { perSecond: number; burst: number } | { atOnce: number };
   /** The calls per image issue 39 allows this provider without webhooks. */
   maxCallsPolling: number;
   start(timeScale: number, webhookSecret: string): Promise<StartedEmulator>;
@@ -69,7 +72,8 @@ const SETUPS: Record<Provider, ProviderSetup> = {
     model: 'black-forest-labs/flux-schnell',
     seconds: DEFAULT_REPLICATE_CONFIG.generation.run_seconds,
     queueSeconds: DEFAULT_REPLICATE_CONFIG.generation.queue_seconds,
-    limit: { perSecond: 600 / 60 },
+    // "Short bursts allowed": the emulator's bucket holds a minute's worth.
+    limit: { perSecond: 600 / 60, burst: DEFAULT_REPLICATE_CONFIG.limits.create.burst },
     maxCallsPolling: 1.5,
     start: (timeScale) => startReplicateEmulator({ config: { time_scale: timeScale, port: 0 } }),
   },
@@ -104,7 +108,8 @@ interface ProviderFigures {
 
 /** Seconds the documented limit needs for `items` of mean generation `generationS`. */
 function boundSeconds(setup: ProviderSetup, items: number, generationS: number): number {
-  if ('perSecond' in setup.limit) return items / setup.limit.perSecond + generationS;
+  if ('perSecond' in setup.limit)
+    return Math.max(0, items - setup.limit.burst) / setup.limit.perSecond + generationS;
   return Math.ceil(items / setup.limit.atOnce) * generationS;
 }
 

@@ -27,6 +27,7 @@ describe('concurrency cap', () => {
     // Cap 64 after 48 finished; 60 at the provider, 20 waiting: 40 run, plus a margin of 4.
     const cut = afterQueue(probing, 60, 20, 48);
     expect(capNow(cut, 48)).toBe(40 + queueMargin(40));
+    expect(capNow(cut, 48)).toBe(44);
     expect(cut.probing).toBe(false);
     // 3 waiting is within cap 44's margin of 5: kept as it is.
     expect(afterQueue(cut, 44, 3, 48)).toBe(cut);

@@ -18,10 +18,11 @@ const task = (index: number, submittedAtMs: number, checks = 0, lastCheckAtMs?: 
 });
 
 describe('single-task checks', () => {
-  it('without samples, asks from the shortest interval up, doubling', () => {
+  it('without samples, asks from a quarter of the shortest interval up, doubling', () => {
     const plan = checkPlan([], bounds);
-    expect(plan.firstMs).toBe(1_000);
-    expect([1, 2, 3, 4, 5].map((k) => plan.againMs(k))).toEqual([1_000, 2_000, 4_000, 8_000, 10_000]);
+    expect(plan.firstMs).toBe(250);
+    expect([1, 2, 3, 4, 5, 6].map((k) => plan.againMs(k))).toEqual([250, 500, 1_000, 2_000, 4_000, 8_000]);
+    expect(plan.againMs(7)).toBe(10_000);
   });
 
   it('asks first when most tasks have finished, then at a spacing set by the spread', () => {
@@ -31,9 +32,9 @@ describe('single-task checks', () => {
     const sorted = [...samples].sort((a, b) => a - b);
     expect(plan.firstMs).toBe(quantile(sorted, FIRST_CHECK_QUANTILE));
     expect(plan.firstMs).toBe(6_300);
-    // The 95th percentile is 6.8 s: half of 0.5 s is under the shortest interval.
-    expect(plan.againMs(1)).toBe(1_000);
-    expect(plan.againMs(2)).toBe(2_000);
+    // The 95th percentile is 6.8 s: half of 0.5 s, the spread above the first call.
+    expect(plan.againMs(1)).toBe(250);
+    expect(plan.againMs(2)).toBe(500);
     // Most tasks are finished at the first call: one call each for 70%.
     expect(samples.filter((ms) => ms <= plan.firstMs).length / samples.length).toBeGreaterThanOrEqual(0.7);
   });

@@ -7,14 +7,18 @@
 //   start), so an account with 40 slots is found in a handful of generations.
 // - A signal sets the cap to what the provider is taking now: on a refusal (429), the tasks the
 //   shard has at the provider; on a queue (tasks waiting behind others), those minus the waiting
-//   ones plus a small margin, so that the provider always has the next task at hand but nothing
+//   ones plus a margin (QUEUE_MARGIN_SHARE), so that the provider always has the next task at hand but nothing
 //   waits long enough in its queue to outlive a result's retention.
 // - After a signal, the cap grows by one per cap's worth of finished tasks (one per generation
 //   time), so it finds slots freed by other shards or runs, at one refusal per `base` images.
 // Pure functions of the shard's counts; the shard workflow keeps the state (ShardCarriedState).
 import type { ConcurrencyCapState } from '../common/types.js';
 
-/** Tasks a shard keeps waiting in a provider's queue, as a share of its cap (at least one). */
+/**
+ * Tasks a shard keeps waiting in a provider's queue, as a share of what runs (at least one): the
+ * provider has the next task at hand, and none waits long (bench/providers.ts: a margin of half
+ * what runs measured worse, its queue wait counted into the generation times the calls are timed by).
+ */
 export const QUEUE_MARGIN_SHARE = 0.1;
 
 export function startCap(start: number, finalNow: number): ConcurrencyCapState {

@@ -32,15 +32,26 @@ export function quantile(sorted: readonly number[], share: number): number {
   return sorted[at]!;
 }
 
+/**
+ * Without webhooks, a call about one task may come this share of the shortest lookup interval
+ * after the last: each is one call, and a task waits for the call that finds it finished, its
+ * slot idle where the provider limits tasks at once (bench/providers.ts).
+ */
+export const SINGLE_MIN_SHARE = 0.25;
+
 const clamp = (value: number, bounds: CheckBounds): number =>
-  Math.round(Math.min(bounds.maxMs, Math.max(bounds.minMs, value)));
+  Math.round(Math.min(bounds.maxMs, Math.max(floorOf(bounds), value)));
+
+function floorOf(bounds: CheckBounds): number {
+  return bounds.webhooks ? bounds.minMs : bounds.minMs * SINGLE_MIN_SHARE;
+}
 
 /** How a shard times its calls, from the generation times it has seen (ms, any order). */
 export function checkPlan(samples: readonly number[], bounds: CheckBounds): CheckPlan {
   const doubling = (from: number) => (checks: number) => clamp(from * 2 ** Math.max(0, checks - 1), bounds);
   if (samples.length === 0) {
     if (bounds.webhooks) return { firstMs: bounds.maxMs, againMs: () => bounds.maxMs };
-    return { firstMs: bounds.minMs, againMs: doubling(bounds.minMs) };
+    return { firstMs: floorOf(bounds), againMs: doubling(floorOf(bounds)) };
   }
   const sorted = [...samples].sort((a, b) => a - b);
   if (bounds.webhooks) {
@@ -48,7 +59,7 @@ export function checkPlan(samples: readonly number[], bounds: CheckBounds): Chec
   }
   const first = quantile(sorted, FIRST_CHECK_QUANTILE);
   const spread = quantile(sorted, 0.95) - first;
-  return { firstMs: clamp(first, bounds), againMs: doubling(Math.max(bounds.minMs, spread / 2)) };
+  return { firstMs: clamp(first, bounds), againMs: doubling(Math.max(floorOf(bounds), spread / 2)) };
 }
 
 /** One task still at the provider, as the shard knows it. */
