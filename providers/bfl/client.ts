@@ -24,9 +24,9 @@ import {
   type ImageApiErrorDetails,
 } from '../../api/errors.js';
 import { locatorOf, taskIdOf, taskRef } from '../../common/task-ref.js';
+import { HttpBackedClient } from '../http-backed-client.js';
 import type {
   CallOptions,
-  EndpointStats,
   ProviderClient,
   ProviderRequest,
   SubmitOptions,
@@ -58,32 +58,33 @@ const MODEL_NAME = /^[a-z0-9][a-z0-9.-]*$/;
 
 type Headers = Record<string, string | string[] | undefined>;
 
-export class BflClient implements ProviderClient {
+export class BflClient extends HttpBackedClient<ApiHttp> implements ProviderClient {
   readonly provider = 'bfl';
-  readonly #http: ApiHttp;
   readonly #trusts: (url: URL) => boolean;
   readonly #now: () => number;
 
   constructor(options: BflClientOptions) {
     // The trust test needs the base URL as ApiHttp normalizes it; it is first asked on a call.
     let trusts: (url: URL) => boolean = () => false;
-    this.#http = new ApiHttp({
-      ...options,
-      authHeaders: (key) => ({ 'x-key': key }),
-      trustsOrigin: (url) => trusts(url),
-    });
-    this.#trusts = trusts = bflTrustsOrigin(this.#http.baseUrl);
+    super(
+      new ApiHttp({
+        ...options,
+        authHeaders: (key) => ({ 'x-key': key }),
+        trustsOrigin: (url) => trusts(url),
+      }),
+    );
+    this.#trusts = trusts = bflTrustsOrigin(this.http.baseUrl);
     this.#now = options.now ?? Date.now;
   }
 
   async submit(request: ProviderRequest, options: SubmitOptions = {}): Promise<SubmittedTask> {
-    const ctx = this.#http.context(ENDPOINTS.submit, `v1/${request.model}`);
+    const ctx = this.http.context(ENDPOINTS.submit, `v1/${request.model}`);
     if (!MODEL_NAME.test(request.model))
-      throw this.#http.rejected(ctx, `"${request.model}" is not a model name`);
+      throw this.http.rejected(ctx, `"${request.model}" is not a model name`);
     const body: Record<string, unknown> = { ...request.body };
     if (options.webhook !== undefined) body.webhook_url = options.webhook;
     if (options.webhookSecret !== undefined) body.webhook_secret = options.webhookSecret;
-    const answer = await this.#http.call({
+    const answer = await this.http.call({
       endpoint: ENDPOINTS.submit,
       to: ctx.url,
       method: 'POST',
@@ -92,7 +93,7 @@ export class BflClient implements ProviderClient {
       signal: options.signal,
       errorFor: bflError(ctx, 'submit'),
     });
-    if (answer.id.includes('|')) throw this.#http.invalid(ctx, 'the task id holds "|"', true);
+    if (answer.id.includes('|')) throw this.http.invalid(ctx, 'the task id holds "|"', true);
     const task: SubmittedTask = { ref: answer.id };
     // A webhook submit may be answered without a polling_url: the id alone is then polled on the base.
     if (answer.polling_url)
@@ -109,8 +110,8 @@ export class BflClient implements ProviderClient {
     // base host, whose "Task not found" may only mean another cluster holds it: not an answer.
     if (state.status === 'not_found' && locatorOf(ref) === undefined) return { status: UNLOCATED };
     if (state.status === 'completed' && state.result === undefined) {
-      const ctx = this.#http.context(ENDPOINTS.getResult, this.#pollTarget(ref));
-      throw this.#http.invalid(ctx, `status ${BFL_STATUS.ready} without result.sample`);
+      const ctx = this.http.context(ENDPOINTS.getResult, this.#pollTarget(ref));
+      throw this.http.invalid(ctx, `status ${BFL_STATUS.ready} without result.sample`);
     }
     return state;
   }
@@ -127,9 +128,9 @@ export class BflClient implements ProviderClient {
    * Streams a sample. Its host signs URLs Azure Blob's way: past the 10 minutes (or with a
    * signature it no longer takes) it answers 403 AuthenticationFailed, which is an expired result.
    */
-  async download(url: string, options: CallOptions = {}): Promise<DownloadedResult> {
+  override async download(url: string, options: CallOptions = {}): Promise<DownloadedResult> {
     try {
-      return await this.#http.download(url, options);
+      return await super.download(url, options);
     } catch (error) {
       if (error instanceof ResultDownloadError && error.httpStatus === 403)
         throw new ResultExpiredError(`${error.message} (the signed sample URL has expired)`, {
@@ -140,22 +141,14 @@ export class BflClient implements ProviderClient {
     }
   }
 
-  stats(): Record<string, EndpointStats> {
-    return this.#http.stats();
-  }
-
-  close(): Promise<void> {
-    return this.#http.close();
-  }
-
   /** get_result's answer for the task, or undefined when BFL says "Task not found" with a 404. */
   async #getResult(ref: string, options: CallOptions): Promise<ResultResponse | undefined> {
     const id = taskIdOf(ref);
-    const ctx = this.#http.context(ENDPOINTS.getResult, this.#pollTarget(ref));
-    if (id === '') throw this.#http.rejected(ctx, 'task id is empty');
+    const ctx = this.http.context(ENDPOINTS.getResult, this.#pollTarget(ref));
+    if (id === '') throw this.http.rejected(ctx, 'task id is empty');
     let answer: ResultResponse;
     try {
-      answer = await this.#http.call({
+      answer = await this.http.call({
         endpoint: ENDPOINTS.getResult,
         to: ctx.url,
         method: 'GET',
@@ -167,7 +160,7 @@ export class BflClient implements ProviderClient {
       if (error instanceof NotFoundError && error.apiCode === TASK_NOT_FOUND) return undefined;
       throw error;
     }
-    if (answer.id && answer.id !== id) throw this.#http.invalid(ctx, 'it describes another task');
+    if (answer.id && answer.id !== id) throw this.http.invalid(ctx, 'it describes another task');
     return answer;
   }
 

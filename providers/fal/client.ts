@@ -10,10 +10,11 @@
 // States come one request at a time from the status call (COMPLETED says finished, not how); the
 // result call tells success from failure (outcome.ts reads it), a result fal no longer keeps is
 // `expired`, and one asked for too early answers the state it is in.
-import { ApiHttp, type EndpointStats } from '../../api/http-client.js';
-import { RESULT_ENDPOINT, type DownloadedResult } from '../../api/download.js';
+import { ApiHttp } from '../../api/http-client.js';
+import { RESULT_ENDPOINT } from '../../api/download.js';
 import { ImageApiError, type ImageApiErrorDetails } from '../../api/errors.js';
 import { locatorOf, taskIdOf, taskRef } from '../../common/task-ref.js';
+import { HttpBackedClient } from '../http-backed-client.js';
 import type {
   CallOptions,
   ProviderClient,
@@ -68,26 +69,25 @@ class FalAnswer extends ImageApiError {
   }
 }
 
-export class FalClient implements ProviderClient {
+export class FalClient extends HttpBackedClient<ApiHttp> implements ProviderClient {
   readonly provider = 'fal';
-  readonly #http: ApiHttp;
   readonly #now: () => number;
 
   constructor(options: ProviderClientOptions) {
-    this.#http = new ApiHttp({ ...options, authHeaders: (key) => ({ authorization: `Key ${key}` }) });
+    super(new ApiHttp({ ...options, authHeaders: (key) => ({ authorization: `Key ${key}` }) }));
     this.#now = options.now ?? Date.now;
   }
 
   async submit(request: ProviderRequest, options: SubmitOptions = {}): Promise<SubmittedTask> {
-    const ctx = this.#http.context(ENDPOINTS.submit, request.model);
+    const ctx = this.http.context(ENDPOINTS.submit, request.model);
     if (!MODEL_ID.test(request.model))
-      throw this.#http.rejected(ctx, `"${request.model}" is not a fal model id`);
+      throw this.http.rejected(ctx, `"${request.model}" is not a fal model id`);
     const headers: Record<string, string> = {};
     if (options.startWithinMs !== undefined)
       headers[HEADERS.requestTimeout] = String(
         Math.max(MIN_START_TIMEOUT_S, Math.ceil(options.startWithinMs / 1000)),
       );
-    const answer = await this.#http.call({
+    const answer = await this.http.call({
       endpoint: ENDPOINTS.submit,
       to: request.model,
       method: 'POST',
@@ -95,18 +95,18 @@ export class FalClient implements ProviderClient {
       schema: SubmitAnswerSchema,
       headers,
       ...(options.webhook !== undefined ? { query: { [WEBHOOK_QUERY]: options.webhook } } : {}),
-      ...(options.signal ? { signal: options.signal } : {}),
+      signal: options.signal,
     });
     const locator = this.#locatorOf(answer);
     // The request exists at fal from here on: an answer we cannot use may still be billed.
-    if (typeof locator !== 'string') throw this.#http.invalid(ctx, locator.why, true);
+    if (typeof locator !== 'string') throw this.http.invalid(ctx, locator.why, true);
     return { ref: taskRef(answer.request_id, locator) };
   }
 
   async lookupOne(ref: string, options: CallOptions = {}): Promise<TaskState> {
     const locator = this.#locator(ENDPOINTS.status, ref);
     try {
-      const answer = await this.#http.call({
+      const answer = await this.http.call({
         endpoint: ENDPOINTS.status,
         to: `${locator}/status`,
         method: 'GET',
@@ -115,7 +115,7 @@ export class FalClient implements ProviderClient {
           status === 404 || status === 410
             ? this.#answer(ENDPOINTS.status, { kind: 'gone' }, status)
             : undefined,
-        ...(options.signal ? { signal: options.signal } : {}),
+        signal: options.signal,
       });
       return stateOf(answer);
     } catch (error) {
@@ -126,19 +126,19 @@ export class FalClient implements ProviderClient {
 
   async getTask(ref: string, options: CallOptions = {}): Promise<TaskResult> {
     const locator = this.#locator(ENDPOINTS.result, ref);
-    const ctx = this.#http.context(ENDPOINTS.result, locator);
+    const ctx = this.http.context(ENDPOINTS.result, locator);
     let body: unknown;
     try {
-      body = await this.#http.call({
+      body = await this.http.call({
         endpoint: ENDPOINTS.result,
         to: locator,
         method: 'GET',
         schema: AnyJsonSchema,
         errorFor: (status, headers, text) => {
-          const answer = resultAnswer(status, headers, text, (t) => this.#http.redact(t));
+          const answer = resultAnswer(status, headers, text, (t) => this.http.redact(t));
           return answer && this.#answer(ENDPOINTS.result, answer, status);
         },
-        ...(options.signal ? { signal: options.signal } : {}),
+        signal: options.signal,
       });
     } catch (error) {
       if (!(error instanceof FalAnswer)) throw error;
@@ -148,7 +148,7 @@ export class FalClient implements ProviderClient {
       return { status: 'expired' };
     }
     const result = outputResult(body, this.#now());
-    if (result === undefined) throw this.#http.invalid(ctx, 'it holds neither images nor a queue status');
+    if (result === undefined) throw this.http.invalid(ctx, 'it holds neither images nor a queue status');
     return result;
   }
 
@@ -156,7 +156,7 @@ export class FalClient implements ProviderClient {
   async cancel(ref: string, options: CallOptions = {}): Promise<void> {
     const locator = this.#locator(ENDPOINTS.cancel, ref);
     try {
-      await this.#http.call({
+      await this.http.call({
         endpoint: ENDPOINTS.cancel,
         to: `${locator}/cancel`,
         method: 'PUT',
@@ -168,23 +168,11 @@ export class FalClient implements ProviderClient {
             return this.#answer(ENDPOINTS.cancel, { kind: 'finished' }, status);
           return undefined;
         },
-        ...(options.signal ? { signal: options.signal } : {}),
+        signal: options.signal,
       });
     } catch (error) {
       if (!(error instanceof FalAnswer)) throw error;
     }
-  }
-
-  download(url: string, options: CallOptions = {}): Promise<DownloadedResult> {
-    return this.#http.download(url, options);
-  }
-
-  stats(): Record<string, EndpointStats> {
-    return this.#http.stats();
-  }
-
-  close(): Promise<void> {
-    return this.#http.close();
   }
 
   #answer(endpoint: string, answer: FalAnswer['answer'], httpStatus: number): FalAnswer {
@@ -195,8 +183,8 @@ export class FalClient implements ProviderClient {
   #locator(endpoint: string, ref: string): string {
     const locator = locatorOf(ref);
     if (locator === undefined || locator === '')
-      throw this.#http.rejected(
-        this.#http.context(endpoint, ''),
+      throw this.http.rejected(
+        this.http.context(endpoint, ''),
         `task ${taskIdOf(ref)} has no fal request path`,
       );
     return locator;
@@ -205,7 +193,7 @@ export class FalClient implements ProviderClient {
   /** The status URL's path below the base, once the three URLs are checked to be fal's usual ones. */
   #locatorOf(answer: SubmitAnswer): string | { why: string } {
     if (answer.request_id.includes('|')) return { why: 'the request id holds "|"' };
-    const base = this.#http.baseUrl;
+    const base = this.http.baseUrl;
     const below = (text: string): string | undefined => {
       let url: URL;
       try {

@@ -10,13 +10,13 @@
 // A prediction the API does not know (404) is an answer, `not_found`, not a failure.
 import type { z } from 'zod';
 import type { RequestContext } from '../../api/classify.js';
-import { RESULT_ENDPOINT, type DownloadedResult } from '../../api/download.js';
+import { RESULT_ENDPOINT } from '../../api/download.js';
 import { NotFoundError } from '../../api/errors.js';
 import { ApiHttp, type ApiCall } from '../../api/http-client.js';
 import { taskIdOf } from '../../common/task-ref.js';
+import { HttpBackedClient } from '../http-backed-client.js';
 import type {
   CallOptions,
-  EndpointStats,
   ListedTasks,
   ListPage,
   ProviderClient,
@@ -52,12 +52,11 @@ export function cancelAfter(startWithinMs: number): string {
   return `${Math.max(MIN_CANCEL_AFTER_SECONDS, Math.ceil(startWithinMs / 1000))}s`;
 }
 
-export class ReplicateClient implements ProviderClient {
+export class ReplicateClient extends HttpBackedClient<ApiHttp> implements ProviderClient {
   readonly provider = 'replicate';
-  readonly #http: ApiHttp;
 
   constructor(options: ProviderClientOptions) {
-    this.#http = new ApiHttp({ ...options, authHeaders: (key) => ({ authorization: `Bearer ${key}` }) });
+    super(new ApiHttp({ ...options, authHeaders: (key) => ({ authorization: `Bearer ${key}` }) }));
   }
 
   async submit(request: ProviderRequest, options: SubmitOptions = {}): Promise<SubmittedTask> {
@@ -67,8 +66,8 @@ export class ReplicateClient implements ProviderClient {
       ref?.kind === 'official'
         ? `v1/models/${encodeURIComponent(ref.owner)}/${encodeURIComponent(ref.name)}/predictions`
         : 'v1/predictions';
-    const ctx = this.#http.context(endpoint, path);
-    if (ref === undefined) throw this.#http.rejected(ctx, `"${request.model}" names no Replicate model`);
+    const ctx = this.http.context(endpoint, path);
+    if (ref === undefined) throw this.http.rejected(ctx, `"${request.model}" names no Replicate model`);
     const body: Record<string, unknown> = { ...request.body };
     if (ref.kind === 'version') body.version = ref.version;
     if (options.webhook !== undefined) {
@@ -85,7 +84,7 @@ export class ReplicateClient implements ProviderClient {
       body,
       headers,
       schema: PredictionSchema,
-      ...signal(options),
+      signal: options.signal,
     });
     return { ref: prediction.id };
   }
@@ -97,12 +96,12 @@ export class ReplicateClient implements ProviderClient {
 
   async listTasks(page: ListPage, options: CallOptions = {}): Promise<ListedTasks> {
     const to = page.cursor === undefined ? 'v1/predictions' : page.cursor;
-    if (!URL.canParse(to, this.#http.baseUrl.href))
-      throw this.#http.rejected(
-        this.#http.context(ENDPOINTS.list, 'v1/predictions'),
+    if (!URL.canParse(to, this.http.baseUrl.href))
+      throw this.http.rejected(
+        this.http.context(ENDPOINTS.list, 'v1/predictions'),
         'the page cursor is not a URL',
       );
-    const ctx = this.#http.context(ENDPOINTS.list, to);
+    const ctx = this.http.context(ENDPOINTS.list, to);
     const answer = await this.#call(ctx, {
       endpoint: ENDPOINTS.list,
       to: ctx.url,
@@ -111,13 +110,13 @@ export class ReplicateClient implements ProviderClient {
       ...(page.cursor === undefined
         ? { query: { created_after: new Date(page.sinceMs).toISOString() } }
         : {}),
-      ...signal(options),
+      signal: options.signal,
     });
     const tasks: ListedTasks['tasks'] = [];
     for (const prediction of answer.results) {
       const createdMs = timeOf(prediction.created_at);
       if (createdMs === undefined)
-        throw this.#http.invalid(ctx, `prediction ${prediction.id} has no created_at time`);
+        throw this.http.invalid(ctx, `prediction ${prediction.id} has no created_at time`);
       tasks.push({ ...taskStateOf(prediction), id: prediction.id, createdMs });
     }
     return answer.next ? { tasks, next: answer.next } : { tasks };
@@ -130,14 +129,14 @@ export class ReplicateClient implements ProviderClient {
 
   async cancel(ref: string, options: CallOptions = {}): Promise<void> {
     const path = `v1/predictions/${encodeURIComponent(taskIdOf(ref))}/cancel`;
-    const ctx = this.#http.context(ENDPOINTS.cancel, path);
+    const ctx = this.http.context(ENDPOINTS.cancel, path);
     try {
       await this.#call(ctx, {
         endpoint: ENDPOINTS.cancel,
         to: ctx.url,
         method: 'POST',
         schema: PredictionSchema,
-        ...signal(options),
+        signal: options.signal,
       });
     } catch (error) {
       // Gone already (removed, or never this account's): nothing is left to stop.
@@ -147,34 +146,22 @@ export class ReplicateClient implements ProviderClient {
 
   /** The account's webhook signing secret (`whsec_…`), for the receiver's verifier. */
   async webhookSecret(options: CallOptions = {}): Promise<string> {
-    const ctx = this.#http.context(ENDPOINTS.webhookSecret, 'v1/webhooks/default/secret');
+    const ctx = this.http.context(ENDPOINTS.webhookSecret, 'v1/webhooks/default/secret');
     const answer = await this.#call(ctx, {
       endpoint: ENDPOINTS.webhookSecret,
       to: ctx.url,
       method: 'GET',
       schema: WebhookSecretSchema,
-      ...signal(options),
+      signal: options.signal,
     });
     return answer.key;
-  }
-
-  download(url: string, options: CallOptions = {}): Promise<DownloadedResult> {
-    return this.#http.download(url, options);
-  }
-
-  stats(): Record<string, EndpointStats> {
-    return this.#http.stats();
-  }
-
-  close(): Promise<void> {
-    return this.#http.close();
   }
 
   /** GET /v1/predictions/{id}; undefined when the API does not know it. */
   async #get(ref: string, options: CallOptions): Promise<Prediction | undefined> {
     const id = taskIdOf(ref);
-    const ctx = this.#http.context(ENDPOINTS.get, `v1/predictions/${encodeURIComponent(id)}`);
-    if (id === '') throw this.#http.rejected(ctx, 'prediction id is empty');
+    const ctx = this.http.context(ENDPOINTS.get, `v1/predictions/${encodeURIComponent(id)}`);
+    if (id === '') throw this.http.rejected(ctx, 'prediction id is empty');
     let prediction: Prediction;
     try {
       prediction = await this.#call(ctx, {
@@ -182,21 +169,17 @@ export class ReplicateClient implements ProviderClient {
         to: ctx.url,
         method: 'GET',
         schema: PredictionSchema,
-        ...signal(options),
+        signal: options.signal,
       });
     } catch (error) {
       if (error instanceof NotFoundError) return undefined;
       throw error;
     }
-    if (prediction.id !== id) throw this.#http.invalid(ctx, 'it describes another prediction');
+    if (prediction.id !== id) throw this.http.invalid(ctx, 'it describes another prediction');
     return prediction;
   }
 
   #call<S extends z.ZodType>(ctx: RequestContext, call: ApiCall<S>): Promise<z.output<S>> {
-    return this.#http.call({ ...call, errorFor: replicateErrorFor(ctx) });
+    return this.http.call({ ...call, errorFor: replicateErrorFor(ctx) });
   }
-}
-
-function signal(options: CallOptions): { signal?: AbortSignal } {
-  return options.signal ? { signal: options.signal } : {};
 }
