@@ -45,7 +45,7 @@ function highWaterMb(): number {
 }
 
 async function storeOne(k: number): Promise<void> {
-  const download = await client.downloadResult(`${url}/image/${k}.png`);
+  const download = await client.download(`${url}/image/${k}.png`);
   const path = `images/${k}.png`;
   let checked: CheckedFields = {};
   await store.put(path, download.body, {}, async (file) => {

@@ -218,7 +218,7 @@ describe('the API key stays secret', () => {
 
   it('is not sent to the result host', async () => {
     handler = (_req, res) => res.writeHead(200, { 'content-type': 'image/png' }).end(Buffer.from('png!'));
-    const result = await client.downloadResult(`${baseUrl}/results/a.png?sig=1`);
+    const result = await client.download(`${baseUrl}/results/a.png?sig=1`);
     expect(Buffer.concat(await result.body.toArray()).toString()).toBe('png!');
     expect(seen[0]?.headers.authorization).toBeUndefined();
   });
@@ -229,7 +229,7 @@ describe('downloads', () => {
     const bytes = Buffer.alloc(100_000, 7);
     handler = (_req, res) =>
       res.writeHead(200, { 'content-type': 'image/png', 'content-length': String(bytes.length) }).end(bytes);
-    const result = await client.downloadResult(`${baseUrl}/results/big.png`);
+    const result = await client.download(`${baseUrl}/results/big.png`);
     expect(result).toMatchObject({ contentLength: bytes.length, contentType: 'image/png' });
     expect(Buffer.concat(await result.body.toArray()).equals(bytes)).toBe(true);
   });
@@ -240,7 +240,7 @@ describe('downloads', () => {
       res.write(Buffer.alloc(10));
       setTimeout(() => res.socket?.destroy(), 10);
     };
-    const result = await client.downloadResult(`${baseUrl}/results/cut.png`);
+    const result = await client.download(`${baseUrl}/results/cut.png`);
     const error = await rejection(result.body.toArray());
     expect(error).toBeInstanceOf(ResultDownloadError);
     expect(error).toMatchObject({ code: 'api_result_truncated', retryable: true });
@@ -252,7 +252,7 @@ describe('downloads', () => {
       req.url?.startsWith('/old')
         ? res.writeHead(302, { location: '/results/missing.png?X-Signature=abc' }).end()
         : res.writeHead(404).end('not here');
-    const error = await rejection(client.downloadResult(`${baseUrl}/old.png?X-Signature=abc`));
+    const error = await rejection(client.download(`${baseUrl}/old.png?X-Signature=abc`));
     expect(error).toBeInstanceOf(ResultExpiredError);
     expect(error).toMatchObject({ retryable: false, httpStatus: 404, code: 'api_result_expired' });
     expect((error as Error).message).not.toContain('X-Signature');
@@ -260,14 +260,12 @@ describe('downloads', () => {
 
   it('classifies result host failures', async () => {
     handler = (_req, res) => res.writeHead(503, { 'retry-after': '4' }).end();
-    const busy = await rejection(client.downloadResult(`${baseUrl}/results/a.png`));
+    const busy = await rejection(client.download(`${baseUrl}/results/a.png`));
     expect(busy).toBeInstanceOf(ResultDownloadError);
     expect(busy).toMatchObject({ retryable: true, retryAfterMs: 4000, httpStatus: 503 });
     handler = (_req, res) => res.writeHead(410).end();
-    expect(await rejection(client.downloadResult(`${baseUrl}/results/a.png`))).toBeInstanceOf(
-      ResultExpiredError,
-    );
-    const bad = await rejection(client.downloadResult('file:///etc/passwd'));
+    expect(await rejection(client.download(`${baseUrl}/results/a.png`))).toBeInstanceOf(ResultExpiredError);
+    const bad = await rejection(client.download('file:///etc/passwd'));
     expect(bad).toMatchObject({ code: 'api_result_bad_url', retryable: false });
   });
 });
@@ -301,7 +299,7 @@ describe('an unreachable service', () => {
 
 describe('an unreachable result host', () => {
   it('is a retryable result network error naming the cause', async () => {
-    const error = await rejection(client.downloadResult(`http://127.0.0.1:${await closedPort()}/a.png`));
+    const error = await rejection(client.download(`http://127.0.0.1:${await closedPort()}/a.png`));
     expect(error).toBeInstanceOf(ResultDownloadError);
     expect(error).toMatchObject({ code: 'api_result_network_error', retryable: true });
     expect((error as Error).message).toContain('ECONNREFUSED');

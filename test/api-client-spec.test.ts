@@ -74,7 +74,7 @@ describe('the client against the emulator', () => {
     const task = await client.getTask(id);
     expect(task.status).toBe('completed');
     const url = task.result?.url[0] ?? '';
-    (await client.downloadResult(url)).body.resume();
+    (await client.download(url)).body.resume();
 
     clock.advance((task.result?.expires_at ?? 0) * 1000 - clock.now());
     const gone = await rejection(client.getTask(id, { language: 'zh' }));
@@ -82,7 +82,7 @@ describe('the client against the emulator', () => {
     expect(gone).toMatchObject({ retryable: false, httpStatus: 404, apiCode: 'task_expired' });
     expect((gone as Error).message).toContain('任务已过期。');
     expect(await client.batchLookup([id])).toEqual([{ id, status: 'expired' }]);
-    const image = await rejection(client.downloadResult(url));
+    const image = await rejection(client.download(url));
     expect(image).toBeInstanceOf(ResultExpiredError);
     expect(image).toMatchObject({ retryable: false, httpStatus: 404 });
   });

@@ -88,7 +88,7 @@ describe('against the emulator', () => {
     expect(urls.length).toBeGreaterThan(0);
     expect(task.result?.expires_at).toBeGreaterThan(0);
 
-    const download = await client.downloadResult(urls[0] ?? '');
+    const download = await client.download(urls[0] ?? '');
     const bytes = Buffer.concat(await download.body.toArray());
     expect(download.contentType).toBe('image/png');
     expect(bytes.subarray(0, 8).equals(PNG_SIGNATURE)).toBe(true);
@@ -180,7 +180,7 @@ describe('against a strained emulator', () => {
     const [, client] = await setup({ faults: { truncate_download_rate: 1 } });
     const { taskIds } = await client.submit({ prompt: 'a truncated moon' });
     const { task } = await pollUntilTerminal(client, taskIds[0] ?? '');
-    const download = await client.downloadResult(task.result?.url[0] ?? '');
+    const download = await client.download(task.result?.url[0] ?? '');
     const error = await rejection(download.body.toArray());
     expect(error).toBeInstanceOf(ResultDownloadError);
     expect(error).toMatchObject({ retryable: true, code: 'api_result_truncated' });

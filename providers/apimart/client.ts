@@ -2,7 +2,8 @@
 // queries, and result downloads, over one keep-alive pool (api/http-client.ts). It never retries:
 // callers (Temporal activities) decide from each error's `retryable` and `retryAfterMs`.
 import { ApiHttp, type ApiHttpOptions, type EndpointStats } from '../../api/http-client.js';
-import { RESULT_ENDPOINT, type DownloadedResult } from '../../api/download.js';
+import { RESULT_ENDPOINT } from '../../api/download.js';
+import { HttpBackedClient } from '../http-backed-client.js';
 import {
   BatchEnvelopeSchema,
   GenerationRequestSchema,
@@ -31,11 +32,9 @@ export interface SubmitResult {
   raw: SubmitAck;
 }
 
-export class ImageApiClient {
-  readonly #http: ApiHttp;
-
+export class ImageApiClient extends HttpBackedClient<ApiHttp> {
   constructor(options: ImageApiClientOptions) {
-    this.#http = new ApiHttp({ ...options, authHeaders: (key) => ({ authorization: `Bearer ${key}` }) });
+    super(new ApiHttp({ ...options, authHeaders: (key) => ({ authorization: `Bearer ${key}` }) }));
   }
 
   /**
@@ -47,13 +46,13 @@ export class ImageApiClient {
     request: GenerationRequest,
     opts: { signal?: AbortSignal; idempotencyKey?: string } = {},
   ): Promise<SubmitResult> {
-    const ctx = this.#http.context(ENDPOINTS.submit, 'v1/images/generations');
+    const ctx = this.http.context(ENDPOINTS.submit, 'v1/images/generations');
     const checked = GenerationRequestSchema.safeParse(request);
     if (!checked.success) {
       const problems = checked.error.issues.map((i) => `${i.path.join('.') || '(request)'}: ${i.message}`);
-      throw this.#http.rejected(ctx, `invalid generation request: ${problems.join('; ')}`);
+      throw this.http.rejected(ctx, `invalid generation request: ${problems.join('; ')}`);
     }
-    const raw = await this.#http.call({
+    const raw = await this.http.call({
       endpoint: ENDPOINTS.submit,
       to: ctx.url,
       method: 'POST',
@@ -62,15 +61,15 @@ export class ImageApiClient {
       signal: opts.signal,
       ...(opts.idempotencyKey !== undefined ? { headers: { 'idempotency-key': opts.idempotencyKey } } : {}),
     });
-    if (raw.data.length === 0) throw this.#http.invalid(ctx, 'no task ids', true);
+    if (raw.data.length === 0) throw this.http.invalid(ctx, 'no task ids', true);
     return { taskIds: raw.data.map((item) => item.task_id), raw };
   }
 
   /** The task's current state. Unknown status values are returned as they came. */
   async getTask(id: string, opts: { language?: Language; signal?: AbortSignal } = {}): Promise<Task> {
-    const ctx = this.#http.context(ENDPOINTS.getTask, `v1/tasks/${encodeURIComponent(id)}`);
-    if (id === '') throw this.#http.rejected(ctx, 'task id is empty');
-    const envelope = await this.#http.call({
+    const ctx = this.http.context(ENDPOINTS.getTask, `v1/tasks/${encodeURIComponent(id)}`);
+    if (id === '') throw this.http.rejected(ctx, 'task id is empty');
+    const envelope = await this.http.call({
       endpoint: ENDPOINTS.getTask,
       to: ctx.url,
       method: 'GET',
@@ -78,17 +77,17 @@ export class ImageApiClient {
       ...(opts.language !== undefined ? { query: { language: opts.language } } : {}),
       signal: opts.signal,
     });
-    if (envelope.data.id !== id) throw this.#http.invalid(ctx, 'it describes another task');
+    if (envelope.data.id !== id) throw this.http.invalid(ctx, 'it describes another task');
     return envelope.data;
   }
 
   /** Id and status of 1..500 tasks (never results). */
   async batchLookup(ids: string[], opts: { signal?: AbortSignal } = {}): Promise<BatchItem[]> {
-    const ctx = this.#http.context(ENDPOINTS.batchLookup, 'v1/tasks/batch');
+    const ctx = this.http.context(ENDPOINTS.batchLookup, 'v1/tasks/batch');
     if (ids.length < 1 || ids.length > MAX_BATCH_IDS) {
-      throw this.#http.rejected(ctx, `task_ids must hold 1 to ${MAX_BATCH_IDS} ids, got ${ids.length}`);
+      throw this.http.rejected(ctx, `task_ids must hold 1 to ${MAX_BATCH_IDS} ids, got ${ids.length}`);
     }
-    const envelope = await this.#http.call({
+    const envelope = await this.http.call({
       endpoint: ENDPOINTS.batchLookup,
       to: ctx.url,
       method: 'POST',
@@ -97,24 +96,6 @@ export class ImageApiClient {
       signal: opts.signal,
     });
     return envelope.data;
-  }
-
-  /** Streams a result image. No credentials are sent: the result host may be another origin. */
-  downloadResult(url: string, opts: { signal?: AbortSignal } = {}): Promise<DownloadedResult> {
-    return this.#http.download(url, opts);
-  }
-
-  /**
-   * Calls made so far, by endpoint template; a failed call counts in both fields. A download
-   * whose stream fails later (truncation) counts as a successful call here.
-   */
-  stats(): Record<string, EndpointStats> {
-    return this.#http.stats();
-  }
-
-  /** Closes the connection pool if the client created it. */
-  close(): Promise<void> {
-    return this.#http.close();
   }
 }
 

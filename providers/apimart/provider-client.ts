@@ -4,10 +4,9 @@
 // A 404 of a task is an answer (`expired` when the API says task_expired, else `not_found`), not a
 // failure: the shard acts on it.
 import { NotFoundError } from '../../api/errors.js';
-import type { DownloadedResult } from '../../api/download.js';
+import { HttpBackedClient } from '../http-backed-client.js';
 import type {
   CallOptions,
-  EndpointStats,
   ProviderClient,
   ProviderRequest,
   SubmitOptions,
@@ -22,15 +21,17 @@ import type { GenerationRequest } from './wire.js';
 /** Status reported for an id the batch answer left out: not a task state, so "not finished yet". */
 export const MISSING_FROM_BATCH = 'missing';
 
-export class ApimartClient implements ProviderClient {
+export class ApimartClient extends HttpBackedClient<ImageApiClient> implements ProviderClient {
   readonly provider = 'apimart';
 
-  constructor(readonly api: ImageApiClient) {}
+  constructor(api: ImageApiClient) {
+    super(api);
+  }
 
   async submit(request: ProviderRequest, options: SubmitOptions = {}): Promise<SubmittedTask> {
     const body = { ...request.body, model: request.model } as GenerationRequest;
     if (options.webhook !== undefined) body.webhook = options.webhook;
-    const { taskIds } = await this.api.submit(body, {
+    const { taskIds } = await this.http.submit(body, {
       ...(options.idempotencyKey !== undefined ? { idempotencyKey: options.idempotencyKey } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
     });
@@ -39,7 +40,7 @@ export class ApimartClient implements ProviderClient {
   }
 
   async lookupBatch(refs: readonly string[], options: CallOptions = {}): Promise<TaskState[]> {
-    const answer = await this.api.batchLookup([...refs], options);
+    const answer = await this.http.batchLookup([...refs], options);
     // The service answers in the order asked; matching by id keeps us right even if it did not.
     const byId = new Map(answer.map((entry) => [entry.id, entry.status]));
     return refs.map((ref) => ({ status: byId.get(ref) ?? MISSING_FROM_BATCH }));
@@ -52,7 +53,7 @@ export class ApimartClient implements ProviderClient {
 
   async getTask(ref: string, options: CallOptions = {}): Promise<TaskResult> {
     try {
-      return taskResultOf(await this.api.getTask(ref, options));
+      return taskResultOf(await this.http.getTask(ref, options));
     } catch (error) {
       if (!(error instanceof NotFoundError)) throw error;
       return { status: error.apiCode === 'task_expired' ? 'expired' : 'not_found' };
@@ -61,16 +62,4 @@ export class ApimartClient implements ProviderClient {
 
   /** The API has no cancel: a task runs to its end (and is charged only if it completes). */
   async cancel(): Promise<void> {}
-
-  download(url: string, options: CallOptions = {}): Promise<DownloadedResult> {
-    return this.api.downloadResult(url, options);
-  }
-
-  stats(): Record<string, EndpointStats> {
-    return this.api.stats();
-  }
-
-  close(): Promise<void> {
-    return this.api.close();
-  }
 }
