@@ -3,6 +3,7 @@
 // and compared in constant time. The secret stays inside this module's calls.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingWebhook, WebhookKeys, WebhookVerdict, WebhookVerifier } from '../types.js';
+import { readWebhookBody } from '../webhook-body.js';
 import { taskResultOf } from './task-result.js';
 import { TaskSchema } from './wire.js';
 
@@ -22,13 +23,8 @@ export function apimartWebhookVerifier(keys: WebhookKeys): WebhookVerifier {
     async verify({ body, headers }: IncomingWebhook): Promise<WebhookVerdict> {
       if (secret === '' || !isValidSignature(body, headers['x-webhook-signature'], secret))
         return { ok: false, status: 401, reason: 'missing or wrong X-Webhook-Signature' };
-      let parsed;
-      try {
-        parsed = TaskSchema.safeParse(JSON.parse(body.toString('utf8')));
-      } catch {
-        return { ok: false, status: 400, reason: 'the body is not JSON' };
-      }
-      if (!parsed.success) return { ok: false, status: 400, reason: 'the body is not a Task' };
+      const parsed = readWebhookBody(body, TaskSchema, 'a Task');
+      if (!parsed.ok) return parsed;
       const result = taskResultOf(parsed.data);
       return { ok: true, notice: { taskId: parsed.data.id, status: result.status, result } };
     },

@@ -12,6 +12,7 @@
 // replay within those minutes is accepted, and harmless: the receiver signals a task once.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingWebhook, WebhookKeys, WebhookVerdict, WebhookVerifier } from '../types.js';
+import { readWebhookBody } from '../webhook-body.js';
 import { taskStateOf } from './task-result.js';
 import { WebhookPayloadSchema } from './wire.js';
 
@@ -81,13 +82,8 @@ export function bflWebhookVerifier(keys: BflWebhookKeys): WebhookVerifier {
           reason: `missing or wrong ${SIGNATURE_HEADER} (or ${SECRET_HEADER})`,
         };
       }
-      let parsed;
-      try {
-        parsed = WebhookPayloadSchema.safeParse(JSON.parse(body.toString('utf8')));
-      } catch {
-        return { ok: false, status: 400, reason: 'the body is not JSON' };
-      }
-      if (!parsed.success) return { ok: false, status: 400, reason: 'the body is not a BFL task notice' };
+      const parsed = readWebhookBody(body, WebhookPayloadSchema, 'a BFL task notice');
+      if (!parsed.ok) return parsed;
       const payload = parsed.data;
       let sentAt = nowMs;
       if (payload.timestamp !== undefined) {

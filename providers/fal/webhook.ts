@@ -13,6 +13,7 @@
 import { createHash, verify, type KeyObject } from 'node:crypto';
 import type { TaskResult } from '../../common/types.js';
 import type { IncomingWebhook, WebhookKeys, WebhookVerdict, WebhookVerifier } from '../types.js';
+import { readWebhookBody } from '../webhook-body.js';
 import { JwksCache, type JwksCacheOptions } from './jwks.js';
 import { errorFields, failureOf, outputResult } from './outcome.js';
 import { HEADERS, WebhookBodySchema, type WebhookBody } from './wire.js';
@@ -54,13 +55,8 @@ export function falWebhookVerifier(
         if (fresh === undefined || !verifies(fresh))
           return refused("the signature verifies under none of fal's keys");
       }
-      let parsed;
-      try {
-        parsed = WebhookBodySchema.safeParse(JSON.parse(body.toString('utf8')));
-      } catch {
-        return { ok: false, status: 400, reason: 'the body is not JSON' };
-      }
-      if (!parsed.success) return { ok: false, status: 400, reason: 'the body is not a fal webhook' };
+      const parsed = readWebhookBody(body, WebhookBodySchema, 'a fal webhook');
+      if (!parsed.ok) return parsed;
       const hook = parsed.data;
       if (requestId !== hook.request_id && requestId !== hook.gateway_request_id)
         return {

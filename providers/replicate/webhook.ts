@@ -18,6 +18,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { errorMessage, PixelmillError } from '../../common/errors.js';
 import type { IncomingWebhook, WebhookKeys, WebhookVerdict, WebhookVerifier } from '../types.js';
+import { readWebhookBody } from '../webhook-body.js';
 import { taskResultOf } from './task-result.js';
 import { PredictionSchema } from './wire.js';
 
@@ -59,13 +60,8 @@ export function replicateWebhookVerifier(keys: WebhookKeys): WebhookVerifier {
       if (signer === 'invalid') return refused(401, 'the Replicate webhook secret is not a whsec_ secret');
       if (!signs(signer)) return refused(401, 'wrong webhook-signature');
 
-      let parsed;
-      try {
-        parsed = PredictionSchema.safeParse(JSON.parse(body.toString('utf8')));
-      } catch {
-        return refused(400, 'the body is not JSON');
-      }
-      if (!parsed.success) return refused(400, 'the body is not a prediction');
+      const parsed = readWebhookBody(body, PredictionSchema, 'a prediction');
+      if (!parsed.ok) return parsed;
       const result = taskResultOf(parsed.data);
       const finished = result.status !== 'pending' && result.status !== 'processing';
       return {
