@@ -6,9 +6,8 @@
 // The YAML field names are a public contract (tests outside the project write these files), so
 // the schema is strict: an unknown key is an error rather than a silently ignored typo.
 import { z } from 'zod';
-import { formatPath } from '../../common/problems.js';
+import { duplicateAccountProblems, validateChange } from '../core/config-checks.js';
 import {
-  CONFIG_ROOT,
   deepFreeze,
   isPlainObject,
   loadConfigFile,
@@ -16,7 +15,6 @@ import {
   parseConfigText,
   rate,
   type ConfigOverrides,
-  type ConfigProblem,
   type ConfigSpec,
 } from '../core/config.js';
 
@@ -199,36 +197,6 @@ function normalize(input: unknown): unknown {
 }
 
 /**
- * Account ids and keys must be unique across the file. Checked on the raw input rather than in a
- * zod refinement, which would only run once everything else is valid and so hide these problems.
- */
-function duplicateProblems(input: unknown): ConfigProblem[] {
-  const problems: ConfigProblem[] = [];
-  if (!isPlainObject(input) || !Array.isArray(input.accounts)) return problems;
-  const accountIds = new Set<unknown>();
-  const keys = new Set<unknown>();
-  input.accounts.forEach((account: unknown, i) => {
-    if (!isPlainObject(account)) return;
-    if (typeof account.id === 'string' && accountIds.has(account.id)) {
-      problems.push({ path: ['accounts', i, 'id'], message: `duplicate account id "${account.id}"` });
-    }
-    accountIds.add(account.id);
-    if (!Array.isArray(account.keys)) return;
-    account.keys.forEach((key: unknown, j) => {
-      if (!isPlainObject(key) || typeof key.key !== 'string') return;
-      // The key is a secret: name where the duplicate is, never its value.
-      if (keys.has(key.key))
-        problems.push({
-          path: ['accounts', i, 'keys', j, 'key'],
-          message: 'duplicate API key (already used above)',
-        });
-      keys.add(key.key);
-    });
-  });
-  return problems;
-}
-
-/**
  * Unknown keys are named, so a typo is easy to spot, except under `accounts` (secretParents): a
  * key pasted where a field name belongs (`- sk-live-...: active`) is a secret and must not reach
  * the terminal.
@@ -237,7 +205,7 @@ const SPEC: ConfigSpec<EmulatorConfig> = {
   defaults: DEFAULT_EMULATOR_CONFIG,
   schema: z.preprocess(normalize, EmulatorConfigSchema),
   secretParents: ['accounts'],
-  extraProblems: duplicateProblems,
+  extraProblems: duplicateAccountProblems,
 };
 
 /**
@@ -261,14 +229,7 @@ export function validateRateLimitsChange(input: unknown): {
   change?: ValidRateLimitsChange;
   problems: string[];
 } {
-  const result = RateLimitsChangeSchema.safeParse(input);
-  if (result.success) return { change: result.data, problems: [] };
-  const problems = result.error.issues.flatMap((issue) =>
-    issue.code === 'unrecognized_keys'
-      ? issue.keys.map((key) => `${formatPath([...issue.path, key], CONFIG_ROOT)}: unknown key`)
-      : [`${formatPath(issue.path, CONFIG_ROOT)}: ${issue.message}`],
-  );
-  return { problems };
+  return validateChange(RateLimitsChangeSchema, input);
 }
 
 /** For config objects (tests, benchmarks): merged over the defaults, then validated. */

@@ -5,9 +5,8 @@
 // reading the documentation (or BFL's own published material) supports; docs/emulators/bfl.md
 // lists each one under "Unconfirmed facts and the knob for each".
 import { z } from 'zod';
-import { formatPath } from '../../common/problems.js';
+import { duplicateAccountProblems, validateChange } from '../core/config-checks.js';
 import {
-  CONFIG_ROOT,
   deepFreeze,
   loadConfigFile,
   parseConfig,
@@ -15,7 +14,6 @@ import {
   rate,
   secondsRange,
   type ConfigOverrides,
-  type ConfigProblem,
   type ConfigSpec,
 } from '../core/config.js';
 import { BFL_MODELS, type BflModel } from './models.js';
@@ -238,37 +236,8 @@ const SPEC: ConfigSpec<BflConfig> = {
   defaults: DEFAULT_BFL_CONFIG,
   schema: BflConfigSchema as z.ZodType<BflConfig, unknown>,
   secretParents: ['accounts'],
-  extraProblems: duplicateProblems,
+  extraProblems: duplicateAccountProblems,
 };
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** Account ids and keys unique across the config; a duplicate key is named by place, never by value. */
-function duplicateProblems(input: unknown): ConfigProblem[] {
-  const problems: ConfigProblem[] = [];
-  if (!isPlainObject(input) || !Array.isArray(input.accounts)) return problems;
-  const ids = new Set<unknown>();
-  const keys = new Set<unknown>();
-  input.accounts.forEach((account: unknown, i) => {
-    if (!isPlainObject(account)) return;
-    if (typeof account.id === 'string' && ids.has(account.id))
-      problems.push({ path: ['accounts', i, 'id'], message: `duplicate account id "${account.id}"` });
-    ids.add(account.id);
-    if (!Array.isArray(account.keys)) return;
-    account.keys.forEach((key: unknown, j) => {
-      if (!isPlainObject(key) || typeof key.key !== 'string') return;
-      if (keys.has(key.key))
-        problems.push({
-          path: ['accounts', i, 'keys', j, 'key'],
-          message: 'duplicate API key (already used above)',
-        });
-      keys.add(key.key);
-    });
-  });
-  return problems;
-}
 
 /** For config objects (tests, benchmarks): merged over the defaults, then validated. */
 export function parseBflConfig(overrides: unknown): BflConfig {
@@ -314,13 +283,5 @@ export function validateLimitsChange(input: unknown): {
   change?: z.output<typeof LimitsChangeSchema>;
   problems: string[];
 } {
-  const result = LimitsChangeSchema.safeParse(input);
-  if (result.success) return { change: result.data, problems: [] };
-  return {
-    problems: result.error.issues.flatMap((issue) =>
-      issue.code === 'unrecognized_keys'
-        ? issue.keys.map((key) => `${formatPath([...issue.path, key], CONFIG_ROOT)}: unknown key`)
-        : [`${formatPath(issue.path, CONFIG_ROOT)}: ${issue.message}`],
-    ),
-  };
+  return validateChange(LimitsChangeSchema, input);
 }

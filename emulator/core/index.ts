@@ -34,7 +34,8 @@
 //               name); ServerFaults: a seeded 5xx per request class, each class its own rate.
 // - config.ts   ConfigSpec + parseConfig / loadConfigFile / parseConfigText (every problem, as
 //               `file:line:col path: message`), mergeOverDefaults, ConfigProblem, rate and
-//               secondsRange schemas, deepFreeze.
+//               secondsRange schemas, deepFreeze; config-checks.ts duplicateAccountProblems
+//               (unique account ids and keys) and validateChange (a PUT of limits, every problem).
 // - http.ts     requestTarget, readJsonBody (size-capped, strict UTF-8; MAX_BODY_BYTES), sendJson,
 //               sendJsonText, sendNdjson.
 // - random-streams.ts randomStream(seed, index), seededUuid(random), uniform (random.ts: the
@@ -50,6 +51,7 @@ export * from './images/render.js';
 export * from './downloads.js';
 export * from './stats.js';
 export * from './config.js';
+export * from './config-checks.js';
 export * from './http.js';
 export * from './random-streams.js';
 export type { Clock, Timer } from './clock.js';

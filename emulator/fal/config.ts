@@ -2,6 +2,7 @@
 // (emulator/core/config.ts). docs/emulators/fal.md documents every knob; the field names are a
 // public contract, so an unknown key is an error rather than a silently ignored typo.
 import { z } from 'zod';
+import { duplicateAccountProblems } from '../core/config-checks.js';
 import {
   deepFreeze,
   loadConfigFile,
@@ -10,7 +11,6 @@ import {
   rate,
   secondsRange,
   type ConfigOverrides,
-  type ConfigProblem,
   type ConfigSpec,
 } from '../core/config.js';
 
@@ -185,38 +185,12 @@ export const DEFAULT_FAL_CONFIG: FalConfig = deepFreeze({
   },
 } satisfies FalConfig);
 
-/** Account ids and keys must be unique; a duplicate key is named by place, never by value. */
-function duplicateProblems(input: unknown): ConfigProblem[] {
-  const problems: ConfigProblem[] = [];
-  const accounts = (input as { accounts?: unknown })?.accounts;
-  if (!Array.isArray(accounts)) return problems;
-  const ids = new Set<unknown>();
-  const keys = new Set<unknown>();
-  accounts.forEach((account: { id?: unknown; keys?: unknown }, i) => {
-    if (typeof account !== 'object' || account === null) return;
-    if (typeof account.id === 'string' && ids.has(account.id))
-      problems.push({ path: ['accounts', i, 'id'], message: `duplicate account id "${account.id}"` });
-    ids.add(account.id);
-    if (!Array.isArray(account.keys)) return;
-    account.keys.forEach((key: { key?: unknown }, j) => {
-      if (typeof key?.key !== 'string') return;
-      if (keys.has(key.key))
-        problems.push({
-          path: ['accounts', i, 'keys', j, 'key'],
-          message: 'duplicate API key (already used above)',
-        });
-      keys.add(key.key);
-    });
-  });
-  return problems;
-}
-
 export const FAL_CONFIG_SPEC: ConfigSpec<FalConfig> = {
   provider: 'fal',
   defaults: DEFAULT_FAL_CONFIG,
   schema: FalConfigSchema as unknown as z.ZodType<FalConfig, unknown>,
   secretParents: ['accounts'],
-  extraProblems: duplicateProblems,
+  extraProblems: duplicateAccountProblems,
 };
 
 export const parseFalConfig = (overrides: unknown): FalConfig => parseConfig(FAL_CONFIG_SPEC, overrides);

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import {
   deepFreeze,
+  isPlainObject,
   loadConfigFile,
   parseConfig,
   parseConfigText,
@@ -221,10 +222,6 @@ export const DEFAULT_REPLICATE_CONFIG: ReplicateConfig = deepFreeze({
     stuck_prediction_rate: 0,
   },
 } satisfies ReplicateConfig);
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * Usernames, tokens, model names and version ids must be unique. Checked on the raw input so these
