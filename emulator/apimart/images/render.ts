@@ -1,17 +1,16 @@
-// Result images of the emulator: a real PNG of the requested dimensions whose colours come from
-// the prompt, whose band pattern and footer marks come from the image index, and which shows the
-// prompt text. Rendering is deterministic (same spec, same bytes), because downloads are checked
+// Result images of the emulator: a real PNG of the dimensions an aspect ratio and a resolution
+// give, drawn by core (core/images/render.ts: colours from the prompt, bands and footer marks from
+// the image index, the prompt text), with the task's reference thumbnail on top and this API's
+// image faults. Rendering is deterministic (same spec, same bytes), because downloads are checked
 // by sha256 across retries.
 import { PixelmillError } from '../../../common/errors.js';
 import type { Resolution } from '../wire.js';
 import type { ReferenceThumbnail } from '../references.js';
 import { ByteBoundedLru } from './cache.js';
 import { wrongAspectOf, type ImageFault } from './faults.js';
-import { RgbCanvas } from '../../core/images/canvas.js';
-import { CELL_HEIGHT, CELL_WIDTH, drawTextLine, lineWidth } from '../../core/images/draw-text.js';
-import { paletteFor, type Palette } from '../../core/images/palette.js';
+import type { RgbCanvas } from '../../core/images/canvas.js';
 import { encodePng } from '../../core/images/png.js';
-import { wrapText } from '../../core/images/text-layout.js';
+import { drawImage } from '../../core/images/render.js';
 
 export interface ImageSpec {
   prompt: string;
@@ -40,11 +39,6 @@ export class ImageSizeError extends PixelmillError {
 
 const LONG_SIDE: Record<Resolution, number> = { '1K': 1024, '2K': 2048, '4K': 4096 };
 
-/** Text is sized so that about this many characters fill a line of the text area. */
-const TARGET_COLUMNS = 18;
-const MIN_LINES = 3;
-const MAX_MARKS = 10;
-
 /** The two terms of an aspect ratio "w:h" (positive integers), or undefined if malformed. */
 export function parseAspectRatio(size: string): { w: number; h: number } | undefined {
   if (size === 'auto') return { w: 1, h: 1 };
@@ -70,23 +64,11 @@ export function imageDimensions(size: string, resolution: Resolution): { width: 
 export function renderResultPng(spec: ImageSpec): Buffer {
   const size = spec.fault === 'wrong_aspect' ? wrongAspectOf(spec.size) : spec.size;
   const { width, height } = imageDimensions(size, spec.resolution);
-  const canvas = new RgbCanvas(width, height);
-  const palette = paletteFor(spec.prompt);
-  if (spec.fault === 'blank') {
-    canvas.fillRect(0, 0, width, height, palette.light);
-    return encodePng(canvas);
-  }
-  const margin = Math.max(1, Math.round(Math.min(width, height) * 0.06));
-  const footerScale = Math.max(1, Math.floor(Math.min(width, height) / 160));
-  const footerTop = height - margin - 7 * footerScale;
-  paintBands(canvas, palette, spec.index);
-  paintFooter(canvas, palette, spec.index, margin, footerTop, footerScale);
-  paintPrompt(canvas, palette, spec.prompt, {
-    x: margin,
-    y: margin,
-    w: width - 2 * margin,
-    h: footerTop - 2 * footerScale - margin,
-  });
+  const blank = spec.fault === 'blank';
+  const look = blank ? 'blank' : 'normal';
+  const canvas = drawImage({ prompt: spec.prompt, index: spec.index, width, height, format: 'png', look });
+  // A blank image is one flat colour: no reference on it, and never cut short.
+  if (blank) return encodePng(canvas);
   if (spec.reference) paintReference(canvas, spec.reference);
   return encodePng(canvas, { cutShort: spec.fault === 'corrupt' });
 }
@@ -138,53 +120,4 @@ function paintReference(canvas: RgbCanvas, reference: ReferenceThumbnail): void 
     w,
     h,
   );
-}
-
-/** Horizontal bands alternating two shades; their number grows with the index. */
-function paintBands(canvas: RgbCanvas, palette: Palette, index: number): void {
-  const count = Math.min(canvas.height, 3 + index);
-  for (let band = 0; band < count; band++) {
-    const top = Math.round((band * canvas.height) / count);
-    const bottom = Math.round(((band + 1) * canvas.height) / count);
-    canvas.fillRect(0, top, canvas.width, bottom - top, band % 2 === 0 ? palette.light : palette.dark);
-  }
-}
-
-/** One square per image position at the bottom left, and "#n" (1-based) at the bottom right. */
-function paintFooter(
-  canvas: RgbCanvas,
-  palette: Palette,
-  index: number,
-  margin: number,
-  top: number,
-  scale: number,
-): void {
-  const side = 7 * scale;
-  for (let i = 0; i < Math.min(index + 1, MAX_MARKS); i++) {
-    canvas.fillRect(margin + i * (side + 3 * scale), top, side, side, palette.mark);
-  }
-  const label = Array.from(`#${index + 1}`);
-  const left = canvas.width - margin - lineWidth(label.length, scale);
-  drawTextLine(canvas, label, left, top, scale, palette.text);
-}
-
-function paintPrompt(
-  canvas: RgbCanvas,
-  palette: Palette,
-  prompt: string,
-  area: { x: number; y: number; w: number; h: number },
-): void {
-  const linesAt = (s: number): number => Math.floor((area.h + 2 * s) / (CELL_HEIGHT * s));
-  let scale = Math.max(1, Math.floor(area.w / (CELL_WIDTH * TARGET_COLUMNS)));
-  while (scale > 1 && linesAt(scale) < MIN_LINES) scale--;
-  const lines = wrapText(prompt, Math.floor((area.w + scale) / (CELL_WIDTH * scale)), linesAt(scale));
-  const blockHeight = lines.length * CELL_HEIGHT * scale - 2 * scale;
-  const top = area.y + Math.floor((area.h - blockHeight) / 2);
-  const shadow = Math.max(1, Math.floor(scale / 3));
-  lines.forEach((line, i) => {
-    const left = area.x + Math.floor((area.w - lineWidth(line.length, scale)) / 2);
-    const y = top + i * CELL_HEIGHT * scale;
-    drawTextLine(canvas, line, left + shadow, y + shadow, scale, palette.shadow);
-    drawTextLine(canvas, line, left, y, scale, palette.text);
-  });
 }
