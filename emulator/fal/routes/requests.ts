@@ -33,7 +33,11 @@ export function handleStatus(
   query: URLSearchParams,
 ): Answer {
   if (!job) return notFound();
-  const now = ctx.clock.now();
+  return statusAt(ctx, job, query, ctx.clock.now());
+}
+
+/** The status answer of `job` at `now`, as the status call and its stream give it. */
+function statusAt(ctx: FalContext, job: Job<FalJobData>, query: URLSearchParams, now: number): Answer {
   return statusAnswer(
     ctx.base,
     job,
@@ -94,14 +98,7 @@ export function handleStatusStream(
     timer = undefined;
     if (res.destroyed) return;
     const now = ctx.clock.now();
-    const { body } = statusAnswer(
-      ctx.base,
-      job,
-      now,
-      wantsLogs(query),
-      () => ctx.sim.queuePosition(job, now),
-      ctx.config.time_scale,
-    );
+    const { body } = statusAt(ctx, job, query, now);
     const text = JSON.stringify(body);
     if (text !== last) res.write(`data: ${text}\n\n`);
     last = text;
