@@ -15,11 +15,10 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it, type ExpectStatic } from 'vitest';
-import { createActivityRuntime } from '../activities/index.js';
 import { COLLECT_PARALLEL } from '../activities/collect-results.js';
 import { readReport } from '../bench/catalog-audit.js';
 import { apiAccountId } from '../common/api-account.js';
-import { runWorkflowId, taskQueuesOf } from '../common/names.js';
+import { runWorkflowId } from '../common/names.js';
 import type { RunResult } from '../common/types.js';
 import { DEMO_BFL_KEY, startBflEmulator, type GroundTruthTask } from '../emulator/bfl/index.js';
 import { DEMO_FAL_KEY, startFalEmulator } from '../emulator/fal/index.js';
@@ -30,10 +29,10 @@ import {
 } from '../emulator/replicate/index.js';
 import { loadManifest } from '../manifest/load.js';
 import { DEFAULTS } from '../manifest/normalize.js';
-import { createPixelmillWorkers } from '../worker/workers.js';
 import { CLI } from './support/cli.js';
 import {
   spawnWorkerProcess,
+  startInProcessWorkers,
   startRun,
   startTemporalHarness,
   type Catalog,
@@ -63,23 +62,10 @@ beforeAll(async () => {
   ({ env, dir } = await startTemporalHarness());
   // The race's runs start without an API account: these workers serve them, each run's key from
   // the variable its manifest names. The killed workers serve their own account's queues.
-  const runtime = createActivityRuntime({
+  await startInProcessWorkers(env, {
     env: Object.fromEntries(
       Object.entries(KEY_ENV).map(([provider, name]) => [name, DEMO_KEY[provider as Provider]]),
     ),
-  });
-  const workers = await createPixelmillWorkers({
-    connection: env.nativeConnection,
-    namespace: 'default',
-    queues: taskQueuesOf(undefined),
-    activities: runtime.activities,
-    shutdownGraceTime: '1 second',
-  });
-  const running = workers.run();
-  closers.push(async () => {
-    workers.shutdown();
-    await running;
-    await runtime.close();
   });
 });
 afterAll(async () => {

@@ -8,8 +8,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createActivityRuntime } from '../activities/index.js';
-import { runWorkflowId, taskQueuesOf } from '../common/names.js';
+import { runWorkflowId } from '../common/names.js';
 import type { RunResult } from '../common/types.js';
 import { startBflEmulator, DEMO_BFL_KEY } from '../emulator/bfl/index.js';
 import { JWKS_PATH } from '../emulator/fal/index.js';
@@ -22,8 +21,7 @@ import { startFalEmulator, DEMO_FAL_KEY } from '../emulator/fal/index.js';
 import { startReplicateEmulator, DEMO_REPLICATE_TOKEN } from '../emulator/replicate/index.js';
 import type { StartedEmulator } from '../emulator/providers.js';
 import { loadManifest } from '../manifest/load.js';
-import { createPixelmillWorkers } from '../worker/workers.js';
-import { startRun, startTemporalHarness } from './support/catalog-harness.js';
+import { startInProcessWorkers, startRun, startTemporalHarness } from './support/catalog-harness.js';
 
 const WEBHOOK_SECRET = 'providers-run-secret';
 const KEYS = {
@@ -44,20 +42,7 @@ beforeAll(async () => {
   ({ env, dir } = await startTemporalHarness());
   // One set of workers serves every provider's runs: each run's plan names its provider, and the
   // key comes from the variable its manifest names.
-  const runtime = createActivityRuntime({ env: KEYS });
-  const workers = await createPixelmillWorkers({
-    connection: env.nativeConnection,
-    namespace: 'default',
-    queues: taskQueuesOf(undefined),
-    activities: runtime.activities,
-    shutdownGraceTime: '1 second',
-  });
-  const running = workers.run();
-  closers.push(async () => {
-    workers.shutdown();
-    await running;
-    await runtime.close();
-  });
+  await startInProcessWorkers(env, { env: KEYS });
 });
 afterAll(async () => {
   for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);

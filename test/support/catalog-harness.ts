@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll } from 'vitest';
-import { createActivityRuntime } from '../../activities/index.js';
+import { createActivityRuntime, type ActivityDeps } from '../../activities/index.js';
 import { runWorkflowId, taskQueuesOf } from '../../common/names.js';
 import type { RunInput, RunResult } from '../../common/types.js';
 import { DEMO_API_KEY, type EmulatorConfigOverrides, type RunningEmulator } from '../../emulator/index.js';
@@ -141,15 +141,14 @@ export async function startRun(
 }
 
 /**
- * pixelmill's three workers in this process, with the demo key; the API address is each
- * manifest's `api.base_url` unless `apiBaseUrl` overrides it.
+ * pixelmill's three workers in this process, their activities built from `deps`: by default the
+ * first API's demo key, the API address each manifest's `api.base_url`. Stopped with the harness.
  */
-export async function startInProcessWorkers(env: TestWorkflowEnvironment, apiBaseUrl?: string) {
-  const runtime = createActivityRuntime({
-    ...(apiBaseUrl !== undefined ? { apiBaseUrl } : {}),
-    apiKey: DEMO_API_KEY,
-    env: {},
-  });
+export async function startInProcessWorkers(
+  env: TestWorkflowEnvironment,
+  deps: ActivityDeps = { apiKey: DEMO_API_KEY, env: {} },
+) {
+  const runtime = createActivityRuntime(deps);
   const workers = await createPixelmillWorkers({
     connection: env.nativeConnection,
     namespace: 'default',
