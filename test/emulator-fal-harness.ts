@@ -4,7 +4,6 @@
 import { createHash, createPublicKey, verify } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { request } from 'undici';
 import { onTestFinished } from 'vitest';
 import type { Clock } from '../emulator/core/clock.js';
 import {
@@ -13,6 +12,7 @@ import {
   type FalConfigOverrides,
   type RunningFalEmulator,
 } from '../emulator/fal/index.js';
+import { sendRaw, type RawResponse } from './support/raw-http.js';
 
 export async function startFal(config: FalConfigOverrides = {}, clock?: Clock): Promise<RunningFalEmulator> {
   const emulator = await startFalEmulator({
@@ -26,13 +26,6 @@ export async function startFal(config: FalConfigOverrides = {}, clock?: Clock): 
   return emulator;
 }
 
-export interface FalResponse {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  text: string;
-  json: any; // eslint-disable-line @typescript-eslint/no-explicit-any -- tests inspect arbitrary bodies
-}
-
 export interface FalRequest {
   method?: string;
   /** `Authorization: Key <key>`; default the demo key, null for no header. */
@@ -42,30 +35,17 @@ export interface FalRequest {
 }
 
 /** `target` is a full URL (as the emulator returns them) or a path on `base`. */
-export async function fal(base: string, target: string, options: FalRequest = {}): Promise<FalResponse> {
+export async function fal(base: string, target: string, options: FalRequest = {}): Promise<RawResponse> {
   const headers: Record<string, string> = { ...options.headers };
   const key = options.key === undefined ? DEMO_FAL_KEY : options.key;
   if (key !== null) headers.authorization ??= `Key ${key}`;
-  let body: string | undefined;
-  if (options.body !== undefined) {
-    body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
-    headers['content-type'] ??= 'application/json';
-  }
-  const response = await request(target.startsWith('http') ? target : `${base}${target}`, {
-    method: options.method ?? (body === undefined ? 'GET' : 'POST'),
+  return sendRaw(target.startsWith('http') ? target : `${base}${target}`, {
+    method: options.method,
     headers,
-    body,
+    body: options.body,
     // No keep-alive: a test that restarts an emulator on the same port must not reuse a dead socket.
     reset: true,
   });
-  const text = await response.body.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: response.statusCode, headers: response.headers, text, json };
 }
 
 /** Submits `input` to `model` and returns the IN_QUEUE answer's body (failing on anything but 200). */

@@ -11,7 +11,7 @@ import {
 } from '../../emulator/bfl/index.js';
 import type { Clock } from '../../emulator/core/clock.js';
 import { mergeOverDefaults } from '../../emulator/core/index.js';
-import type { RawResponse } from './emulator.js';
+import { sendRaw, type RawResponse } from './raw-http.js';
 
 export { ManualClock, startWebhookReceiver } from './emulator.js';
 export { DEMO_BFL_KEY };
@@ -50,28 +50,8 @@ export interface BflRequest {
 export async function bfl(base: string, pathOrUrl: string, options: BflRequest = {}): Promise<RawResponse> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.key !== undefined) headers['x-key'] = options.key;
-  let body: string | Buffer | undefined;
-  if (options.body !== undefined) {
-    body =
-      typeof options.body === 'string' || Buffer.isBuffer(options.body)
-        ? options.body
-        : JSON.stringify(options.body);
-    headers['content-type'] ??= 'application/json';
-  }
   const url = /^https?:\/\//.test(pathOrUrl) ? pathOrUrl : `${base}${pathOrUrl}`;
-  const response = await request(url, {
-    method: options.method ?? (body === undefined ? 'GET' : 'POST'),
-    headers,
-    body,
-  });
-  const text = await response.body.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: response.statusCode, headers: response.headers, text, json };
+  return sendRaw(url, { method: options.method, headers, body: options.body });
 }
 
 export interface SubmitAnswer {

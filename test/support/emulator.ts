@@ -9,10 +9,10 @@ import { afterAll, expect, onTestFinished } from 'vitest';
 import type { Language } from '../../common/generation.js';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { request } from 'undici';
 import { systemClock, type Clock, type Timer } from '../../emulator/core/clock.js';
 import { MESSAGES, type MessageId } from '../../emulator/apimart/i18n.js';
 import { startEmulator, type EmulatorConfigOverrides, type RunningEmulator } from '../../emulator/index.js';
+import { sendRaw, type RawResponse } from './raw-http.js';
 
 const fileScoped: RunningEmulator[] = [];
 afterAll(async () => {
@@ -79,13 +79,7 @@ export class ManualClock implements Clock {
   }
 }
 
-export interface RawResponse {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  text: string;
-  /** The body parsed as JSON, or undefined when it is not JSON. */
-  json: any; // eslint-disable-line @typescript-eslint/no-explicit-any -- tests inspect arbitrary envelopes
-}
+export type { RawResponse };
 
 export interface RawRequest {
   /** Any method token; default GET, or POST when there is a body. */
@@ -100,27 +94,7 @@ export interface RawRequest {
 export async function call(baseUrl: string, path: string, options: RawRequest = {}): Promise<RawResponse> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.key !== undefined) headers.authorization = `Bearer ${options.key}`;
-  let body: string | Buffer | undefined;
-  if (options.body !== undefined) {
-    body =
-      typeof options.body === 'string' || Buffer.isBuffer(options.body)
-        ? options.body
-        : JSON.stringify(options.body);
-    headers['content-type'] ??= 'application/json';
-  }
-  const response = await request(`${baseUrl}${path}`, {
-    method: options.method ?? (body === undefined ? 'GET' : 'POST'),
-    headers,
-    body,
-  });
-  const text = await response.body.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: response.statusCode, headers: response.headers, text, json };
+  return sendRaw(`${baseUrl}${path}`, { method: options.method, headers, body: options.body });
 }
 
 /** Submits through raw HTTP and returns the new task id; fails the test unless the answer is 200. */
