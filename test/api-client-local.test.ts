@@ -20,10 +20,12 @@ import { createImageApiClient, type ImageApiClient } from '../providers/apimart/
 import { isKnownTaskStatus, isTerminalStatus } from '../providers/apimart/wire.js';
 import { UserError } from '../common/errors.js';
 import { expectNoSecrets, rejection } from './support/assertions.js';
+import { startLoopbackServer, type LoopbackServer } from './support/loopback-server.js';
 
 const KEY = 'sk-live-very-secret-key-123';
 type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
 
+let loopback: LoopbackServer;
 let server: Server;
 let baseUrl: string;
 let handler: Handler;
@@ -35,23 +37,15 @@ const json = (res: ServerResponse, status: number, value: unknown, headers: Reco
 };
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    let body = '';
-    req.setEncoding('utf8');
-    req.on('data', (chunk: string) => (body += chunk));
-    req.on('end', () => {
-      seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
-      handler(req, res, body);
-    });
+  loopback = await startLoopbackServer((req, res, bytes) => {
+    const body = bytes.toString('utf8');
+    seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+    handler(req, res, body);
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  server = loopback.server;
+  baseUrl = loopback.origin;
 });
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
-});
+afterAll(() => loopback.close());
 
 beforeAll(() => {
   client = createImageApiClient({ baseUrl, apiKey: KEY, headersTimeoutMs: 2_000, bodyTimeoutMs: 2_000 });

@@ -2,8 +2,7 @@
 // byte, headers computed per attempt, the retry schedule on a manual clock, which answers are
 // retried, lost and duplicate faults, timeouts, close(); and JobEndTimers firing at a job's end,
 // re-armed when a cancel moves it.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   JobEndTimers,
@@ -13,6 +12,7 @@ import {
 } from '../emulator/core/index.js';
 import { randomStream } from '../emulator/core/random-streams.js';
 import { ManualClock } from './support/emulator.js';
+import { startLoopbackServer } from './support/loopback-server.js';
 import { waitUntil } from './support/wait.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -27,20 +27,12 @@ interface Received {
 
 async function startReceiver(respond: (n: number, res: ServerResponse) => void) {
   const received: Received[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-      respond(received.length - 1, res);
-    });
+  const server = await startLoopbackServer((req, res, body) => {
+    received.push({ headers: req.headers, body: body.toString('utf8') });
+    respond(received.length - 1, res);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(async () => {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  });
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook?x=1`, received };
+  cleanups.push(server.close);
+  return { url: `${server.origin}/hook?x=1`, received };
 }
 
 const statuses =

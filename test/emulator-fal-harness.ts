@@ -2,8 +2,7 @@
 // call it over real HTTP with `Authorization: Key ...`, receive its webhooks, and verify their
 // signatures independently with node:crypto against the JWKS it serves.
 import { createHash, createPublicKey, verify } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders } from 'node:http';
 import { onTestFinished } from 'vitest';
 import type { Clock } from '../emulator/core/clock.js';
 import {
@@ -12,6 +11,7 @@ import {
   type FalConfigOverrides,
   type RunningFalEmulator,
 } from '../emulator/fal/index.js';
+import { startLoopbackServer } from './support/loopback-server.js';
 import { sendRaw, type RawResponse } from './support/raw-http.js';
 
 export async function startFal(config: FalConfigOverrides = {}, clock?: Clock): Promise<RunningFalEmulator> {
@@ -81,21 +81,13 @@ export interface ReceivedWebhook {
 /** A webhook receiver answering the n-th POST (0-based) with `status(n)`. */
 export async function startReceiver(status: (n: number) => number = () => 200) {
   const received: ReceivedWebhook[] = [];
-  const server = createServer((req, res: ServerResponse) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const raw = Buffer.concat(chunks).toString('utf8');
-      received.push({ headers: req.headers, raw, json: JSON.parse(raw) });
-      res.writeHead(status(received.length - 1)).end();
-    });
+  const server = await startLoopbackServer((req, res, body) => {
+    const raw = body.toString('utf8');
+    received.push({ headers: req.headers, raw, json: JSON.parse(raw) });
+    res.writeHead(status(received.length - 1)).end();
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  onTestFinished(async () => {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  });
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/fal`, received };
+  onTestFinished(server.close);
+  return { url: `${server.origin}/hooks/fal`, received };
 }
 
 /**

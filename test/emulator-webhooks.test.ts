@@ -2,7 +2,7 @@
 // signature, retry schedule and classification, duplicates, hostile receivers, and close().
 // time_scale 0.001 turns the 10/30/60 s schedule into 10/30/60 ms; no assertion is on speed.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo, type Server as TcpServer } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -14,6 +14,7 @@ import {
   type WebhookAttempt,
 } from '../emulator/apimart/webhooks.js';
 import { ManualClock } from './support/emulator.js';
+import { startLoopbackServer } from './support/loopback-server.js';
 
 const SECRET = 'whsec_test_secret';
 const BODY = JSON.stringify({
@@ -38,26 +39,12 @@ interface Received {
 /** A receiver answering the n-th request (0-based) with `respond(n, res)`; it may also never answer. */
 async function startReceiver(respond: (n: number, res: ServerResponse) => void) {
   const received: Received[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      received.push({
-        at: performance.now(),
-        url: req.url ?? '',
-        headers: req.headers,
-        body: Buffer.concat(chunks),
-      });
-      respond(received.length - 1, res);
-    });
+  const server = await startLoopbackServer((req, res, body) => {
+    received.push({ at: performance.now(), url: req.url ?? '', headers: req.headers, body });
+    respond(received.length - 1, res);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(async () => {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  });
-  const { port } = server.address() as AddressInfo;
-  return { callbackUrl: callbackUrlFor(`http://127.0.0.1:${port}/hooks`), received };
+  cleanups.push(server.close);
+  return { callbackUrl: callbackUrlFor(`${server.origin}/hooks`), received };
 }
 
 const statuses =

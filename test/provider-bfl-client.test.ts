@@ -2,8 +2,7 @@
 // must and must not carry): submit, lookupOne and getTask at the polling_url, regional polling
 // hosts, downloads and the sample URL's expiry, moderation and failures, error answers (403, 422,
 // 429, 402, 5xx), "Task not found", cancel.
-import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders } from 'node:http';
 import { onTestFinished, describe, expect, it } from 'vitest';
 import {
   AuthenticationError,
@@ -19,6 +18,7 @@ import type { BflConfigOverrides } from '../emulator/bfl/index.js';
 import { bfl } from '../providers/bfl/index.js';
 import type { ProviderClient, ProviderRequest } from '../providers/types.js';
 import { DEMO_BFL_KEY, fixed, ManualClock, startTestBfl } from './support/emulator-bfl.js';
+import { startLoopbackServer } from './support/loopback-server.js';
 
 const CHAIR: ProviderRequest = {
   model: 'flux-pro-1.1',
@@ -223,23 +223,19 @@ interface Captured {
 /** A loopback server that records each request and answers `answer(request)` as JSON. */
 async function captureServer(answer: (request: Captured) => { status: number; body: unknown }) {
   const requests: Captured[] = [];
-  const server = createServer((req, res) => {
-    let body = '';
-    req.setEncoding('utf8');
-    req.on('data', (chunk: string) => (body += chunk));
-    req.on('end', () => {
-      const captured = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body };
-      requests.push(captured);
-      const { status, body: reply } = answer(captured);
-      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(reply));
-    });
+  const server = await startLoopbackServer((req, res, body) => {
+    const captured = {
+      method: req.method ?? '',
+      url: req.url ?? '',
+      headers: req.headers,
+      body: body.toString('utf8'),
+    };
+    requests.push(captured);
+    const { status, body: reply } = answer(captured);
+    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(reply));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  onTestFinished(async () => {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  });
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests };
+  onTestFinished(() => server.close());
+  return { url: server.origin, requests };
 }
 
 describe('what a BFL submit carries', () => {

@@ -1,19 +1,18 @@
 // fal's client against a tiny local server that answers whatever each test crafts: the calls as
 // sent (paths, headers, query), the task reference kept from fal's URLs, each lookup and result
 // reading, cancel, classified errors, untrusted URLs refused, and the key in no message.
-import { once } from 'node:events';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AuthenticationError, InvalidRequestError, InvalidResponseError, ServerError } from '../api/index.js';
 import { fal, FalClient, RESULT_RETENTION_MS } from '../providers/fal/index.js';
 import { expectNoSecrets, rejection } from './support/assertions.js';
+import { startLoopbackServer, type LoopbackServer } from './support/loopback-server.js';
 
 const KEY = 'fal-key-very-secret-0123456789';
 const NOW = Date.UTC(2026, 10, 26, 12, 0, 0);
 type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
 
-let server: Server;
+let server: LoopbackServer;
 let origin: string;
 let handler: Handler;
 let seen: { method: string; url: string; headers: IncomingMessage['headers']; body: string }[];
@@ -34,23 +33,14 @@ const queued = (base: string, id = 'req-1', app = 'fal-ai/flux') => ({
 const REF = 'req-1|fal-ai/flux/requests/req-1';
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    let body = '';
-    req.setEncoding('utf8');
-    req.on('data', (chunk: string) => (body += chunk));
-    req.on('end', () => {
-      seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
-      handler(req, res, body);
-    });
+  server = await startLoopbackServer((req, res, bytes) => {
+    const body = bytes.toString('utf8');
+    seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+    handler(req, res, body);
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  origin = server.origin;
 });
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
-});
+afterAll(() => server.close());
 beforeEach(() => {
   seen = [];
   client = new FalClient({ baseUrl: origin, apiKey: KEY, now: () => NOW });

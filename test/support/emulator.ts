@@ -7,11 +7,11 @@
 // beforeAll (or at file level), it closes in this module's afterAll for the importing file.
 import { afterAll, expect, onTestFinished } from 'vitest';
 import type { Language } from '../../common/generation.js';
-import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders } from 'node:http';
 import { systemClock, type Clock, type Timer } from '../../emulator/core/clock.js';
 import { MESSAGES, type MessageId } from '../../emulator/apimart/i18n.js';
 import { startEmulator, type EmulatorConfigOverrides, type RunningEmulator } from '../../emulator/index.js';
+import { startLoopbackServer } from './loopback-server.js';
 import { sendRaw, type RawResponse } from './raw-http.js';
 
 const fileScoped: RunningEmulator[] = [];
@@ -134,23 +134,14 @@ export interface ReceivedWebhook {
 export async function startWebhookReceiver(statuses: readonly number[] = [], clock: Clock = systemClock) {
   const received: ReceivedWebhook[] = [];
   const waiters: (() => void)[] = [];
-  const server = createServer((req, res) => {
-    let body = '';
-    req.setEncoding('utf8');
-    req.on('data', (chunk: string) => (body += chunk));
-    req.on('end', () => {
-      received.push({ url: req.url ?? '', headers: req.headers, body, at: clock.now() });
-      const status = statuses[received.length - 1] ?? 200;
-      if (status !== 0) res.writeHead(status).end();
-      waiters.splice(0).forEach((wake) => wake());
-    });
+  const server = await startLoopbackServer((req, res, body) => {
+    received.push({ url: req.url ?? '', headers: req.headers, body: body.toString('utf8'), at: clock.now() });
+    const status = statuses[received.length - 1] ?? 200;
+    if (status !== 0) res.writeHead(status).end();
+    waiters.splice(0).forEach((wake) => wake());
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  onTestFinished(async () => {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  });
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/pixelmill`;
+  onTestFinished(server.close);
+  const base = `${server.origin}/hooks/pixelmill`;
   const until = async (count: number): Promise<ReceivedWebhook[]> => {
     while (received.length < count) await new Promise<void>((resolve) => waiters.push(resolve));
     return received;
