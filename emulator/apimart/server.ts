@@ -17,11 +17,12 @@ import {
   type ApiErrorCode,
 } from './errors.js';
 import { readBody } from '../../common/http-body.js';
+import { ADMIN_PREFIX, matchAdminRoute } from '../core/admin-routes.js';
 import { MAX_BODY_BYTES, sendJson, sendJsonText } from '../core/http.js';
 import { parseLanguage } from './i18n.js';
 import { MALFORMED_KINDS, malformedBody, type MalformedKind } from './malformed.js';
 import type { RateClass } from './rate-limit.js';
-import { ADMIN_PREFIX, ADMIN_ROUTES, handleAdmin } from './routes/admin.js';
+import { ADMIN_ROUTES, handleAdmin } from './routes/admin.js';
 import { handleResult, RESULTS_PREFIX } from './routes/results.js';
 import { handleSubmit, submitLanguage } from './routes/submit.js';
 import { handleBatch, handleGetTask } from './routes/tasks.js';
@@ -65,7 +66,7 @@ type Resolved =
   | { kind: 'api'; route: ApiRoute; param: string }
   | { kind: 'result'; rest: string }
   | { kind: 'admin'; name: string }
-  | { kind: 'wrong_method'; pattern: string; allowed: string }
+  | { kind: 'wrong_method'; pattern: string; allow: string }
   | { kind: 'unmatched' };
 
 function resolve(method: string, path: string): Resolved {
@@ -85,22 +86,13 @@ function resolve(method: string, path: string): Resolved {
   if (path.startsWith(RESULTS_PREFIX)) {
     if (method === 'GET' || method === 'HEAD')
       return { kind: 'result', rest: path.slice(RESULTS_PREFIX.length) };
-    return { kind: 'wrong_method', pattern: RESULT_PATTERN, allowed: 'GET, HEAD' };
+    return { kind: 'wrong_method', pattern: RESULT_PATTERN, allow: 'GET, HEAD' };
   }
-  if (path.startsWith(ADMIN_PREFIX)) {
-    const name = path.slice(ADMIN_PREFIX.length);
-    const allowed = ADMIN_ROUTES.get(name);
-    if (allowed !== undefined) {
-      return allowed.split(', ').includes(method)
-        ? { kind: 'admin', name }
-        : { kind: 'wrong_method', pattern: path, allowed };
-    }
-  }
-  return { kind: 'unmatched' };
+  return matchAdminRoute(method, path, ADMIN_ROUTES) ?? { kind: 'unmatched' };
 }
 
 function wrong(route: ApiRoute): Resolved {
-  return { kind: 'wrong_method', pattern: route.pattern, allowed: route.method };
+  return { kind: 'wrong_method', pattern: route.pattern, allow: route.method };
 }
 
 /** A server must accept the absolute form `http://host/path` too (RFC 9112 3.2.2); route on its path. */
@@ -173,8 +165,8 @@ export function createEmulatorServer(ctx: EmulatorContext, log: (line: string) =
           exchange.label = stats.labelId(method, resolved.pattern);
           throw new EmulatorApiError(
             'method_not_allowed',
-            { method: rawMethod, allowed: resolved.allowed },
-            { allow: resolved.allowed },
+            { method: rawMethod, allowed: resolved.allow },
+            { allow: resolved.allow },
           );
         case 'unmatched':
           exchange.label = stats.labelId(method, '(unmatched)');

@@ -6,11 +6,11 @@
 // Routes: POST /v1/{model}, GET /v1/get_result, GET /v1/credits (the API); GET/HEAD
 // /results/{id}/sample.{ext} (the delivery host, on the same port); /_emulator/* (admin).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { requestTarget, sendJson } from '../core/index.js';
+import { matchAdminRoute, requestTarget, sendJson } from '../core/index.js';
 import type { BflContext, RequestClass } from './context.js';
 import { BflApiError, methodNotAllowed, routeNotFound, SERVER_FAULTS, type ServerFault } from './errors.js';
 import { isBflModel, type BflModel } from './models.js';
-import { ADMIN_PREFIX, ADMIN_ROUTES, handleAdmin } from './routes/admin.js';
+import { ADMIN_ROUTES, handleAdmin } from './routes/admin.js';
 import { handleDelivery } from './routes/delivery.js';
 import { handleGetResult } from './routes/get-result.js';
 import { handleSubmit } from './routes/submit.js';
@@ -51,15 +51,7 @@ function resolve(ctx: BflContext, method: string, path: string): Resolved {
     return method === 'GET' || method === 'HEAD'
       ? { kind: 'delivery', rest: path.slice(DELIVERY_PREFIX.length) }
       : { kind: 'wrong_method', pattern: DELIVERY_PATTERN, allow: 'GET, HEAD' };
-  if (path.startsWith(ADMIN_PREFIX)) {
-    const name = path.slice(ADMIN_PREFIX.length);
-    const allow = ADMIN_ROUTES.get(name);
-    if (allow !== undefined)
-      return allow.split(', ').includes(method)
-        ? { kind: 'admin', name }
-        : { kind: 'wrong_method', pattern: path, allow };
-  }
-  return { kind: 'unmatched' };
+  return matchAdminRoute(method, path, ADMIN_ROUTES) ?? { kind: 'unmatched' };
 }
 
 function patternOf(resolved: Resolved, path: string): string {

@@ -37,7 +37,8 @@
 //               secondsRange schemas, deepFreeze; config-checks.ts duplicateAccountProblems
 //               (unique account ids and keys) and validateChange (a PUT of limits, every problem).
 // - http.ts     requestTarget, readJsonBody (size-capped, strict UTF-8; MAX_BODY_BYTES), sendJson,
-//               sendJsonText, sendNdjson.
+//               sendJsonText, sendNdjson; admin-routes.ts ADMIN_PREFIX (/_emulator/) and
+//               matchAdminRoute(method, path, routes): an admin route, or the methods it allows.
 // - random-streams.ts randomStream(seed, index), seededUuid(random), uniform (random.ts: the
 //               seeded sfc32 source itself).
 // - clock.ts    Clock and systemClock. Time: pass a Clock; tests use a manual one, nothing here
@@ -53,6 +54,7 @@ export * from './stats.js';
 export * from './config.js';
 export * from './config-checks.js';
 export * from './http.js';
+export * from './admin-routes.js';
 export * from './random-streams.js';
 export type { Clock, Timer } from './clock.js';
 export { systemClock } from './clock.js';

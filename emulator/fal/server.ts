@@ -3,10 +3,11 @@
 // answer). A model id may carry a sub-path (fal-ai/flux/dev); request URLs use only owner/app
 // (namespaced apps such as workflows/owner/app keep their namespace).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { ADMIN_PREFIX } from '../core/admin-routes.js';
 import { requestTarget, sendJson } from '../core/http.js';
 import { authenticate } from './auth.js';
 import type { FalContext, RequestClass } from './context.js';
-import { ADMIN_PREFIX, ADMIN_ROUTES, handleAdmin } from './routes/admin.js';
+import { ADMIN_ROUTES, handleAdmin } from './routes/admin.js';
 import { CDN_ROUTE, handleCdn } from './routes/cdn.js';
 import {
   findRequest,

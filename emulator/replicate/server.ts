@@ -5,12 +5,19 @@
 // Every API answer after authentication carries `ratelimit-remaining` and `ratelimit-reset`, as
 // the API's recorded answers do; a 429 carries Retry-After when the config says so.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { readJsonBody, requestTarget, sendJson, type ImageCache } from '../core/index.js';
+import {
+  ADMIN_PREFIX,
+  matchAdminRoute,
+  readJsonBody,
+  requestTarget,
+  sendJson,
+  type ImageCache,
+} from '../core/index.js';
 import type { AccountConfig, RequestClass } from './config.js';
 import type { ReplicateContext, TokenEntry } from './context.js';
 import type { LimitClass } from './limits.js';
 import { throttledDetail } from './limits.js';
-import { ADMIN_PREFIX, ADMIN_ROUTES, handleAdmin } from './routes/admin.js';
+import { ADMIN_ROUTES, handleAdmin } from './routes/admin.js';
 import { handleCreate } from './routes/create.js';
 import { DELIVERY_PATH, DELIVERY_PATTERN, handleDelivery } from './routes/delivery.js';
 import { handleCancel, handleGet, handleList, handleSecret } from './routes/predictions.js';
@@ -131,16 +138,7 @@ function resolve(method: string, path: string): Resolved {
       return { kind: 'delivery', rest: path.slice(DELIVERY_PATH.length) };
     return { kind: 'wrong_method', pattern: DELIVERY_PATTERN, allow: 'GET, HEAD' };
   }
-  if (path.startsWith(ADMIN_PREFIX)) {
-    const name = path.slice(ADMIN_PREFIX.length);
-    const allow = ADMIN_ROUTES.get(name);
-    if (allow !== undefined) {
-      return allow.split(', ').includes(method)
-        ? { kind: 'admin', name }
-        : { kind: 'wrong_method', pattern: path, allow };
-    }
-  }
-  return { kind: 'unmatched' };
+  return matchAdminRoute(method, path, ADMIN_ROUTES) ?? { kind: 'unmatched' };
 }
 
 /** Methods counted by name in stats; anything else counts as OTHER, keeping labels bounded. */

@@ -13,7 +13,6 @@ import { changedLimits, type RateLimits } from '../rate-limit.js';
 import type { WebhookOutcome } from '../stats.js';
 import type { TaskPhase } from '../store.js';
 
-export const ADMIN_PREFIX = '/_emulator/';
 /** Each route (the path after ADMIN_PREFIX) with the methods it answers, as an `Allow` header says them. */
 export const ADMIN_ROUTES: ReadonlyMap<string, string> = new Map([
   ['stats', 'GET'],

@@ -11,7 +11,6 @@ import { sampleExpiresAt } from '../results.js';
 import type { BflJob } from '../tasks.js';
 import { BFL_STATUSES, statusOf, type BflStatus } from '../views.js';
 
-export const ADMIN_PREFIX = '/_emulator/';
 /** Each admin route (path after the prefix) with the methods it answers. */
 export const ADMIN_ROUTES: ReadonlyMap<string, string> = new Map([
   ['stats', 'GET'],

@@ -16,7 +16,6 @@ import { JWKS_PATH, type Jwk } from '../signing.js';
 import type { Answer } from '../wire.js';
 import { cdnExpiresAt } from './cdn.js';
 
-export const ADMIN_PREFIX = '/_emulator/';
 /** Each route (after the prefix) with the methods it answers, as an Allow header says them. */
 export const ADMIN_ROUTES: ReadonlyMap<string, string> = new Map([
   ['stats', 'GET'],

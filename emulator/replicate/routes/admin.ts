@@ -9,7 +9,6 @@ import type { Limits } from '../limits.js';
 import { collectStats, groundTruth } from '../stats.js';
 import { badRequest } from '../wire.js';
 
-export const ADMIN_PREFIX = '/_emulator/';
 /** Each admin route with the methods it answers, as an Allow header writes them. */
 export const ADMIN_ROUTES: ReadonlyMap<string, string> = new Map([
   ['stats', 'GET'],
