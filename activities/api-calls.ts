@@ -4,9 +4,11 @@
 // interface only (providers/types.ts). Their failures go through failures.ts; a task the provider
 // no longer knows is an answer (`expired`, `not_found`) for the workflow to act on, not a failure.
 import { ApplicationFailure } from '@temporalio/activity';
+import { isImageApiError } from '../api/index.js';
 import { FailureType } from '../common/failure-types.js';
 import type {
   ApiCallsMade,
+  ErrorSummary,
   CancelTasksInput,
   FetchTaskInput,
   FetchTaskOutput,
@@ -183,6 +185,26 @@ export function submitOptions(
   return options;
 }
 
+/**
+ * A submit whose answer was lost after it was sent (a timeout waiting for it, a reset, a garbled
+ * 2xx), to a provider that takes no idempotency key: the provider may have created (and billed)
+ * the task, and another try would create a second. The item fails with the reason instead of
+ * being sent again; `pixelmill retry-failed` resends it when the user chooses to. An error the
+ * provider answered (a 5xx) says it did not take the task, and is retried.
+ */
+export function resendUnsafe(error: unknown, meta: Pick<PlanMeta, 'provider'>): ErrorSummary | undefined {
+  if (!isImageApiError(error) || !error.outcomeUnknown) return undefined;
+  if (error.httpStatus !== undefined && error.httpStatus >= 300) return undefined;
+  if (providerNamed(meta.provider).capabilities.idempotencyKeys) return undefined;
+  return {
+    type: FailureType.SubmitOutcomeUnknown,
+    code: 'submit_outcome_unknown',
+    message:
+      `${error.message}; the provider may have created this task and takes no idempotency key, so ` +
+      'pixelmill does not send it again (`pixelmill retry-failed` does, at the risk of a second task)',
+  };
+}
+
 /** Submits queue for the rate limit: one whose turn comes after the run's deadline is not sent. */
 export function pastDeadline(notAfter: number | undefined): boolean {
   return notAfter !== undefined && Date.now() >= notAfter;
@@ -191,6 +213,8 @@ export function pastDeadline(notAfter: number | undefined): boolean {
 /** One submit, sent as `call` (its Idempotency-Key) and answered to the gate. */
 export interface SubmitSend {
   client: ProviderClient;
+  /** The run's settings: its provider says whether a submit may be sent again. */
+  meta: PlanMeta;
   request: ProviderRequest;
   options: SubmitOptions;
   plan: PlanRef;
@@ -244,9 +268,19 @@ export function apiCallActivities(deps: ApiCallDeps) {
       );
     }
     try {
-      const task = await sendSubmit(deps, { client, request, options, plan: input.plan, call, answered });
+      const task = await sendSubmit(deps, {
+        client,
+        meta,
+        request,
+        options,
+        plan: input.plan,
+        call,
+        answered,
+      });
       return { ...task, calls: callsMade() };
     } catch (error) {
+      const unsafe = resendUnsafe(error, meta);
+      if (unsafe) throw ApplicationFailure.nonRetryable(unsafe.message, unsafe.type, unsafe);
       throw await submitFailure(
         error,
         evidence,

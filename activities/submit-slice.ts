@@ -23,6 +23,7 @@ import {
   pastDeadline,
   sendSubmit,
   submitOptions,
+  resendUnsafe,
   type ApiCallDeps,
   type SubmitSend,
 } from './api-calls.js';
@@ -66,6 +67,8 @@ export function submitSliceActivity(deps: ApiCallDeps) {
       return { index, ...(await sendSubmit(deps, send)) };
     } catch (error) {
       evidence.failed('submit', error, call && callName(call.activityId));
+      const unsafe = resendUnsafe(error, send.meta);
+      if (unsafe) return { index, failure: unsafe };
       if (error instanceof RateLimitError)
         return {
           index,
@@ -117,10 +120,12 @@ export function submitSliceActivity(deps: ApiCallDeps) {
         }
         calls++;
         const options = submitOptions(deps, meta, input.webhook, call);
-        const sent = submitOne(index, { client, request, options, plan, call, answered }).then((outcome) => {
-          outcomes.push(outcome);
-          inFlight.delete(sent);
-        });
+        const sent = submitOne(index, { client, meta, request, options, plan, call, answered }).then(
+          (outcome) => {
+            outcomes.push(outcome);
+            inFlight.delete(sent);
+          },
+        );
         inFlight.add(sent);
       } catch (error) {
         // The item's own problem (its references cannot be hosted) is its failure; anything else

@@ -49,6 +49,8 @@ interface ProviderSetup {
   limit: { perSecond: number; burst: number } | { atOnce: number };
   /** The calls per image issue 39 allows this provider without webhooks. */
   maxCallsPolling: number;
+  /** The emulator's ground truth of what it accepted, one JSON line each with its `prompt`. */
+  groundTruth: string;
   start(timeScale: number, webhookSecret: string): Promise<StartedEmulator>;
 }
 
@@ -64,6 +66,7 @@ const SETUPS: Record<Provider, ProviderSetup> = {
     queueSeconds: DEFAULT_FAL_CONFIG.generation.queue_seconds,
     limit: { atOnce: 40 },
     maxCallsPolling: 3.5,
+    groundTruth: '/_emulator/requests',
     start: (timeScale) => startFalEmulator({ config: { time_scale: timeScale, port: 0, concurrency: 40 } }),
   },
   replicate: {
@@ -75,6 +78,7 @@ const SETUPS: Record<Provider, ProviderSetup> = {
     // "Short bursts allowed": the emulator's bucket holds a minute's worth.
     limit: { perSecond: 600 / 60, burst: DEFAULT_REPLICATE_CONFIG.limits.create.burst },
     maxCallsPolling: 1.5,
+    groundTruth: '/_emulator/predictions',
     start: (timeScale) => startReplicateEmulator({ config: { time_scale: timeScale, port: 0 } }),
   },
   bfl: {
@@ -85,6 +89,7 @@ const SETUPS: Record<Provider, ProviderSetup> = {
     queueSeconds: DEFAULT_BFL_CONFIG.generation.queue_seconds,
     limit: { atOnce: 24 },
     maxCallsPolling: 3,
+    groundTruth: '/_emulator/tasks',
     start: (timeScale) => startBflEmulator({ config: { time_scale: timeScale, port: 0 } }),
   },
 };
@@ -162,7 +167,8 @@ async function benchProvider(
       started_at: string;
       finished_at: string;
     };
-    return figuresOf(provider, setup, options, summary, emulator.stats() as EmulatorCounts);
+    const duplicates = await duplicateSubmits(`${emulator.url}${setup.groundTruth}`);
+    return figuresOf(provider, setup, options, summary, emulator.stats() as EmulatorCounts, duplicates);
   } finally {
     await emulator.close();
     await stopRegisteredDevServer(join(dir, '.pixelmill'));
@@ -173,9 +179,22 @@ async function benchProvider(
 /** What every provider emulator's stats have in common, and the retention counts each names its way. */
 interface EmulatorCounts {
   requests: Record<string, Record<string, number>>;
-  retention?: { results_deleted_unfetched?: number; files_removed_undownloaded?: number };
-  samples?: { expired_undownloaded?: number };
-  duplicate_prompts?: number;
+  /** fal: results and CDN images deleted before anyone fetched them. */
+  retention?: { results_deleted_unfetched?: number; images_deleted_undownloaded?: number };
+  /** Replicate: output files removed (its hour) before anyone downloaded them. */
+  outputs?: { deleted_before_download?: number };
+  /** BFL: sample URLs expired (their ten minutes) before anyone downloaded them. */
+  samples?: { expired_before_download?: number };
+}
+
+/** Submits beyond the first of each prompt, from the emulator's ground truth (every prompt differs). */
+async function duplicateSubmits(url: string): Promise<number> {
+  const text = await (await fetch(url)).text();
+  const prompts = text
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => (JSON.parse(line) as { prompt?: string }).prompt);
+  return prompts.length - new Set(prompts).size;
 }
 
 function figuresOf(
@@ -184,6 +203,7 @@ function figuresOf(
   options: { items: number; timeScale: number; webhooks: boolean },
   summary: { counts: { completed: number }; images: number; started_at: string; finished_at: string },
   stats: EmulatorCounts,
+  duplicates: number,
 ): ProviderFigures {
   const generationS = (mean(setup.seconds) + mean(setup.queueSeconds)) * options.timeScale;
   const wall = (Date.parse(summary.finished_at) - Date.parse(summary.started_at)) / 1000;
@@ -203,8 +223,9 @@ function figuresOf(
   const callsPerImage = images > 0 ? calls / images : 0;
   const lost =
     (stats.retention?.results_deleted_unfetched ?? 0) +
-    (stats.retention?.files_removed_undownloaded ?? 0) +
-    (stats.samples?.expired_undownloaded ?? 0);
+    (stats.retention?.images_deleted_undownloaded ?? 0) +
+    (stats.outputs?.deleted_before_download ?? 0) +
+    (stats.samples?.expired_before_download ?? 0);
   const wallOverBound = round(wall / bound, 3);
   return {
     provider,
@@ -218,7 +239,7 @@ function figuresOf(
     calls_by_route: byRoute,
     refused,
     results_deleted_unfetched: lost,
-    duplicate_submits: stats.duplicate_prompts ?? 0,
+    duplicate_submits: duplicates,
     targets: [
       target('wall / bound', wallOverBound, 1.1),
       target('API calls per image', round(callsPerImage, 3), options.webhooks ? 1.1 : setup.maxCallsPolling),

@@ -47,6 +47,7 @@ export const ActivityFailureType = typeNames(
   'RateHeld',
   'ReferencesUnhosted',
   'SubmitRefused',
+  'SubmitOutcomeUnknown',
   'TaskNotFinished',
 );
 

@@ -337,8 +337,6 @@ export interface ShardCarriedState {
   checkedAt?: (number | null)[];
   /** The concurrency the shard has learned (workflows/concurrency-cap.ts); absent while none limits it. */
   concurrency?: ConcurrencyCapState;
-  /** Items whose task's result the provider deleted before it was stored, generated again. */
-  resubmittedLost?: number;
   /** What those lost tasks cost (charged all the same). */
   lostCredits?: number;
   /** Items whose task was cancelled at the provider when the deadline passed (its lookups then say so). */

@@ -29,7 +29,7 @@ const PARAMS = `The provider's own input fields, passed through as they are afte
 const itemParams = (prefix: string, inherits: string): Record<string, string> => ({
   [`${prefix}model`]: `The provider's own model name (fal \`fal-ai/flux/dev\`; Replicate \`owner/name\` or \`owner/name:version\`; BFL \`flux-pro-1.1\`). ${inherits}Default: the provider's, ${defaultModels}.`,
   [`${prefix}size`]: `Aspect ratio such as \`16:9\` or \`3:4\`, or \`auto\`. ${inherits}Default: \`${DEFAULTS.size}\`.`,
-  [`${prefix}resolution`]: `\`1K\`, \`2K\` or \`4K\`: the image's long side, 1024, 2048 or 4096 px, on every provider (the price grows with it). ${inherits}Default: \`${DEFAULTS.resolution}\`.`,
+  [`${prefix}resolution`]: `\`1K\`, \`2K\` or \`4K\`: the image's long side, 1024, 2048 or 4096 px, as pixelmill asks it of every provider that takes a size (Replicate's FLUX takes megapixels instead: a megapixel at 1K, at any ratio); the price grows with it. ${inherits}Default: \`${DEFAULTS.resolution}\`.`,
   [`${prefix}n`]: `Images per prompt, 1-10. ${inherits}Default: ${DEFAULTS.n}.`,
   [`${prefix}image_urls`]: `Up to ${MAX_IMAGE_URLS} reference images for image-to-image: http(s) URLs, or local files and globs (\`photos/chair.jpg\`, \`photos/chair-*.png\`) relative to the manifest, PNG, JPEG, WebP or GIF, at most ${MAX_REFERENCE_BYTES / 1048576} MiB each, at most ${MAX_IMAGE_URLS} once globs are expanded. Local files are uploaded once to the run's store and passed to the provider as URLs (docs/references.md). ${inherits}`,
   [`${prefix}language`]: `Language of the API's error messages: ${LANGUAGES.join(', ')} (\`apimart\` only: fal, Replicate and BFL have none, and \`validate\` refuses it). ${inherits}`,
@@ -86,7 +86,7 @@ export const FIELD_DOCS: Record<string, string> = {
   'checks.decodes': `The file decodes as an image, whole (a truncated or corrupt download fails). Default: \`${DEFAULT_CHECK_LEVELS.decodes}\`.`,
   'checks.format': `The image is in the format the result host announced (a JPEG sent as a PNG). Default: \`${DEFAULT_CHECK_LEVELS.format}\`.`,
   'checks.aspect_ratio': `Width / height is the item's \`size\`, within ${ASPECT_TOLERANCE * 100}%. Default: \`${DEFAULT_CHECK_LEVELS.aspect_ratio}\`.`,
-  'checks.resolution': `The long side is the item's \`resolution\` tier (1024, 2048, 4096 px), within ${LONG_SIDE_TOLERANCE * 100}%. Default: \`${DEFAULT_CHECK_LEVELS.resolution}\`.`,
+  'checks.resolution': `The long side, or the square root of the pixel count (a provider that sizes by megapixels), is the item's \`resolution\` tier (1024, 2048, 4096 px), within ${LONG_SIDE_TOLERANCE * 100}%. Default: \`${DEFAULT_CHECK_LEVELS.resolution}\`.`,
   'checks.blank': `The image is not blank: some channel's pixels vary by at least ${BLANK_MAX_STDEV} (standard deviation, 0-255). Default: \`${DEFAULT_CHECK_LEVELS.blank}\`.`,
   webhooks:
     'Terminal-state webhooks: the API tells the run when a task finishes, so the run skips most lookups and GETs and polls only as a safety net (3x slower). `pixelmill run` receives them itself in embedded mode; with a Temporal cluster run `pixelmill webhook-server`.',

@@ -79,7 +79,7 @@ export function planContent(
   const generated = incremental.items.slice(0, incremental.generateCount);
   const meta: PlanMeta = {
     ...planMeta(manifest.settings, incremental.items, hash),
-    shardCredits: shardCredits(generated, DEFAULT_CREDITS_PER_IMAGE),
+    shardCredits: shardCredits(generated, manifest.settings.creditsPerImage),
     generateCount: incremental.generateCount,
     prune: incremental.prune,
     manifestHash: manifest.hash,

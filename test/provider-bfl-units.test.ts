@@ -136,6 +136,12 @@ describe('the hosts the key may go to', () => {
     expect(registrableDomain('api.bfl.ai')).toBe('bfl.ai');
     expect(trusts('https://bfl.example.co.uk/', 'https://other.co.uk/v1/x')).toBe(false);
   });
+
+  it('a base on any other domain (a gateway on a shared host) trusts its own origin, not its siblings', () => {
+    expect(trusts('https://bfl-proxy.herokuapp.com/', 'https://bfl-proxy.herokuapp.com/v1/x')).toBe(true);
+    expect(trusts('https://bfl-proxy.herokuapp.com/', 'https://someone-else.herokuapp.com/v1/x')).toBe(false);
+    expect(trusts('https://gw.corp.example/', 'https://eu.corp.example/v1/x')).toBe(false);
+  });
 });
 
 describe('the BFL provider', () => {

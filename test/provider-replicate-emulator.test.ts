@@ -204,7 +204,7 @@ describe('endings', () => {
     await client.cancel(ref);
     expect(await client.getTask(ref)).toEqual({
       status: 'failed',
-      error: { type: 'cancelled', code: 'canceled', message: expect.any(String) },
+      error: { type: 'task_timeout', code: 'canceled', message: expect.any(String) },
     });
     await expect(client.cancel('nosuchprediction00000000000')).resolves.toBeUndefined();
     expect(client.stats()['POST /v1/predictions/{id}/cancel']).toEqual({ calls: 2, failures: 1 });

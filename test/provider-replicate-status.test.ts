@@ -71,7 +71,7 @@ describe('statuses', () => {
   it('canceled is failed/cancelled and aborted is failed/task_timeout (aborted)', () => {
     expect(taskResultOf(prediction({ status: 'canceled' }))).toEqual({
       status: 'failed',
-      error: { type: 'cancelled', code: 'canceled', message: expect.stringContaining('canceled') },
+      error: { type: 'task_timeout', code: 'canceled', message: expect.stringContaining('canceled') },
     });
     expect(taskResultOf(prediction({ status: 'aborted' }))).toEqual({
       status: 'failed',

@@ -4,6 +4,7 @@
 import type { ApiCallCounts, PlanRef, StoreRequest, TaskResult } from '../common/types.js';
 import type { ActivitiesOn } from './activities.js';
 import type { ShardItems } from './shard-items.js';
+import { taskIdOf } from '../common/task-ref.js';
 import { failureSummary } from './tracking.js';
 
 export interface Collector {
@@ -71,9 +72,10 @@ async function resultOf(
   const fromWebhook = items.knownResult(index);
   if (fromWebhook) return fromWebhook;
   const taskId = items.taskIdOf(index);
-  const fetched = await activities.fetchTask.executeWithOptions({ summary: `fetch task ${taskId}` }, [
-    { plan, taskId, index: items.planIndexOf(index) },
-  ]);
+  const fetched = await activities.fetchTask.executeWithOptions(
+    { summary: `fetch task ${taskIdOf(taskId)}` },
+    [{ plan, taskId, index: items.planIndexOf(index) }],
+  );
   apiCalls.get += fetched.calls ?? 1;
   return fetched;
 }

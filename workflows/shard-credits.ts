@@ -30,9 +30,12 @@ export function creditsReserved(state: ShardCarriedState): number | undefined {
 /** Whether submitting the next queued item would commit more than `allowance` credits. */
 export function nextWouldExceed(state: ShardCarriedState, allowance: number): boolean {
   const { phase, credits, estimates } = state;
-  const committed = phase.reduce((sum, p, i) => {
-    if (isFinal(p)) return sum + (credits[i] ?? 0);
-    return p === Phase.queued ? sum : sum + (estimates?.[i] ?? 0);
-  }, state.checkRejectedCredits ?? 0);
+  const committed = phase.reduce(
+    (sum, p, i) => {
+      if (isFinal(p)) return sum + (credits[i] ?? 0);
+      return p === Phase.queued ? sum : sum + (estimates?.[i] ?? 0);
+    },
+    (state.checkRejectedCredits ?? 0) + (state.lostCredits ?? 0),
+  );
   return committed + (estimates?.[phase.indexOf(Phase.queued)] ?? 0) > allowance;
 }

@@ -33,10 +33,11 @@ import {
 } from './tracking.js';
 
 /**
- * Lookup answers that mean "not finished yet" without a word worth logging: pending, and a task
- * whose own call failed in a lookup of several (activities/task-lookups.ts).
+ * Lookup answers that mean "not finished yet" without a word worth logging: pending, a task whose
+ * own call failed in a lookup of several (activities/task-lookups.ts), and a BFL task its global
+ * host does not find (another region may hold it: providers/bfl/client.ts).
  */
-const NOT_FINISHED = new Set(['pending', 'unanswered']);
+const NOT_FINISHED = new Set(['pending', 'unanswered', 'unlocated']);
 
 /** Webhooks kept for tasks whose submit has not returned yet (fast tasks outrun the activity result). */
 export const MAX_EARLY_WEBHOOKS = 1_000;
@@ -454,13 +455,13 @@ export class ShardItems {
   #resubmitLost(index: number): void {
     this.state.lostCredits = (this.state.lostCredits ?? 0) + (this.state.credits[index] ?? 0);
     this.state.credits[index] = 0;
-    this.state.resubmittedLost = (this.state.resubmittedLost ?? 0) + 1;
     this.#requeue(index);
   }
 
   /** Gives up an overdue task: resubmitted if the retry policy says so, else failed. */
   #giveUp(index: number): void {
-    const error = taskTimedOut(this.state.taskIds[index] ?? null, this.limits.taskTimeoutMs ?? 0);
+    const ref = this.state.taskIds[index];
+    const error = taskTimedOut(ref ? taskIdOf(ref) : null, this.limits.taskTimeoutMs ?? 0);
     this.state.givenUp = (this.state.givenUp ?? 0) + 1;
     if (this.#resubmits(index, error)) this.#requeue(index);
     else this.finish(index, 'failed', error);

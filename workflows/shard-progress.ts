@@ -62,10 +62,13 @@ export class ShardProgressPublisher {
       ...(busyPollMs !== undefined ? { pollMs: busyPollMs } : {}),
       ...(end.endedByDeadline > 0 ? { endedByDeadline: end.endedByDeadline } : {}),
       ...(tasksGivenUp ? { tasksGivenUp } : {}),
-      ...(this.items.state.checkRejected
+      // Charged tasks whose images the run does not keep (rejected by a check, or deleted by the
+      // provider before they were stored): their credits count in what the report says was charged.
+      ...(this.items.state.checkRejected || this.items.state.lostCredits
         ? {
-            tasksRejected: this.items.state.checkRejected,
-            creditsRejected: this.items.state.checkRejectedCredits ?? 0,
+            tasksRejected: this.items.state.checkRejected ?? 0,
+            creditsRejected:
+              (this.items.state.checkRejectedCredits ?? 0) + (this.items.state.lostCredits ?? 0),
           }
         : {}),
     };

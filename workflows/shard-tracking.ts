@@ -102,8 +102,12 @@ export class TrackLane {
     s.apiCalls.lookup += answer.calls ?? 1;
     const told = items.lookedUp(indices, answer.statuses, answer.results);
     // Tasks waiting in the provider's queue: more are in flight than it runs (concurrency-cap.ts).
-    if (answer.queued && s.concurrency)
-      s.concurrency = afterQueue(s.concurrency, items.atApi(), answer.queued, items.finalCount());
+    // A lookup asks about some of the shard's tasks: their share waiting stands for all of them.
+    if (answer.queued && s.concurrency) {
+      const atProvider = items.count(Phase.submitted);
+      const waiting = Math.round((atProvider * answer.queued) / indices.length);
+      s.concurrency = afterQueue(s.concurrency, atProvider, waiting, items.finalCount());
+    }
     for (const task of told.unknown) log.warn('unknown task status; treating it as not finished yet', task);
     items.overdue(Date.now());
     return told;

@@ -55,7 +55,7 @@ export function checkPlan(samples: readonly number[], bounds: CheckBounds): Chec
   }
   const sorted = [...samples].sort((a, b) => a - b);
   if (bounds.webhooks) {
-    return { firstMs: 2 * quantile(sorted, 0.95) + bounds.minMs, againMs: () => bounds.maxMs };
+    return { firstMs: clamp(2 * quantile(sorted, 0.95) + bounds.minMs, bounds), againMs: () => bounds.maxMs };
   }
   const first = quantile(sorted, FIRST_CHECK_QUANTILE);
   const spread = quantile(sorted, 0.95) - first;

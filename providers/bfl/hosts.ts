@@ -2,15 +2,18 @@
 // polling_url on whichever regional host took the task (api.us1.bfl.ai, api.eu.bfl.ai...; "do
 // not rebuild it or swap the host"), so the client polls hosts it was not configured with. It
 // trusts, with the base URL's scheme:
-// - a host of the base host's registrable domain (`*.bfl.ai` for api.bfl.ai), on the base's port;
+// - when the base is BFL's own (a host of bfl.ai), any host of bfl.ai, on the base's port;
 // - for a loopback base (the emulator, a local proxy), any loopback host on the same port;
-// and nothing else: an IP address or a single-label base trusts its own origin only.
+// and nothing else: any other base (a gateway on a shared domain, an IP, one label) trusts its own
+// origin only, since its siblings may be anybody's.
 //
 // The registrable domain is the last two labels, or three under a two-letter country code whose
 // second level is a generic one (example.co.uk): the cases a base URL meets without the full
 // public suffix list, erring towards trusting less.
 
 const LOOPBACK_NAMES = new Set(['localhost', '[::1]']);
+/** BFL's own domain: its regional hosts are its subdomains. */
+const BFL_DOMAIN = 'bfl.ai';
 const GENERIC_SECOND_LEVEL = new Set(['ac', 'co', 'com', 'edu', 'gov', 'ne', 'net', 'or', 'org']);
 
 export function isLoopbackHost(hostname: string): boolean {
@@ -45,7 +48,7 @@ export function bflTrustsOrigin(base: URL): (url: URL) => boolean {
     if (url.protocol !== base.protocol || url.port !== base.port) return false;
     if (url.username !== '' || url.password !== '') return false;
     if (loopback) return isLoopbackHost(url.hostname);
-    if (domain === undefined) return false;
+    if (domain !== BFL_DOMAIN) return false;
     return url.hostname === domain || url.hostname.endsWith(`.${domain}`);
   };
 }

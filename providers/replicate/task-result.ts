@@ -45,12 +45,16 @@ export function taskResultOf(prediction: Prediction): TaskResult {
     case 'failed':
       return { status: 'failed', error: failure(prediction.error) };
     case 'canceled':
+      // pixelmill cancels only at the run's deadline (the shard knows those); otherwise this is
+      // Cancel-After, limits.task_timeout, passing while it ran: a timeout, which the retry policy
+      // resubmits, as on every other provider.
       return {
         status: 'failed',
         error: {
-          type: 'cancelled',
+          type: 'task_timeout',
           code: 'canceled',
-          message: 'the prediction was canceled (asked to, or past its Cancel-After deadline while running)',
+          message:
+            'the prediction was canceled: past its Cancel-After deadline (limits.task_timeout) while running, or asked to',
         },
       };
     case 'aborted':
