@@ -5,7 +5,8 @@ import { isFinal, Phase } from './tracking.js';
 
 /**
  * What the API charged: a task's credits_cost, counted from the moment its finished task is
- * read, whether or not its images are stored yet (failed tasks are refunded, so they count 0).
+ * read, or from its submit where the provider announces the cost there (BFL), whether or not its
+ * images are stored yet (failed tasks are refunded, so they count 0).
  */
 export function creditsSpent(state: ShardCarriedState): number {
   return state.credits.reduce(
@@ -18,10 +19,10 @@ export function creditsSpent(state: ShardCarriedState): number {
 export function creditsReserved(state: ShardCarriedState): number | undefined {
   const chargeUnread = (i: number): boolean => {
     const phase = state.phase[i];
+    // A cost the provider announced at submit is spent already, not reserved.
     return (
       phase === Phase.submitting ||
-      phase === Phase.submitted ||
-      (phase === Phase.storing && !state.credits[i])
+      ((phase === Phase.submitted || phase === Phase.storing) && !state.credits[i])
     );
   };
   return state.estimates?.reduce((sum, estimate, i) => sum + (chargeUnread(i) ? estimate : 0), 0);

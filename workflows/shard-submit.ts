@@ -20,6 +20,8 @@ const MAX_PENDING_SUBMITS = 100;
  * calls never wait for a dispatch; at most this many (BENCHMARKS.md, capacity: slice sizes).
  */
 export const MAX_SLICE = 50;
+/** Tasks one cancelTasks activity asks about and cancels (two calls each, in their turns). */
+const CANCEL_SLICE = 25;
 
 export class SubmitLane {
   #pending = 0;
@@ -117,17 +119,22 @@ export class SubmitLane {
     }
   }
 
-  /** At the deadline: the provider cancels what it has not started, so that it neither runs nor bills. */
+  /**
+   * At the deadline: the provider cancels what it has not started, so that it neither runs nor
+   * bills; a slice at a time, each activity within its calls' time limit.
+   */
   async #cancelNotStarted(): Promise<void> {
     const { s, items, activities, input } = this.ctx;
     const indices = items.notStarted();
-    if (indices.length === 0) return;
     s.cancelledAtDeadline = [...(s.cancelledAtDeadline ?? []), ...indices];
-    const { calls } = await activities.cancelTasks.executeWithOptions(
-      { summary: `cancel ${plural(indices.length, 'task')} not started by the deadline` },
-      [{ plan: input.plan, taskIds: indices.map((index) => items.taskIdOf(index)) }],
-    );
-    s.apiCalls.lookup += calls ?? 0;
+    for (let at = 0; at < indices.length; at += CANCEL_SLICE) {
+      const slice = indices.slice(at, at + CANCEL_SLICE);
+      const { calls } = await activities.cancelTasks.executeWithOptions(
+        { summary: `cancel ${plural(slice.length, 'task')} not started by the deadline` },
+        [{ plan: input.plan, taskIds: slice.map((index) => items.taskIdOf(index)) }],
+      );
+      s.apiCalls.lookup += calls ?? 0;
+    }
   }
 
   /** A run that refuses the shard's signal is gone: its shard submits nothing more, as if cancelled. */
