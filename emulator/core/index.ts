@@ -31,7 +31,8 @@
 //               layout, palette from the prompt, PNG encoder), which apimart's images share.
 // - downloads.ts sendBytes(req, res, bytes, contentType, {truncate, kbps}, clock): download faults.
 // - stats.ts    CoreStats (requests by route pattern and status, webhooks by outcome, faults by
-//               name); ServerFaults: a seeded 5xx per request class, each class its own rate.
+//               name); retentionShare: ready-to-first-fetch over retention, max and p99, for each
+//               result a client got; ServerFaults: a seeded 5xx per request class, each its own rate.
 // - config.ts   ConfigSpec + parseConfig / loadConfigFile / parseConfigText (every problem, as
 //               `file:line:col path: message`), mergeOverDefaults, ConfigProblem, rate and
 //               secondsRange schemas, deepFreeze; config-checks.ts duplicateAccountProblems

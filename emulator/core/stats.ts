@@ -1,6 +1,7 @@
 // Counters every provider emulator keeps for tests and benchmarks: requests by route pattern and
-// status, webhook attempts by outcome, faults injected by name; and the seeded 5xx fault drawn
-// per request class (submit, status, result, ...), each class with its own rate.
+// status, webhook attempts by outcome, faults injected by name; how late clients fetched results,
+// as a share of the retention that would have deleted them; and the seeded 5xx fault drawn per
+// request class (submit, status, result, ...), each class with its own rate.
 import type { Random } from './random-streams.js';
 import type { WebhookOutcome } from './webhooks.js';
 
@@ -55,6 +56,44 @@ export class CoreStats {
   faults(): Record<string, number> {
     return Object.fromEntries(this.#faults);
   }
+}
+
+/** One result a client got: when it was ready, when the client first had it, and how long it is kept. */
+export interface ResultFetch {
+  readyAt: number;
+  fetchedAt: number;
+  /** From `readyAt`, how long a client can still get it (clock ms); Infinity when it is kept for ever. */
+  retentionMs: number;
+}
+
+/**
+ * How close clients came to losing results to retention: for each result fetched, the time from
+ * its being ready to its first fetch over the time the provider keeps it (0: at once; 1: as it was
+ * deleted). `max` and `p99` (nearest rank) are null when nothing was fetched. A result the
+ * provider deleted unfetched is not here: each provider counts those itself.
+ */
+export interface RetentionShare {
+  /** Results measured (fetched, with a retention to compare with). */
+  results: number;
+  max: number | null;
+  p99: number | null;
+}
+
+/** Shares are rounded to 1e-6: a millisecond of a compressed 10-minute retention is still seen. */
+const SHARE_DIGITS = 1e6;
+
+export function retentionShare(fetches: Iterable<ResultFetch>): RetentionShare {
+  const shares: number[] = [];
+  for (const { readyAt, fetchedAt, retentionMs } of fetches) {
+    // A zero retention leaves no time to fetch in; nothing meaningful to divide by.
+    if (!(retentionMs > 0)) continue;
+    shares.push(Math.max(0, fetchedAt - readyAt) / retentionMs);
+  }
+  if (shares.length === 0) return { results: 0, max: null, p99: null };
+  shares.sort((a, b) => a - b);
+  const round = (share: number): number => Math.round(share * SHARE_DIGITS) / SHARE_DIGITS;
+  const rank = Math.ceil(0.99 * shares.length) - 1;
+  return { results: shares.length, max: round(shares.at(-1)!), p99: round(shares[rank]!) };
 }
 
 /** The 5xx statuses a server fault is drawn from, uniformly. */

@@ -1,7 +1,9 @@
 // What the Replicate emulator observed, for tests and benchmarks (/_emulator/stats), and its
 // ground truth, one line a prediction (/_emulator/predictions): enough to audit a client run
 // (prompts submitted twice, peak of predictions processing at once, output files removed before
-// anyone downloaded them, what was billed and what was not).
+// anyone downloaded them and how close to it the rest were downloaded, what was billed and what
+// was not).
+import { retentionShare, type ResultFetch, type RetentionShare } from '../core/stats.js';
 import type { ReplicateContext } from './context.js';
 import type { Prediction } from './predictions.js';
 import { STATUSES, type PredictionStatus } from './wire.js';
@@ -35,6 +37,11 @@ export interface ReplicateStats {
     downloaded: number;
     /** Removed by retention before any complete download. */
     deleted_before_download: number;
+    /**
+     * Succeeded predictions whose every output was downloaded: from completion to the last of
+     * those first downloads, over the time until retention removes the files.
+     */
+    ready_to_fetch_share: RetentionShare;
   };
 }
 
@@ -100,9 +107,16 @@ export function collectStats(ctx: ReplicateContext): ReplicateStats {
     credit_usd: {} as Record<string, number>,
   };
   const outputs = { files: 0, downloaded: 0, deleted_before_download: 0 };
+  const fetches: ResultFetch[] = [];
   let dataRemoved = 0;
   for (const job of ctx.store.values()) {
     const truth = groundTruth(ctx, job, now);
+    if (truth.status === 'succeeded' && job.resultFetchedAt !== undefined)
+      fetches.push({
+        readyAt: job.endsAt,
+        fetchedAt: job.resultFetchedAt,
+        retentionMs: ctx.store.removedAt(job) - job.endsAt,
+      });
     predictions[truth.status]++;
     if (truth.data_removed) dataRemoved++;
     if (truth.billed_usd > 0) {
@@ -127,6 +141,6 @@ export function collectStats(ctx: ReplicateContext): ReplicateStats {
     webhooks: { ...ctx.stats.webhooks },
     faults: ctx.stats.faults(),
     billing,
-    outputs,
+    outputs: { ...outputs, ready_to_fetch_share: retentionShare(fetches) },
   };
 }

@@ -1,13 +1,21 @@
 // The emulator's own endpoints under /_emulator/ (no key; not part of BFL's API): counters, the
 // ground truth of every task as NDJSON (so a test can audit a client run: prompts submitted
-// twice, peak active tasks, results that expired before anyone downloaded them, credits), and the
-// limits in force, which a PUT changes on the running emulator.
+// twice, peak active tasks, results that expired before anyone downloaded them and how close to
+// it the rest were downloaded, credits), and the limits in force, which a PUT changes on the
+// running emulator.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { readJsonBody, sendJson, sendNdjson } from '../../core/index.js';
+import {
+  readJsonBody,
+  retentionShare,
+  sendJson,
+  sendNdjson,
+  type ResultFetch,
+  type RetentionShare,
+} from '../../core/index.js';
 import { validateLimitsChange, type BflLimits } from '../config.js';
 import type { BflContext } from '../context.js';
 import { BflApiError } from '../errors.js';
-import { sampleExpiresAt } from '../results.js';
+import { sampleExpiresAt, sampleTtlMs } from '../results.js';
 import type { BflJob } from '../tasks.js';
 import { BFL_STATUSES, statusOf, type BflStatus } from '../views.js';
 
@@ -48,6 +56,12 @@ export interface BflEmulatorStats {
     expired_before_download: number;
     /** Delivery requests refused because their URL had expired. */
     refused_expired: number;
+    /**
+     * Ready tasks downloaded: from Ready to the first complete download of the sample, over the
+     * time a sample can still be had (the URL's url_ttl_seconds from Ready; with resign_on_poll,
+     * a poll signs a new URL until the task itself is deleted).
+     */
+    ready_to_fetch_share: RetentionShare;
   };
   /** Faults injected, by name. */
   faults: Record<string, number>;
@@ -107,6 +121,12 @@ function isReadyResult(job: BflJob, now: number): boolean {
   return job.outcome === 'succeeded' && job.hasEndedAt(now);
 }
 
+/** How long after Ready a client that has not downloaded the sample yet can still get it. */
+function sampleWindowMs(ctx: BflContext, job: BflJob): number {
+  const task = job.record.retentionMs;
+  return ctx.config.sample.resign_on_poll ? task : Math.min(sampleTtlMs(ctx), task);
+}
+
 export function collectStats(ctx: BflContext): BflEmulatorStats {
   const now = ctx.clock.now();
   const jobs = ctx.jobs.values();
@@ -114,13 +134,16 @@ export function collectStats(ctx: BflContext): BflEmulatorStats {
   const prompts = new Map<string, number>();
   let fetched = 0;
   let expiredUnfetched = 0;
+  const fetches: ResultFetch[] = [];
   for (const job of jobs) {
     tasks[statusOf(job, now)]++;
     prompts.set(job.data.prompt, (prompts.get(job.data.prompt) ?? 0) + 1);
     if (!isReadyResult(job, now)) continue;
     const fetchedAt = job.resultFetchedAt;
-    if (fetchedAt !== undefined) fetched++;
-    else if (now >= sampleExpiresAt(ctx, job)) expiredUnfetched++;
+    if (fetchedAt !== undefined) {
+      fetched++;
+      fetches.push({ readyAt: job.endsAt, fetchedAt, retentionMs: sampleWindowMs(ctx, job) });
+    } else if (now >= sampleExpiresAt(ctx, job)) expiredUnfetched++;
   }
   const { taken, refunded } = ctx.ledger.totals(now);
   return {
@@ -137,6 +160,7 @@ export function collectStats(ctx: BflContext): BflEmulatorStats {
       fetched,
       expired_before_download: expiredUnfetched,
       refused_expired: ctx.samples.refusedExpired,
+      ready_to_fetch_share: retentionShare(fetches),
     },
     faults: ctx.stats.faults(),
   };

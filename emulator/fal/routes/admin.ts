@@ -1,6 +1,7 @@
 // The fal emulator's own endpoints under /_emulator/ (no key; not part of fal's API): counters
 // (requests by route and status, requests by phase, peak IN_PROGRESS, webhooks, faults, what would
-// be billed, what retention deleted before a client got it), the ground truth of every request as
+// be billed, what retention deleted before a client got it and how close to it clients fetched
+// the rest), the ground truth of every request as
 // NDJSON for audits (prompts submitted twice, peak concurrency, results deleted before they were
 // fetched), the concurrency limits (a PUT changes them on the running emulator) and a webhook key
 // rotation.
@@ -8,6 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import type { Job, JobPhase } from '../../core/job.js';
 import { readJsonBody, sendNdjson } from '../../core/http.js';
+import { retentionShare, type ResultFetch, type RetentionShare } from '../../core/stats.js';
 import type { WebhookOutcome } from '../../core/webhooks.js';
 import type { FalContext } from '../context.js';
 import type { FalJobData } from '../job-data.js';
@@ -53,6 +55,11 @@ export interface FalEmulatorStats {
     images_downloaded: number;
     /** Images whose CDN lifetime ended before a whole download. */
     images_deleted_undownloaded: number;
+    /**
+     * Completed requests' results: from COMPLETED to the first fetch of the result (or its
+     * delivered webhook), over the result's retention.
+     */
+    ready_to_fetch_share: RetentionShare;
   };
   webhook_keys: number;
 }
@@ -95,8 +102,15 @@ export function collectStats(ctx: FalContext): FalEmulatorStats {
     images_downloaded: 0,
     images_deleted_undownloaded: 0,
   };
+  const fetches: ResultFetch[] = [];
   for (const job of ctx.sim.values()) {
     if (job.resultFetchedAt !== undefined) retention.results_fetched++;
+    if (job.resultFetchedAt !== undefined && hasImages(job))
+      fetches.push({
+        readyAt: job.endsAt,
+        fetchedAt: job.resultFetchedAt,
+        retentionMs: job.record.retentionMs,
+      });
     const downloaded = ctx.downloaded.get(job.id) ?? [];
     retention.images_downloaded += downloaded.filter(Boolean).length;
     if (!job.hasEndedAt(now)) continue;
@@ -133,7 +147,7 @@ export function collectStats(ctx: FalContext): FalEmulatorStats {
     webhooks: { ...ctx.stats.webhooks },
     faults: ctx.stats.faults(),
     billing,
-    retention,
+    retention: { ...retention, ready_to_fetch_share: retentionShare(fetches) },
     webhook_keys: ctx.signer.keyCount,
   };
 }
