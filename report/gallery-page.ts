@@ -208,7 +208,8 @@ export const GALLERY_SCRIPT = `
 })();
 `;
 
-function cspHash(source: string): string {
+/** A CSP source that lets exactly this inline block run. */
+export function cspHash(source: string): string {
   return `'sha256-${createHash('sha256').update(source).digest('base64')}'`;
 }
 
