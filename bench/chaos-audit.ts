@@ -3,6 +3,7 @@
 // `npm run chaos` can print them and test/chaos.test.ts can hold them to their bounds. The reading
 // of report.jsonl, summary.json and the ground truth is bench/catalog-audit.ts's, shared
 // with the durability test.
+import { taskIdOf } from '../common/task-ref.js';
 import { imageFaultOf } from '../emulator/apimart/images/faults.js';
 import type { RunningEmulator } from '../emulator/index.js';
 import type { GroundTruthTask } from '../emulator/apimart/routes/admin.js';
@@ -260,14 +261,19 @@ function refusedAsReported(line: ReportLine): boolean {
   );
 }
 
-function journalFigures(
+/**
+ * The submit journal against the tasks the API created: retried submits that took a task over,
+ * and each task's lag from its creation to its line. A line names pixelmill's task reference
+ * (a provider's id, then `|` and its locator where it needs one), matched by the id.
+ */
+export function journalFigures(
   lines: readonly Partial<JournalLine>[],
-  tasks: readonly GroundTruthTask[],
+  tasks: readonly Pick<GroundTruthTask, 'id' | 'submitted_at_ms'>[],
 ): Pick<ChaosAudit, 'submits_taken_over' | 'journal_lag_ms' | 'tasks_not_journaled'> {
   const journaledAt = new Map<string, number>();
   for (const line of lines) {
     if (line.taken_over_at_attempt === undefined && line.task !== undefined && line.at !== undefined)
-      journaledAt.set(line.task, line.at);
+      journaledAt.set(taskIdOf(line.task), line.at);
   }
   const lags: number[] = [];
   for (const task of tasks) {

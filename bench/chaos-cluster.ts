@@ -21,6 +21,11 @@ export interface Deployment {
   hidden?: string;
   /** More environment for them, e.g. the object store's credentials. */
   env?: NodeJS.ProcessEnv;
+  /**
+   * The API key the workers serve, and the variable they read it from (`--api-key-env`): a
+   * provider's own (`FAL_KEY`, ...). Default: the first API's chaos key in PIXELMILL_API_KEY.
+   */
+  apiKey?: { env: string; value: string };
 }
 
 interface Managed {
@@ -90,6 +95,7 @@ export class ChaosCluster {
       TEMPORAL_ADDRESS: this.address,
       TEMPORAL_NAMESPACE: 'default',
       PIXELMILL_API_KEY: CHAOS_API_KEY,
+      ...(this.deployment.apiKey ? { [this.deployment.apiKey.env]: this.deployment.apiKey.value } : {}),
       PIXELMILL_API_BASE_URL: this.apiBaseUrl,
       PIXELMILL_WEBHOOK_SECRET: CHAOS_WEBHOOK_SECRET,
       PIXELMILL_WEBHOOK_URL: '',
@@ -154,7 +160,12 @@ export class ChaosCluster {
   async startWorker(index: number): Promise<void> {
     const { managed } = await this.spawn(
       `worker-${index}`,
-      ['worker', '--identity', `chaos-worker-${index}-${Date.now()}`],
+      [
+        'worker',
+        '--identity',
+        `chaos-worker-${index}-${Date.now()}`,
+        ...(this.deployment.apiKey ? ['--api-key-env', this.deployment.apiKey.env] : []),
+      ],
       /pixelmill worker connected/,
       (dead) => {
         const tail = dead.output.trim().split('\n').slice(-3).join(' | ');

@@ -66,7 +66,19 @@ export interface Disruption {
  * webhook outage in 20%..80%: while the receiver is down the emulator gives up on its deliveries,
  * and those tasks are found by polling, which is where malformed query answers come into play.
  */
-export function disruptionSchedule(options: ChaosOptions): Disruption[] {
+export function disruptionSchedule(
+  options: Pick<
+    ChaosOptions,
+    | 'seed'
+    | 'kills'
+    | 'killAt'
+    | 'workers'
+    | 'restartServer'
+    | 'restartAt'
+    | 'webhookOutageMs'
+    | 'webhookOutageAt'
+  >,
+): Disruption[] {
   const random = seededRandom(options.seed ^ 0x5eed);
   const kills = options.killAt ?? Array.from({ length: options.kills }, () => 0.1 + 0.8 * random());
   const events: Disruption[] = kills.map((atShare) => ({

@@ -87,10 +87,10 @@ async function withClient<T>(address: string, fn: (client: Client) => Promise<T>
 }
 
 /** Whether the run workflow has closed; false while it runs or while the server is unreachable. */
-async function runClosed(address: string): Promise<boolean> {
+async function runClosed(address: string, runName: string): Promise<boolean> {
   try {
     return await withClient(address, async (client) => {
-      const description = await client.workflow.getHandle(runWorkflowId(CHAOS_RUN_NAME)).describe();
+      const description = await client.workflow.getHandle(runWorkflowId(runName)).describe();
       return description.status.name !== 'RUNNING';
     });
   } catch {
@@ -99,12 +99,16 @@ async function runClosed(address: string): Promise<boolean> {
 }
 
 /** Items not in a final state, from the run's and its running shards' progress queries. */
-async function unfinishedItems(address: string, items: number): Promise<number> {
+export async function unfinishedItems(
+  address: string,
+  items: number,
+  runName = CHAOS_RUN_NAME,
+): Promise<number> {
   const final = (counts: ItemCounts): number =>
     counts.completed + counts.failed + counts.cancelled + counts.expired + counts.skipped;
   try {
     return await withClient(address, async (client) => {
-      const progress = await client.workflow.getHandle(runWorkflowId(CHAOS_RUN_NAME)).query(runProgressQuery);
+      const progress = await client.workflow.getHandle(runWorkflowId(runName)).query(runProgressQuery);
       let done = final(progress.finished.counts);
       for (const shard of progress.runningShards)
         done += final((await client.workflow.getHandle(shard).query(shardProgressQuery)).counts);
@@ -115,25 +119,29 @@ async function unfinishedItems(address: string, items: number): Promise<number> 
   }
 }
 
-/** Follows the run by the emulator's download count and, every few seconds, its workflow's state. */
-class RunWatch {
+/**
+ * Follows the run by the emulator's download count (`downloads`: images served whole so far) and,
+ * every few seconds, its workflow's state.
+ */
+export class RunWatch {
   private finished = false;
   private checkedAt = 0;
 
   constructor(
-    private readonly emulator: RunningEmulator,
+    private readonly downloads: () => number,
     private readonly address: string,
     private readonly imagesExpected: number,
     private readonly deadline: number,
+    private readonly runName = CHAOS_RUN_NAME,
   ) {}
 
   /** Waits until `share` of the images were downloaded; false if the run ended (or timed out) first. */
   async reach(share: number): Promise<boolean> {
-    while (downloadsServed(this.emulator) < share * this.imagesExpected) {
+    while (this.downloads() < share * this.imagesExpected) {
       if (this.finished || Date.now() >= this.deadline) return false;
       if (Date.now() - this.checkedAt >= CLOSED_CHECK_MS) {
         this.checkedAt = Date.now();
-        this.finished = await runClosed(this.address);
+        this.finished = await runClosed(this.address, this.runName);
       }
       await sleep(100);
     }
@@ -143,7 +151,7 @@ class RunWatch {
   /** Waits until the run has closed; false if the deadline came first. */
   async closed(): Promise<boolean> {
     while (!this.finished && Date.now() < this.deadline) {
-      this.finished = await runClosed(this.address);
+      this.finished = await runClosed(this.address, this.runName);
       if (!this.finished) await sleep(POLL_MS);
     }
     return this.finished;
@@ -224,7 +232,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     await startRunWithCli(options.cli, cluster, dir, manifest, storeEnv);
     const seconds = (): number => Math.round((Date.now() - started) / 100) / 10;
     const disruptions: DisruptionRecord[] = [];
-    const watch = new RunWatch(emulator, cluster.address, imagesExpected, deadline);
+    const watch = new RunWatch(() => downloadsServed(emulator), cluster.address, imagesExpected, deadline);
     for (const event of schedule) {
       const record: DisruptionRecord = {
         kind: event.kind,

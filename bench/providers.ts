@@ -8,6 +8,9 @@
 //   calls / image  what the emulator answered, submits, lookups and results, per image stored
 //   lost           results the provider deleted before anyone fetched them (retention compressed
 //                  with the clock) and prompts submitted twice, from the emulator's own counts
+//   ready_to_fetch_share  for each result fetched, its ready-to-first-fetch over its retention
+//                  (max and p99), from the emulator's stats
+// The same providers through the chaos suite's kills and restarts: bench/providers-chaos.ts.
 //
 //   npm run build && node dist/bench/providers.js [--provider fal,replicate,bfl] [--items 2000]
 //       [--time-scale 0.2] [--webhooks] [--json out.json]
@@ -15,14 +18,6 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { startBflEmulator, DEMO_BFL_KEY, DEFAULT_BFL_CONFIG } from '../emulator/bfl/index.js';
-import { startFalEmulator, DEMO_FAL_KEY, DEFAULT_FAL_CONFIG } from '../emulator/fal/index.js';
-import {
-  startReplicateEmulator,
-  DEMO_REPLICATE_TOKEN,
-  DEFAULT_REPLICATE_CONFIG,
-} from '../emulator/replicate/index.js';
-import type { StartedEmulator } from '../emulator/providers.js';
 import { round, target, type Target } from './figures.js';
 import {
   cleanUpAll,
@@ -32,67 +27,19 @@ import {
   startDevServerIn,
   stopRegisteredDevServer,
 } from './processes.js';
-
-type Provider = 'fal' | 'replicate' | 'bfl';
-
-interface ProviderSetup {
-  keyEnv: string;
-  key: string;
-  /** The model the catalog uses, and its generation seconds in the emulator (before compression). */
-  model: string;
-  seconds: readonly [number, number];
-  queueSeconds: readonly [number, number];
-  /**
-   * What the documented limit allows: a rate (items per second, after a burst the provider
-   * allows at once) or a concurrency (at once).
-   */
-  limit: { perSecond: number; burst: number } | { atOnce: number };
-  /** The calls per image issue 39 allows this provider without webhooks. */
-  maxCallsPolling: number;
-  /** The emulator's ground truth of what it accepted, one JSON line each with its `prompt`. */
-  groundTruth: string;
-  start(timeScale: number, webhookSecret: string): Promise<StartedEmulator>;
-}
-
-const mean = ([min, max]: readonly [number, number]): number => (min + max) / 2;
-const FAL_MODEL = DEFAULT_FAL_CONFIG.models['fal-ai/flux/dev']!;
-
-const SETUPS: Record<Provider, ProviderSetup> = {
-  fal: {
-    keyEnv: 'FAL_KEY',
-    key: DEMO_FAL_KEY,
-    model: 'fal-ai/flux/dev',
-    seconds: FAL_MODEL.seconds,
-    queueSeconds: DEFAULT_FAL_CONFIG.generation.queue_seconds,
-    limit: { atOnce: 40 },
-    maxCallsPolling: 3.5,
-    groundTruth: '/_emulator/requests',
-    start: (timeScale) => startFalEmulator({ config: { time_scale: timeScale, port: 0, concurrency: 40 } }),
-  },
-  replicate: {
-    keyEnv: 'REPLICATE_API_TOKEN',
-    key: DEMO_REPLICATE_TOKEN,
-    model: 'black-forest-labs/flux-schnell',
-    seconds: DEFAULT_REPLICATE_CONFIG.generation.run_seconds,
-    queueSeconds: DEFAULT_REPLICATE_CONFIG.generation.queue_seconds,
-    // "Short bursts allowed": the emulator's bucket holds a minute's worth.
-    limit: { perSecond: 600 / 60, burst: DEFAULT_REPLICATE_CONFIG.limits.create.burst },
-    maxCallsPolling: 1.5,
-    groundTruth: '/_emulator/predictions',
-    start: (timeScale) => startReplicateEmulator({ config: { time_scale: timeScale, port: 0 } }),
-  },
-  bfl: {
-    keyEnv: 'BFL_API_KEY',
-    key: DEMO_BFL_KEY,
-    model: 'flux-pro-1.1',
-    seconds: DEFAULT_BFL_CONFIG.models['flux-pro-1.1']!.seconds,
-    queueSeconds: DEFAULT_BFL_CONFIG.generation.queue_seconds,
-    limit: { atOnce: 24 },
-    maxCallsPolling: 3,
-    groundTruth: '/_emulator/tasks',
-    start: (timeScale) => startBflEmulator({ config: { time_scale: timeScale, port: 0 } }),
-  },
-};
+import {
+  apiCalls,
+  boundSeconds,
+  generationSeconds,
+  lostToRetention,
+  retentionShareOf,
+  SETUPS,
+  tasksAt,
+  type EmulatorCounts,
+  type Provider,
+  type ProviderSetup,
+  type RetentionShareFigure,
+} from './providers-setups.js';
 
 interface ProviderFigures {
   provider: Provider;
@@ -107,15 +54,10 @@ interface ProviderFigures {
   /** 429s the provider answered (a rate or a concurrency over its limit). */
   refused: number;
   results_deleted_unfetched: number;
+  /** For each result fetched, ready to first fetch over the provider's retention (max, p99). */
+  ready_to_fetch_share: RetentionShareFigure;
   duplicate_submits: number;
   targets: Target[];
-}
-
-/** Seconds the documented limit needs for `items` of mean generation `generationS`. */
-function boundSeconds(setup: ProviderSetup, items: number, generationS: number): number {
-  if ('perSecond' in setup.limit)
-    return Math.max(0, items - setup.limit.burst) / setup.limit.perSecond + generationS;
-  return Math.ceil(items / setup.limit.atOnce) * generationS;
 }
 
 async function benchProvider(
@@ -125,7 +67,7 @@ async function benchProvider(
   const setup = SETUPS[provider];
   const dir = mkdtempSync(join(options.dir, `${provider}-`));
   const secret = 'bench-webhook-secret';
-  const emulator = await setup.start(options.timeScale, secret);
+  const emulator = await setup.start(options.timeScale);
   const { env: serverEnv } = await startDevServerIn(join(dir, '.pixelmill'));
   try {
     const manifest = join(dir, 'catalog.yaml');
@@ -167,34 +109,15 @@ async function benchProvider(
       started_at: string;
       finished_at: string;
     };
-    const duplicates = await duplicateSubmits(`${emulator.url}${setup.groundTruth}`);
+    // Every prompt differs: submits beyond the first of each are duplicates.
+    const tasks = await tasksAt(emulator.url, setup);
+    const duplicates = tasks.length - new Set(tasks.map((task) => task.prompt)).size;
     return figuresOf(provider, setup, options, summary, emulator.stats() as EmulatorCounts, duplicates);
   } finally {
     await emulator.close();
     await stopRegisteredDevServer(join(dir, '.pixelmill'));
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-/** What every provider emulator's stats have in common, and the retention counts each names its way. */
-interface EmulatorCounts {
-  requests: Record<string, Record<string, number>>;
-  /** fal: results and CDN images deleted before anyone fetched them. */
-  retention?: { results_deleted_unfetched?: number; images_deleted_undownloaded?: number };
-  /** Replicate: output files removed (its hour) before anyone downloaded them. */
-  outputs?: { deleted_before_download?: number };
-  /** BFL: sample URLs expired (their ten minutes) before anyone downloaded them. */
-  samples?: { expired_before_download?: number };
-}
-
-/** Submits beyond the first of each prompt, from the emulator's ground truth (every prompt differs). */
-async function duplicateSubmits(url: string): Promise<number> {
-  const text = await (await fetch(url)).text();
-  const prompts = text
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => (JSON.parse(line) as { prompt?: string }).prompt);
-  return prompts.length - new Set(prompts).size;
 }
 
 function figuresOf(
@@ -205,27 +128,13 @@ function figuresOf(
   stats: EmulatorCounts,
   duplicates: number,
 ): ProviderFigures {
-  const generationS = (mean(setup.seconds) + mean(setup.queueSeconds)) * options.timeScale;
+  const generationS = generationSeconds(setup, options.timeScale);
   const wall = (Date.parse(summary.finished_at) - Date.parse(summary.started_at)) / 1000;
   const bound = boundSeconds(setup, options.items, generationS);
-  const byRoute: Record<string, number> = {};
-  let calls = 0;
-  let refused = 0;
-  for (const [route, byStatus] of Object.entries(stats.requests)) {
-    // Result images come from the provider's file host: downloads, not API calls.
-    if (/results|delivery|media|files/.test(route) && !route.startsWith('GET /v1/predictions')) continue;
-    const count = Object.values(byStatus).reduce((sum, n) => sum + n, 0);
-    byRoute[route] = count;
-    calls += count;
-    refused += byStatus['429'] ?? 0;
-  }
+  const calls = apiCalls(stats);
   const images = summary.images;
-  const callsPerImage = images > 0 ? calls / images : 0;
-  const lost =
-    (stats.retention?.results_deleted_unfetched ?? 0) +
-    (stats.retention?.images_deleted_undownloaded ?? 0) +
-    (stats.outputs?.deleted_before_download ?? 0) +
-    (stats.samples?.expired_before_download ?? 0);
+  const callsPerImage = images > 0 ? calls.total / images : 0;
+  const lost = lostToRetention(stats);
   const wallOverBound = round(wall / bound, 3);
   return {
     provider,
@@ -236,9 +145,10 @@ function figuresOf(
     bound_s: round(bound, 1),
     wall_over_bound: wallOverBound,
     calls_per_image: round(callsPerImage, 3),
-    calls_by_route: byRoute,
-    refused,
+    calls_by_route: calls.byRoute,
+    refused: calls.refused,
     results_deleted_unfetched: lost,
+    ready_to_fetch_share: retentionShareOf(stats),
     duplicate_submits: duplicates,
     targets: [
       target('wall / bound', wallOverBound, 1.1),
