@@ -1,10 +1,15 @@
 // Reads `items_file`: the large-catalog form of a manifest's items, as CSV (with a header row)
 // or JSONL (one JSON object per line). Rows come back raw, each with the line it starts on, so that
 // validation can point at `catalog.csv:1234:1`; a CSV header's problems are said once, at the cell.
+// A column (or JSONL key) that is not an item field is a variable of the item, for its templates,
+// its variants' `where` and the gallery's search; one that looks like a misspelt field is refused
+// unless a template or a `where` names it.
 import { parse } from 'csv-parse/sync';
 import { UserError } from '../common/errors.js';
-import { ItemSchema } from './schema.js';
+import { ITEM_FIELD_NAMES } from './item-schema.js';
 import { didYouMean, nearestName } from './suggest.js';
+
+export { readJsonlRows } from './items-jsonl.js';
 
 export interface RawRow {
   line: number;
@@ -31,25 +36,47 @@ export interface ItemRows {
   /** Required fields the file has no column for: said once in `fileProblems`, not again per row. */
   absentFields: string[];
   rows: RawRow[];
+  /** The names of its variables (the CSV header's other columns, the JSONL rows' other keys), if any. */
+  variableNames?: string[];
 }
 
-/** CSV cells are text: these columns are converted to the types the item schema expects. */
+/** What the manifest says of the items it reads. */
+export interface ReadOptions {
+  /** Names its templates and `where` selections use: such a column is a variable, whatever its name. */
+  named?: ReadonlySet<string>;
+  /** A template of the manifest makes every item's prompt: no `prompt` column is needed. */
+  promptFromTemplates?: boolean;
+}
+
+/** A column that is no item field and no name the manifest uses, yet close to a field: a misspelling. */
+export function misspeltField(
+  name: string,
+  unclaimed: readonly string[],
+  options: ReadOptions,
+): string | undefined {
+  return options.named?.has(name) ? undefined : nearestName(name, unclaimed);
+}
+
+/**
+ * CSV cells are text: these columns are converted to the types the item schema expects, and the
+ * columns that are no item field become its variables.
+ */
 function csvRecordToItem(record: Record<string, string>): Record<string, unknown> {
   const item: Record<string, unknown> = {};
+  let variables: Record<string, string> | undefined;
   for (const [column, cell] of Object.entries(record)) {
-    if (cell === '') continue; // an empty cell means "use the default"
+    if (cell === '') continue; // an empty cell means "use the default" (a variable: no value)
     if (column === 'n') item.n = /^-?\d+$/.test(cell.trim()) ? Number(cell) : cell;
     else if (column === 'image_urls') item.image_urls = cell.split(/[\s|]+/).filter(Boolean);
-    else item[column] = cell;
+    else if (ITEM_FIELD_NAMES.has(column) && column !== 'variables') item[column] = cell;
+    else (variables ??= {})[column] = cell;
   }
+  if (variables) item.variables = variables;
   return item;
 }
 
-/** Item fields a CSV column may name, and those every row must have. */
-const ITEM_FIELDS = Object.keys(ItemSchema.shape);
-const REQUIRED_FIELDS = Object.entries(ItemSchema.shape)
-  .filter(([, schema]) => !schema.safeParse(undefined).success)
-  .map(([field]) => field);
+/** Item fields a CSV column may name (a `variables` column is a variable like any other). */
+export const ITEM_FIELDS = [...ITEM_FIELD_NAMES].filter((field) => field !== 'variables');
 
 /**
  * A header that cannot name item fields one to one; thrown out of csv-parse's columns callback and
@@ -115,9 +142,15 @@ function csvLayout(text: string, wholeFile: boolean): { header: TextPosition[]; 
 
 /**
  * Column names, trimmed. Refuses a name given twice (one would silently win) and object internals;
- * an unknown name is said once, at its header cell, and its column left out of every row.
+ * a name that looks like a misspelt field is said once, at its header cell, and its column left
+ * out of every row. Any other name is a variable.
  */
-function csvColumns(header: string[], cells: TextPosition[], problems: FileProblem[]): (string | false)[] {
+function csvColumns(
+  header: string[],
+  cells: TextPosition[],
+  problems: FileProblem[],
+  options: ReadOptions,
+): (string | false)[] {
   const names = header.map((name) => name.trim());
   const at = (index: number): TextPosition => cells[index] ?? { line: 1, col: 1 };
   const first = new Map<string, number>();
@@ -139,20 +172,27 @@ function csvColumns(header: string[], cells: TextPosition[], problems: FileProbl
   const columns = names.map((name, index) => {
     // An unnamed column (a trailing comma) is left to the rows: its empty cells mean nothing.
     if (name === '' || ITEM_FIELDS.includes(name)) return name;
-    const nearest = nearestName(name, unclaimed);
-    if (nearest !== undefined) meant.add(nearest);
-    problems.push({ ...at(index), problem: `${name}: unknown column${didYouMean(nearest)}` });
+    const nearest = misspeltField(name, unclaimed, options);
+    if (nearest === undefined) return name;
+    meant.add(nearest);
+    problems.push({
+      ...at(index),
+      problem: `${name}: unknown column${didYouMean(nearest)}`,
+    });
     return false;
   });
-  for (const field of REQUIRED_FIELDS) {
-    if (first.has(field) || meant.has(field)) continue;
-    problems.push({ ...at(0), problem: `${field}: no "${field}" column, which every row needs` });
+  if (!options.promptFromTemplates && !first.has('prompt') && !first.has('prompt_template')) {
+    if (!meant.has('prompt') && !meant.has('prompt_template'))
+      problems.push({
+        ...at(0),
+        problem: 'prompt: no "prompt" column, which every row needs',
+      });
   }
   return columns;
 }
 
 /** The row after the last one read when a file has more than `maxRows` rows. */
-function overLimit(line: number, maxRows: number): RawRow {
+export function overLimit(line: number, maxRows: number): RawRow {
   return {
     line,
     col: 1,
@@ -172,7 +212,11 @@ function startLine(endLine: number, raw: string): number {
 }
 
 /** Rows of a CSV file with a header; at most `maxRows` (one more row reports the excess). */
-export function readCsvRows(text: string, maxRows = Number.POSITIVE_INFINITY): ItemRows {
+export function readCsvRows(
+  text: string,
+  maxRows = Number.POSITIVE_INFINITY,
+  options: ReadOptions = {},
+): ItemRows {
   const fileProblems: FileProblem[] = [];
   let columns: (string | false)[] = [];
   try {
@@ -180,7 +224,7 @@ export function readCsvRows(text: string, maxRows = Number.POSITIVE_INFINITY): I
     const records = parse(text, {
       // Parsing stops after one row too many: an oversized file is refused, not held in memory.
       ...(Number.isFinite(maxRows) ? { to: maxRows + 1 } : {}),
-      columns: (header: string[]) => (columns = csvColumns(header, cells, fileProblems)),
+      columns: (header: string[]) => (columns = csvColumns(header, cells, fileProblems, options)),
       bom: true,
       skip_empty_lines: true,
       relax_column_count: false,
@@ -193,8 +237,17 @@ export function readCsvRows(text: string, maxRows = Number.POSITIVE_INFINITY): I
     }));
     const extra = records[maxRows];
     if (extra !== undefined) rows.push(overLimit(startLine(extra.info.lines, extra.raw), maxRows));
-    const absentFields = REQUIRED_FIELDS.filter((field) => !columns.includes(field));
-    return { fileProblems, absentFields, rows };
+    const promptAbsent =
+      !options.promptFromTemplates && !columns.includes('prompt') && !columns.includes('prompt_template');
+    const variableNames = columns.filter(
+      (column): column is string => column !== false && column !== '' && !ITEM_FIELDS.includes(column),
+    );
+    return {
+      fileProblems,
+      absentFields: promptAbsent ? ['prompt'] : [],
+      rows,
+      ...(variableNames.length > 0 ? { variableNames } : {}),
+    };
   } catch (error) {
     if (error instanceof CsvHeaderError) {
       const problem = { ...error.at, problem: `CSV header: ${error.message}` };
@@ -211,37 +264,4 @@ export function readCsvRows(text: string, maxRows = Number.POSITIVE_INFINITY): I
       : { line: lines ?? 1, problem: `CSV syntax: ${message.replace(/^Invalid [^:]*: /, '')}` };
     return { fileProblems: [...fileProblems, syntax], absentFields: [], rows: [] };
   }
-}
-
-/** Rows of a JSONL file; at most `maxRows` (one more row reports the excess). */
-export function readJsonlRows(text: string, maxRows = Number.POSITIVE_INFINITY): ItemRows {
-  const rows: RawRow[] = [];
-  let items = 0;
-  // Line by line, never the whole file split at once: an oversized file stops at its limit.
-  for (let start = 0, line = 1; start < text.length; line++) {
-    const end = text.indexOf('\n', start);
-    const source = text.slice(start, end === -1 ? text.length : end).replace(/\r$/, '');
-    start = end === -1 ? text.length : end + 1;
-    if (source.trim() === '') continue;
-    if (++items > maxRows) {
-      rows.push(overLimit(line, maxRows));
-      break;
-    }
-    try {
-      const value: unknown = JSON.parse(source);
-      if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-        rows.push({ line, col: 1, problem: 'each line must be a JSON object' });
-      } else {
-        rows.push({ line, value: value as Record<string, unknown> });
-      }
-    } catch (error) {
-      const position = /position (\d+)/.exec((error as Error).message)?.[1];
-      rows.push({
-        line,
-        col: position === undefined ? 1 : Number(position) + 1,
-        problem: `JSON syntax: ${(error as Error).message.replace(/ in JSON at position \d+.*$/, '')}`,
-      });
-    }
-  }
-  return { fileProblems: [], absentFields: [], rows };
 }

@@ -44,6 +44,11 @@ export interface PlannedItem {
   language?: Language;
   /** The provider's own input fields, passed through after pixelmill's mapping. */
   params?: Record<string, unknown>;
+  /** With `variants`: the source item's id (the product), and the variant this output is of. */
+  product?: string;
+  variant?: string;
+  /** The item's variables (its row's other columns, its variant's), as the templates saw them. */
+  variables?: Record<string, string>;
   /**
    * An incremental run's plan puts the items to generate first: the item's place in the manifest,
    * which report.jsonl and the gallery keep.
@@ -128,24 +133,44 @@ export function derivedItemId(item: Omit<PlannedItem, 'id'>): string {
   return `item-${createHash('sha256').update(canonical).digest('hex').slice(0, 16)}`;
 }
 
+/**
+ * What an output asks for, each parameter from the first of `layers` that sets it (the item, its
+ * variant, `defaults`), else pixelmill's default; `params` merged key by key, the first winning.
+ */
+export function plannedParams(
+  prompt: string,
+  layers: readonly (ItemParams | undefined)[],
+  defaultModel: string = providerNamed(undefined).defaultModel,
+): Omit<PlannedItem, 'id'> {
+  const first = <K extends keyof ItemParams>(key: K): ItemParams[K] | undefined => {
+    for (const layer of layers) if (layer?.[key] !== undefined) return layer[key];
+    return undefined;
+  };
+  const planned: Omit<PlannedItem, 'id'> = {
+    prompt,
+    model: first('model') ?? defaultModel,
+    size: first('size') ?? DEFAULTS.size,
+    resolution: first('resolution') ?? DEFAULTS.resolution,
+    n: first('n') ?? DEFAULTS.n,
+  };
+  const imageUrls = first('image_urls');
+  if (imageUrls?.length) planned.image_urls = imageUrls;
+  const language = first('language');
+  if (language) planned.language = language;
+  let params: Record<string, unknown> | undefined;
+  for (let k = layers.length - 1; k >= 0; k--)
+    if (layers[k]?.params) params = { ...params, ...layers[k]!.params };
+  if (params && Object.keys(params).length > 0) planned.params = params;
+  return planned;
+}
+
+/** An item without variants or templates: its prompt, its parameters over `defaults`. */
 export function planItem(
-  item: ManifestItem,
+  item: ManifestItem & { prompt: string },
   defaults: ItemParams | undefined,
   defaultModel: string = providerNamed(undefined).defaultModel,
 ): PlannedItem {
-  const planned: Omit<PlannedItem, 'id'> = {
-    prompt: item.prompt,
-    model: item.model ?? defaults?.model ?? defaultModel,
-    size: item.size ?? defaults?.size ?? DEFAULTS.size,
-    resolution: item.resolution ?? defaults?.resolution ?? DEFAULTS.resolution,
-    n: item.n ?? defaults?.n ?? DEFAULTS.n,
-  };
-  const imageUrls = item.image_urls ?? defaults?.image_urls;
-  if (imageUrls?.length) planned.image_urls = imageUrls;
-  const language = item.language ?? defaults?.language;
-  if (language) planned.language = language;
-  const params = item.params || defaults?.params ? { ...defaults?.params, ...item.params } : undefined;
-  if (params && Object.keys(params).length > 0) planned.params = params;
+  const planned = plannedParams(item.prompt, [item, defaults], defaultModel);
   return { id: item.id ?? derivedItemId(planned), ...planned };
 }
 

@@ -28,7 +28,10 @@ export interface PathFields {
   ext: string;
 }
 
-/** Fills `{id}`, `{index}`, `{ext}`, `{name}`, `{size}` (":" as "x") and `{resolution}`. */
+/**
+ * Fills `{id}`, `{index}`, `{ext}`, `{name}`, `{size}` (":" as "x"), `{resolution}` and
+ * `{variant}` (the schema allows it only in a manifest with variants, where every item has one).
+ */
 export function renderResultPath(template: string, fields: PathFields): string {
   const values: Record<string, string> = {
     id: fields.item.id,
@@ -37,6 +40,7 @@ export function renderResultPath(template: string, fields: PathFields): string {
     name: fields.name,
     size: fields.item.size.replaceAll(':', 'x'),
     resolution: fields.item.resolution,
+    variant: fields.item.variant ?? '',
   };
   // The manifest schema only lets these placeholders through; any other is left as written.
   return template.replace(/\{([a-z]+)\}/g, (whole, field: string) => values[field] ?? whole);

@@ -3,16 +3,25 @@
 // (generated from it for editors).
 import { z } from 'zod';
 import { PROVIDER_NAMES } from '../providers/types.js';
-import { LANGUAGES, MAX_IMAGE_URLS, RESOLUTIONS } from '../common/generation.js';
 import { isS3Url, parseS3Url } from '../storage/s3-location.js';
 import { parseDeadline, parseDuration } from './durations.js';
 import { CHECK_NAMES, type CheckName } from '../checks/image-checks.js';
+import { ItemParamsSchema, ItemSchema, VariantSchema } from './item-schema.js';
 
-/** Item ids end up in file names and workflow ids: keep them to a portable character set. */
-export const ITEM_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+export {
+  ITEM_ID_PATTERN,
+  ItemParamsSchema,
+  ItemSchema,
+  MAX_PROMPT_CHARS,
+  VariantSchema,
+  type ItemParams,
+  type ManifestItem,
+  type ManifestVariant,
+} from './item-schema.js';
+
 export const MANIFEST_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/;
-export const MAX_PROMPT_CHARS = 32_000;
-export const PATH_TEMPLATE_FIELDS = ['id', 'index', 'ext', 'name', 'size', 'resolution'] as const;
+/** `{variant}` only in a manifest with variants (ManifestSchema checks it). */
+export const PATH_TEMPLATE_FIELDS = ['id', 'index', 'ext', 'name', 'size', 'resolution', 'variant'] as const;
 export const DEFAULT_PATH_TEMPLATE = '{id}_{index}.{ext}';
 /** The run's state folder inside the output: plan, outcomes, submit journal. */
 export const STATE_DIR_NAME = '.pixelmill';
@@ -41,41 +50,6 @@ const callRate = z.union([z.literal('auto'), z.number().gt(0).max(10_000)], {
       ? 'must be at most 10000 calls per second'
       : `must be "auto" or a positive number of calls per second, not ${JSON.stringify(issue.input)}`,
 });
-
-/** Generation parameters an item may set, or inherit from `defaults`. */
-export const ItemParamsSchema = z.strictObject({
-  model: z.string().min(1).optional(),
-  size: z
-    .string()
-    .regex(/^(\d{1,3}:\d{1,3}|auto)$/, 'must be an aspect ratio like "16:9" (or "auto")')
-    .optional(),
-  resolution: z.enum(RESOLUTIONS).optional(),
-  n: z.number().int().min(1).max(10).optional(),
-  /** http(s) URLs, or local image files and globs (manifest/references.ts checks them). */
-  image_urls: z.array(z.string().min(1, 'must not be empty')).max(MAX_IMAGE_URLS).optional(),
-  language: z.enum(LANGUAGES).optional(),
-  /**
-   * The provider's own input fields (`guidance_scale`, `safety_tolerance`, ...), passed through
-   * after pixelmill's mapping; merged over `defaults.params` key by key.
-   */
-  params: z.record(z.string(), z.unknown()).optional(),
-});
-export type ItemParams = z.infer<typeof ItemParamsSchema>;
-
-export const ItemSchema = ItemParamsSchema.extend({
-  id: z
-    .string()
-    .regex(
-      ITEM_ID_PATTERN,
-      'must be 1-128 characters of letters, digits, ".", "_" or "-", starting with a letter or digit',
-    )
-    .optional(),
-  prompt: z
-    .string()
-    .max(MAX_PROMPT_CHARS, `must be at most ${MAX_PROMPT_CHARS} characters`)
-    .refine((prompt) => prompt.trim().length > 0, 'must not be empty'),
-});
-export type ManifestItem = z.infer<typeof ItemSchema>;
 
 const pathTemplate = z
   .string()
@@ -268,10 +242,29 @@ export const ManifestSchema = z
       .optional(),
     webhooks: WebhooksSchema.optional(),
     pricing: PricingSchema.optional(),
+    variants: z.array(VariantSchema).min(1).optional(),
     items: z.array(ItemSchema).optional(),
     items_file: z.string().min(1).optional(),
   })
   .superRefine((manifest, ctx) => {
+    const output = manifest.output;
+    if (typeof output === 'object' && output.path_template?.includes('{variant}') && !manifest.variants) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['output', 'path_template'],
+        message: '{variant} needs `variants`: without them no item has a variant',
+      });
+    }
+    const variantAt = new Map<string, number>();
+    manifest.variants?.forEach((variant, k) => {
+      const first = variantAt.get(variant.id);
+      if (first === undefined) return variantAt.set(variant.id, k);
+      ctx.addIssue({
+        code: 'custom',
+        path: ['variants', k, 'id'],
+        message: `duplicate variant id "${variant.id}" (first at variants[${first}])`,
+      });
+    });
     if (!manifest.items?.length && !manifest.items_file) {
       ctx.addIssue({
         code: 'custom',

@@ -59,14 +59,18 @@ describe('items_file readers', () => {
       { id: 'b', size: '1:1' },
       { id: 'c', size: '1:1' },
     ]);
-    // Quoted names, a byte order mark and a blank line before the header; no guess for an unrelated name.
-    expect(readCsvRows('\uFEFF\n"id","Sise",colour,prompt\nx,1:1,red,p\n').fileProblems).toEqual([
+    // Quoted names, a byte order mark and a blank line before the header; an unrelated name is a
+    // variable of the items (issue #40), as is a near one that a template names.
+    const odd = readCsvRows('\uFEFF\n"id","Sise",colour,prompt\nx,1:1,red,p\n');
+    expect(odd.fileProblems).toEqual([
       { line: 2, col: 6, problem: 'Sise: unknown column (did you mean "size"?)' },
-      { line: 2, col: 13, problem: 'colour: unknown column' },
     ]);
+    expect(odd.rows[0]?.value).toEqual({ id: 'x', prompt: 'p', variables: { colour: 'red' } });
+    expect(readCsvRows('id,Sise,prompt\nx,1:1,p\n', 10, { named: new Set(['Sise']) }).fileProblems).toEqual(
+      [],
+    );
     // A required column that no misspelling explains is said once too.
     expect(readCsvRows('id,text\na,b\n').fileProblems).toEqual([
-      { line: 1, col: 4, problem: 'text: unknown column' },
       { line: 1, col: 1, problem: 'prompt: no "prompt" column, which every row needs' },
     ]);
   });

@@ -132,7 +132,7 @@ describe('loadManifest', () => {
       'c.yaml': 'name: c\nitems_file: cat.csv\n',
       'cat.csv': 'id,prompt,size,n\nc1,a lamp,16:9,2\nc2,,1:1,x\nc3,ok,7x,1\n',
       'j.yaml': 'name: j\nitems_file: cat.jsonl\n',
-      'cat.jsonl': '{"prompt":"ok"}\n{"prompt": "x", "n": }\n[1]\n{"prompt":"y","colour":"red"}\n',
+      'cat.jsonl': '{"prompt":"ok"}\n{"prompt": "x", "n": }\n[1]\n{"prompt":"y","sise":"1:1"}\n',
     });
     const csv = problemsOf(join(dir, 'c.yaml')).join('\n');
     expect(csv).toMatch(/cat\.csv:3:1 prompt: is required/);
@@ -141,7 +141,7 @@ describe('loadManifest', () => {
     const jsonl = problemsOf(join(dir, 'j.yaml'));
     expect(jsonl[0]).toMatch(/cat\.jsonl:2:\d+ JSON syntax/);
     expect(jsonl[1]).toMatch(/cat\.jsonl:3:1 each line must be a JSON object/);
-    expect(jsonl[2]).toMatch(/cat\.jsonl:4:1 colour: unknown field/);
+    expect(jsonl[2]).toMatch(/cat\.jsonl:4:1 sise: unknown field \(did you mean "size"\?\)/);
   });
 
   it('says a misspelt CSV header once, at its cell, and still every row with a problem of its own', () => {
@@ -186,12 +186,12 @@ describe('loadManifest', () => {
   it('lists problems by file, line and column, the manifest first', () => {
     const dir = fixture({
       'o.yaml': 'name: o\nitems_file: cat.jsonl\noutput: /proc/x\n',
-      'cat.jsonl': '{"prompt":"b","n":0}\n{"prompt":"a","colour":"red"}\n',
+      'cat.jsonl': '{"prompt":"b","n":0}\n{"prompt":"a","sise":"1:1"}\n',
     });
     expect(problemsOf(join(dir, 'o.yaml')).map((p) => p.replace(/^.*\/(?=[a-z]+\.)/, ''))).toEqual([
       expect.stringMatching(/^o\.yaml:3:9 output: \/proc\/x is inside \/proc/),
       'cat.jsonl:1:1 n: must be at least 1',
-      'cat.jsonl:2:1 colour: unknown field',
+      'cat.jsonl:2:1 sise: unknown field (did you mean "size"?)',
     ]);
   });
 

@@ -1,0 +1,266 @@
+// Every output of a manifest: each item, or with `variants` each (item, variant) pair the
+// variant selects, with the id `<item>-<variant>`. Each takes its parameters from its item, else
+// its variant, else `defaults`; its prompt is the first prompt_template of those rendered with
+// the item's fields and variables, else the item's prompt. Problems are collected, each at the
+// place to edit; a placeholder no item has a value for is said once, at its template.
+import type { ImageProvider } from '../providers/types.js';
+import { derivedItemId, plannedParams, type PlannedItem, type RunSettings } from './normalize.js';
+import type { ItemEntry } from './item-entries.js';
+import { MAX_PROMPT_CHARS } from './item-schema.js';
+import { asText, compileAt, imageSource, placeText, type Layer, type VariantLayer } from './layers.js';
+import { MissingValues, describeItem, productIdOf, valuesOf } from './output-values.js';
+import type { PathSegment } from './problems.js';
+import type { ReferenceFiles } from './references.js';
+import { unwritablePath } from './result-paths.js';
+import { ITEM_ID_PATTERN } from './schema.js';
+import { renderTemplate } from './template.js';
+
+/** What `variants` made of the items: `plan` and `validate` show it. */
+export interface Expansion {
+  products: number;
+  variants: { id: string; outputs: number }[];
+}
+
+export interface ExpandInput {
+  entries: readonly ItemEntry[];
+  defaults?: Layer;
+  variants?: readonly VariantLayer[];
+  known: ReadonlySet<string>;
+  referenceFiles: ReferenceFiles;
+  provider: ImageProvider;
+  settings: RunSettings;
+  /** No template anywhere: an item without a prompt is simply missing one. */
+  promptRequired: boolean;
+  problems: string[];
+}
+
+export function expandItems(input: ExpandInput): { items: PlannedItem[]; expansion?: Expansion } {
+  const { entries, defaults, variants, settings, problems } = input;
+  const items: PlannedItem[] = [];
+  const missing = new MissingValues();
+  // A default or a variant's field the provider cannot take is said once, at the field.
+  const mappingProblems = new Set<string>();
+  /** Each output id, with the entry and variant that made it first: entry * slots + variant. */
+  const firstSeen = new Map<string, number>();
+  const slots = variants?.length ?? 1;
+  const productSeen = new Map<string, number>();
+  const outputs = variants?.map(() => 0) ?? [];
+
+  entries.forEach((entry, entryIndex) => {
+    const { item } = entry;
+    const product = variants ? productIdOf(item) : undefined;
+    if (product !== undefined) {
+      const earlier = productSeen.get(product);
+      if (earlier !== undefined) {
+        const how = item.id ? 'duplicate id' : 'same fields as an earlier item, so the same derived id';
+        problems.push(`${entry.at} id: ${how} "${product}" (first at ${entries[earlier]!.at})`);
+        return;
+      }
+      productSeen.set(product, entryIndex);
+    }
+    const ownLayer = itemLayer(entry, input);
+    const itemVariables = asText(item.variables);
+    const ownImages = new Map<string, string[] | undefined>();
+    (variants ?? [undefined]).forEach((variant, v) => {
+      if (variant?.where && !selects(variant, entry, itemVariables)) return;
+      const layers = [ownLayer, variant, defaults];
+      const params = plannedParams(
+        '',
+        layers.map((layer) => layer?.params),
+        input.provider.defaultModel,
+      );
+      const values = valuesOf(item, itemVariables, params, variant);
+      const prompt = promptOf(entry, layers, values, missing, variant, input);
+      if (prompt === undefined) return;
+      const source = layers.find((layer) => layer?.params.image_urls !== undefined);
+      const images = source && imagesOf(source, source === ownLayer ? ownImages : undefined);
+      if (images === null) return;
+      const planned: Omit<PlannedItem, 'id'> = { ...params, prompt };
+      if (images?.length) planned.image_urls = images;
+      else delete planned.image_urls;
+
+      function imagesOf(
+        layer: Layer,
+        cache: Map<string, string[] | undefined> | undefined,
+      ): string[] | undefined | null {
+        const from = layer.images;
+        if (from === undefined) return undefined;
+        if (from === 'broken') return null;
+        if ('resolved' in from) return from.resolved;
+        const rendered: string[] = [];
+        for (const template of from.templates) {
+          const text = renderTemplate(template.compiled, values);
+          if ('missing' in text) {
+            for (const name of text.missing) missing.add(template, variant, name, entry);
+            return null;
+          }
+          missing.use(template, variant, entry);
+          rendered.push(text.text);
+        }
+        const key = rendered.join('\n');
+        if (cache?.has(key)) return cache.get(key) ?? null;
+        const resolved = input.referenceFiles.resolve(
+          rendered,
+          (k) => `${entry.at} ${from.templates[k]!.path} for ${describeItem(entry, variant)}`,
+          problems,
+        );
+        cache?.set(key, resolved);
+        return resolved ?? null;
+      }
+
+      const id = product !== undefined ? `${product}-${variant!.id}` : (item.id ?? derivedItemId(planned));
+      if (product !== undefined && !ITEM_ID_PATTERN.test(id)) {
+        problems.push(
+          `${entry.at} id: "${product}" with variant "${variant!.id}" makes an id of ${id.length} characters, over 128: shorten either`,
+        );
+        return;
+      }
+      const mapped = input.provider.mapRequest(planned);
+      if ('problems' in mapped)
+        for (const problem of mapped.problems)
+          mappingProblems.add(`${placeText(placeOfField(layers, entry, problem.path))}: ${problem.message}`);
+      const output: PlannedItem = { id, ...planned };
+      if (product !== undefined) {
+        output.product = product;
+        output.variant = variant!.id;
+      }
+      const variables = variant?.variables ? { ...variant.variables, ...itemVariables } : itemVariables;
+      if (variables && Object.keys(variables).length > 0) output.variables = variables;
+      const unwritable = unwritablePath(settings.pathTemplate, settings.name, output);
+      if (unwritable !== undefined) problems.push(`${entry.at} ${entry.label}: ${unwritable}`);
+      const slot = entryIndex * slots + v;
+      const earlier = firstSeen.get(id);
+      if (earlier !== undefined) {
+        problems.push(
+          duplicateProblem(
+            entry,
+            id,
+            entries[Math.floor(earlier / slots)]!,
+            variants,
+            earlier % slots,
+            variant,
+          ),
+        );
+        return;
+      }
+      firstSeen.set(id, slot);
+      if (variant) outputs[v]!++;
+      items.push(output);
+    });
+  });
+  problems.push(...missing.problems(), ...mappingProblems);
+  const expansion = variants && {
+    products: productSeen.size,
+    variants: variants.map((variant, v) => ({ id: variant.id, outputs: outputs[v]! })),
+  };
+  return expansion ? { items, expansion } : { items };
+}
+
+/** The item's own block as a layer: its template compiled, its plain image_urls checked. */
+function itemLayer(entry: ItemEntry, input: ExpandInput): Layer {
+  const { item } = entry;
+  const layer: Layer = { params: item, placeOf: entry.placeOf };
+  if (item.prompt_template !== undefined)
+    layer.template = compileAt(
+      item.prompt_template,
+      entry.placeOf(['prompt_template']),
+      input.known,
+      input.problems,
+    );
+  if (item.image_urls?.length) layer.images = imageSource(item.image_urls, entry.placeOf, input);
+  return layer;
+}
+
+/** Whether every column of the variant's `where` has one of its values for this item. */
+function selects(
+  variant: VariantLayer,
+  entry: ItemEntry,
+  variables: Record<string, string> | undefined,
+): boolean {
+  for (const { column, values } of variant.where ?? []) {
+    const own = variables?.[column] ?? (entry.item as Record<string, unknown>)[column];
+    if (own === undefined || !values.has(String(own))) return false;
+  }
+  return true;
+}
+
+function promptOf(
+  entry: ItemEntry,
+  layers: readonly (Layer | undefined)[],
+  values: (name: string) => string | undefined,
+  missing: MissingValues,
+  variant: VariantLayer | undefined,
+  { problems, promptRequired }: Pick<ExpandInput, 'problems' | 'promptRequired'>,
+): string | undefined {
+  const template = layers.find((layer) => layer?.template !== undefined)?.template;
+  if (template === 'broken') return undefined;
+  if (template === undefined) {
+    if (entry.item.prompt !== undefined) return entry.item.prompt;
+    const why = promptRequired
+      ? ''
+      : `: the item has no prompt, and no prompt_template (its own, ${variant ? `variant "${variant.id}"'s` : "a variant's"} or the defaults') makes one`;
+    if (!entry.promptSaidOnce) problems.push(`${placeText(entry.placeOf(['prompt']))}: is required${why}`);
+    return undefined;
+  }
+  const rendered = renderTemplate(template.compiled, values);
+  if ('missing' in rendered) {
+    for (const name of rendered.missing) missing.add(template, variant, name, entry);
+    return undefined;
+  }
+  missing.use(template, variant, entry);
+  const where = `${entry.at} ${template.path}`;
+  const whose = `${describeItem(entry, variant)}${template.at === entry.at ? '' : `; the template is at ${template.at}`}`;
+  if (rendered.text.trim() === '') {
+    problems.push(`${where}: renders an empty prompt for ${whose}`);
+    return undefined;
+  }
+  if (rendered.text.length > MAX_PROMPT_CHARS) {
+    problems.push(
+      `${where}: renders a prompt of ${rendered.text.length} characters for ${whose}, over ${MAX_PROMPT_CHARS}`,
+    );
+    return undefined;
+  }
+  return rendered.text;
+}
+
+/** Where the field a mapping problem names was set: the item, else its variant, else `defaults`. */
+function placeOfField(
+  layers: readonly (Layer | undefined)[],
+  entry: ItemEntry,
+  path: readonly PathSegment[],
+) {
+  // `params` merge key by key: a params key is a layer's only if it sets that key.
+  const depth = path[0] === 'params' && path.length > 1 ? 2 : 1;
+  const key = path.slice(0, depth);
+  const sets = (layer: Layer): boolean =>
+    key.reduce<unknown>(
+      (node, segment) =>
+        node !== null && typeof node === 'object' && Object.hasOwn(node, segment)
+          ? (node as Record<PropertyKey, unknown>)[segment]
+          : undefined,
+      layer.params,
+    ) !== undefined;
+  const layer = key.length === depth ? layers.find((candidate) => candidate && sets(candidate)) : undefined;
+  return (layer ?? { placeOf: entry.placeOf }).placeOf(path);
+}
+
+function duplicateProblem(
+  entry: ItemEntry,
+  id: string,
+  first: ItemEntry,
+  variants: readonly VariantLayer[] | undefined,
+  firstSlot: number,
+  variant: VariantLayer | undefined,
+): string {
+  if (!variant) {
+    const how = entry.item.id
+      ? 'duplicate id'
+      : 'same prompt and parameters as an earlier item, so the same derived id';
+    return `${entry.at} id: ${how} "${id}" (first at ${first.at})`;
+  }
+  const firstVariant = variants?.[firstSlot]?.id ?? '';
+  return (
+    `${entry.at} id: "${id}" of item "${productIdOf(entry.item)}" and variant "${variant.id}" is also the id of ` +
+    `item "${productIdOf(first.item)}" and variant "${firstVariant}" (at ${first.at}): rename an item or a variant`
+  );
+}
