@@ -6,6 +6,7 @@ import { Command, CommanderError } from 'commander';
 import { isUserError } from '../common/errors.js';
 import { projectRoot } from '../temporal/binaries.js';
 import { registerEmulatorCommand } from './commands/emulator.js';
+import { registerInitCommand } from './commands/init.js';
 import { registerValidateCommand } from './commands/validate.js';
 import { registerPlanCommand } from './commands/plan.js';
 import { registerRunCommand } from './commands/run.js';
@@ -34,6 +35,7 @@ export function buildProgram(): Command {
     'after',
     `\nExamples:\n  $ pixelmill run manifests/demo.yaml\n  $ pixelmill list\n  $ pixelmill <command> --help\n\n${exitCodesHelp()}\nErrors are one line on stderr; --debug adds the stack trace.`,
   );
+  registerInitCommand(program);
   registerValidateCommand(program);
   registerWorkerCommand(program);
   registerEmulatorCommand(program);
