@@ -160,13 +160,15 @@ export function expandItems(input: ExpandInput): { items: PlannedItem[]; expansi
 function itemLayer(entry: ItemEntry, input: ExpandInput): Layer {
   const { item } = entry;
   const layer: Layer = { params: item, placeOf: entry.placeOf };
-  if (item.prompt_template !== undefined)
-    layer.template = compileAt(
+  if (item.prompt_template !== undefined) {
+    const template = compileAt(
       item.prompt_template,
       entry.placeOf(['prompt_template']),
       input.known,
       input.problems,
     );
+    layer.template = template === 'broken' ? template : { ...template, ofItem: true };
+  }
   if (item.image_urls?.length) layer.images = imageSource(item.image_urls, entry.placeOf, input);
   return layer;
 }
@@ -208,8 +210,8 @@ function promptOf(
     return undefined;
   }
   missing.use(template, variant, entry);
-  const where = `${entry.at} ${template.path}`;
-  const whose = `${describeItem(entry, variant)}${template.at === entry.at ? '' : `; the template is at ${template.at}`}`;
+  const where = `${template.ofItem ? template.at : entry.at} ${template.path}`;
+  const whose = `${describeItem(entry, variant)}${template.ofItem ? '' : `; the template is at ${template.at}`}`;
   if (rendered.text.trim() === '') {
     problems.push(`${where}: renders an empty prompt for ${whose}`);
     return undefined;

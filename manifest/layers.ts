@@ -23,6 +23,8 @@ export const placeText = (place: FieldPlace): string => `${place.at} ${place.pat
 /** A compiled template and where it was written. */
 export interface TemplateAt extends FieldPlace {
   compiled: CompiledTemplate;
+  /** An item's own template: its problems are said there, with no other place to name. */
+  ofItem?: true;
 }
 
 /** A layer's image_urls: checked once when plain, rendered for each item when templated. */

@@ -111,12 +111,13 @@ export class MissingValues {
     const lines = new Set<string>();
     /** By template and placeholder: whether every variant's items all lack it. */
     const everywhere = new Map<string, boolean>();
-    const all = (uses: Uses, items: ItemEntry[]): boolean =>
-      uses.entries > 1 && items.length === uses.entries;
+    const all = (uses: Uses, items: ItemEntry[] | undefined): boolean =>
+      uses.entries > 1 && items?.length === uses.entries;
+    const names = new Set([...this.#uses.values()].flatMap((uses) => [...uses.missing.keys()]));
     for (const uses of this.#uses.values())
-      for (const [name, items] of uses.missing) {
+      for (const name of names) {
         const key = `${uses.template.at} ${uses.template.path}\u0000${name}`;
-        everywhere.set(key, (everywhere.get(key) ?? true) && all(uses, items));
+        everywhere.set(key, (everywhere.get(key) ?? true) && all(uses, uses.missing.get(name)));
       }
     for (const uses of this.#uses.values()) {
       const { template } = uses;
@@ -129,10 +130,10 @@ export class MissingValues {
           );
         } else {
           for (const entry of items) {
-            const elsewhere = template.at === entry.at ? '' : `; the template is at ${template.at}`;
-            lines.add(
-              `${entry.at} ${template.path}: no value for {${name}} in ${describeItem(entry)}${elsewhere}`,
-            );
+            const [at, elsewhere] = template.ofItem
+              ? [template.at, '']
+              : [entry.at, `; the template is at ${template.at}`];
+            lines.add(`${at} ${template.path}: no value for {${name}} in ${describeItem(entry)}${elsewhere}`);
           }
         }
       }
