@@ -10,16 +10,24 @@ import { generationKey } from '../catalog/generation-key.js';
 import { parseCatalogIndex, type CatalogEntry, type CatalogIndex } from '../catalog/index-file.js';
 import { rebuildCatalogIndex } from '../catalog/rebuild-index.js';
 import { plural } from '../common/words.js';
+import type { Expansion } from '../manifest/expand.js';
 import type { LoadedManifest } from '../manifest/load.js';
-import type { RunSettings } from '../manifest/normalize.js';
+import type { PlannedItem, RunSettings } from '../manifest/normalize.js';
 import { DEFAULT_EXTENSION, renderResultPath } from '../manifest/result-paths.js';
 import { STATE_DIR_NAME, stateDirOf, type IncrementalPlan, type StateLocation } from '../runstate/index.js';
 import { s3UrlOf } from '../storage/s3-location.js';
 import { runState } from './run-files.js';
 
+/** With `variants`: products x variants, and each variant's outputs and how many to generate. */
+export interface PlanVariants {
+  products: number;
+  variants: { id: string; outputs: number; generate: number }[];
+}
+
 export interface CatalogPlan {
   catalog: string;
   diff: CatalogDiff;
+  variants?: PlanVariants;
   estimate: PlanEstimate;
   /** Why the output's index was not used, when it was not (another catalog's). */
   note?: string;
@@ -99,6 +107,7 @@ export async function planCatalog(
     now: options.now ?? Date.now(),
   });
   const estimate = estimatePlan(diff.generate, settings, settings.creditsPerImage, diff.basis);
+  const variants = manifest.expansion && planVariants(manifest.expansion, diff.generate);
   const incremental: IncrementalPlan | undefined =
     diff.carried.length > 0 || (options.prune && diff.counts.unused > 0)
       ? {
@@ -111,10 +120,34 @@ export async function planCatalog(
   return {
     catalog: settings.name,
     diff,
+    ...(variants ? { variants } : {}),
     estimate,
     ...(note ? { note } : {}),
     ...(incremental ? { incremental } : {}),
   };
+}
+
+function planVariants(expansion: Expansion, generate: readonly PlannedItem[]): PlanVariants {
+  const toGenerate = new Map<string, number>();
+  for (const item of generate)
+    if (item.variant !== undefined) toGenerate.set(item.variant, (toGenerate.get(item.variant) ?? 0) + 1);
+  return {
+    products: expansion.products,
+    variants: expansion.variants.map((variant) => ({
+      ...variant,
+      generate: toGenerate.get(variant.id) ?? 0,
+    })),
+  };
+}
+
+/** `3 products x 2 variants = 5 outputs (studio 3, room 2 to generate)`. */
+function describeVariants(plan: PlanVariants): string {
+  const outputs = plan.variants.reduce((sum, variant) => sum + variant.outputs, 0);
+  const each = plan.variants.map((variant) => `${variant.id} ${variant.generate} of ${variant.outputs}`);
+  return (
+    `${plural(plan.products, 'product')} x ${plural(plan.variants.length, 'variant')} = ` +
+    `${plural(outputs, 'output')} (to generate: ${each.join(', ')})`
+  );
 }
 
 function duration(seconds: number): string {
@@ -156,7 +189,8 @@ export function describePlan(plan: CatalogPlan, prune: boolean): string {
         (estimate.submitsPerSecond !== undefined && generate > 0
           ? ` at ${estimate.submitsPerSecond}/s (${estimate.rateSource}) + ${duration(estimate.generationSeconds)} of generation`
           : '');
-  return `${parts.join(', ')}; ${credits}; ${time}${plan.note ? ` (${plan.note})` : ''}`;
+  const variants = plan.variants ? `${describeVariants(plan.variants)}; ` : '';
+  return `${variants}${parts.join(', ')}; ${credits}; ${time}${plan.note ? ` (${plan.note})` : ''}`;
 }
 
 /** `plan --json`: the same, for scripts. */
@@ -169,6 +203,7 @@ export function planJson(plan: CatalogPlan, prune: boolean) {
       ? { run: basis.run, finished_at: basis.finished_at, manifest_hash: basis.manifest_hash }
       : null,
     items: counts.new + counts.changed + counts.unchanged + counts.restore + counts.regenerate,
+    ...(plan.variants ? { products: plan.variants.products, variants: plan.variants.variants } : {}),
     counts,
     generate: counts.new + counts.changed + counts.regenerate,
     removed_ids: removed.map((entry) => entry.id),

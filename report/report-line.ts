@@ -3,6 +3,7 @@
 import { taskIdOf } from '../common/task-ref.js';
 import { FailureType } from '../common/failure-types.js';
 import type { ItemStatus } from '../common/types.js';
+import type { PlannedItem } from '../manifest/normalize.js';
 import type { OutcomeLine } from '../runstate/index.js';
 
 export const REPORT_FILE = 'report.jsonl';
@@ -32,6 +33,11 @@ export interface ReportImage {
 /** One line of report.jsonl; the field order here is the order in the file. */
 export interface ReportLine {
   id: string;
+  /** With `variants`: the source item (product) and the variant this output is of. */
+  product?: string;
+  variant?: string;
+  /** The item's variables (its row's other columns, its variant's), when it has any. */
+  variables?: Record<string, string>;
   status: ItemStatus;
   task_id: string | null;
   attempts: number;
@@ -42,11 +48,29 @@ export interface ReportLine {
   reused_from?: string;
 }
 
-/** The line of item `id`; an item without an outcome was never finished: `cancelled`, NOT_RUN. */
-export function reportLine(id: string, outcome: OutcomeLine | undefined): ReportLine {
+/** What a report line says of the item itself: its id, and what it was made from. */
+export type ReportedItem = Pick<PlannedItem, 'id' | 'product' | 'variant' | 'variables'>;
+
+function itemFields(
+  item: ReportedItem | string,
+): Pick<ReportLine, 'id' | 'product' | 'variant' | 'variables'> {
+  if (typeof item === 'string') return { id: item };
+  return {
+    id: item.id,
+    ...(item.product !== undefined ? { product: item.product } : {}),
+    ...(item.variant !== undefined ? { variant: item.variant } : {}),
+    ...(item.variables !== undefined ? { variables: item.variables } : {}),
+  };
+}
+
+/**
+ * The line of `item` (a planned item, or an id alone); an item without an outcome was never
+ * finished: `cancelled`, NOT_RUN.
+ */
+export function reportLine(item: ReportedItem | string, outcome: OutcomeLine | undefined): ReportLine {
   if (outcome === undefined) {
     return {
-      id,
+      ...itemFields(item),
       status: 'cancelled',
       task_id: null,
       attempts: 0,
@@ -56,7 +80,7 @@ export function reportLine(id: string, outcome: OutcomeLine | undefined): Report
     };
   }
   return {
-    id,
+    ...itemFields(item),
     status: outcome.status,
     // The provider's own id: what its console and its webhooks name (not the locator pixelmill keeps).
     task_id: outcome.task_id === null ? null : taskIdOf(outcome.task_id),

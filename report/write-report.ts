@@ -120,7 +120,7 @@ export async function writeReportFiles(sources: ReportSources): Promise<WrittenR
   const order = manifestOrder(items);
   function* lines(): Generator<string> {
     for (const index of order) {
-      const line = reportLine(items[index]!.id, outcomes[index]);
+      const line = reportLine(items[index]!, outcomes[index]);
       byStatus[line.status] += 1;
       if (line.error) byCode[line.error.code] = (byCode[line.error.code] ?? 0) + 1;
       if (line.status !== 'completed') notCompleted.add(line);
@@ -162,7 +162,7 @@ export async function writeReportFiles(sources: ReportSources): Promise<WrittenR
   function* galleryEntries(): Generator<GalleryEntry> {
     for (const index of order) {
       const item = items[index]!;
-      yield { item, line: reportLine(item.id, outcomes[index]) };
+      yield { item, line: reportLine(item, outcomes[index]) };
     }
   }
   await writeGallery(galleryFile, summary, galleryEntries());

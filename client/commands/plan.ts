@@ -18,6 +18,8 @@ export function registerPlanCommand(program: Command): void {
       examples('pixelmill plan catalog.yaml', 'pixelmill plan catalog.yaml --json') +
         '\n\nItems are compared by what decides their images (model, prompt, size, resolution, n,' +
         '\nlanguage, references), not by id: an item renamed with the same content is reused.' +
+        '\nWith variants, each item x variant is an output: an edited template regenerates the' +
+        '\noutputs whose prompts it changes, and the plan says how many of each variant.' +
         '\nExit codes: 0 planned, 1 invalid manifest or unreadable output.',
     )
     .action(async (file: string, options: { json?: boolean; prune?: boolean }) => {

@@ -16,10 +16,14 @@ export function registerValidateCommand(program: Command): void {
       '\nExamples:\n  $ pixelmill validate manifests/demo.yaml\n\nExit codes: 0 valid, 1 invalid (every problem is listed).',
     )
     .action((file: string) => {
-      const { settings, items } = loadManifest(file);
+      const { settings, items, expansion } = loadManifest(file);
       const images = items.reduce((sum, item) => sum + item.n, 0);
+      // With variants, what each made: a variant whose `where` selects nothing shows as 0.
+      const variants = expansion
+        ? `${plural(expansion.products, 'product')} x ${plural(expansion.variants.length, 'variant')} (${expansion.variants.map((variant) => `${variant.id} ${variant.outputs}`).join(', ')}) = `
+        : '';
       process.stdout.write(
-        `pixelmill: ${file}: valid: "${settings.name}", ${plural(items.length, 'item')}, ${plural(images, 'image')}\n`,
+        `pixelmill: ${file}: valid: "${settings.name}", ${variants}${plural(items.length, 'item')}, ${plural(images, 'image')}\n`,
       );
     });
 
