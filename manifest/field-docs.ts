@@ -26,17 +26,22 @@ const tierMegapixels = RESOLUTIONS.map((r) => `${r} ${MEGAPIXELS[r]}`).join(', '
 
 const PARAMS = `The provider's own input fields, passed through as they are after pixelmill's mapping of \`prompt\`, \`size\`, \`resolution\`, \`n\`, \`image_urls\` and \`language\`; a key that mapping sets is refused (set the pixelmill field instead). \`apimart\`: into the request body (the API ignores what it does not know). \`fal\`: into the model's input (\`seed\`, \`output_format\`, \`guidance_scale\`, \`enable_safety_checker\`, ...; \`sync_mode: true\` is refused); with \`size: auto\`, \`image_size\` is yours to give. \`replicate\`: into the prediction's \`input\` (the model's own inputs: \`seed\`, \`output_format\`, \`go_fast\`, ...). \`bfl\`: into the request body (\`seed\`, \`safety_tolerance\`, \`output_format\`, \`prompt_upsampling\`, \`raw\`, ...; \`webhook_url\` and \`webhook_secret\` come from \`webhooks\`); with \`size: auto\`, \`width\`/\`height\` are yours. docs/providers.md says what each maps. `;
 
+const TEMPLATE = `Makes the prompt: \`{column}\` placeholders are filled with the item's fields (\`{id}\`, \`{prompt}\`, \`{model}\`, \`{size}\`, \`{resolution}\`, \`{n}\`, \`{language}\`, as the output resolves them), its variables (the other columns of its CSV or JSONL row, its \`variables\`), its variant's \`variables\` and \`{variant}\` (the variant's id); \`{{\` and \`}}\` are literal braces. The first template of the item, its variant and \`defaults\` is used, and \`{prompt}\` in it is the item's own prompt; the rendered text is what the provider gets, what the gallery shows and what decides whether an incremental run generates the output again. \`validate\` refuses, at file:line:col, a placeholder that no field, column or variable has, one an item has no value for (said once at the template when no item has one), and a template that renders empty. `;
+
 const itemParams = (prefix: string, inherits: string): Record<string, string> => ({
+  [`${prefix}prompt_template`]: `${TEMPLATE}${inherits}`,
   [`${prefix}model`]: `The provider's own model name (fal \`fal-ai/flux/dev\`; Replicate \`owner/name\` or \`owner/name:version\`; BFL \`flux-pro-1.1\`). ${inherits}Default: the provider's, ${defaultModels}.`,
   [`${prefix}size`]: `Aspect ratio such as \`16:9\` or \`3:4\`, or \`auto\`. ${inherits}Default: \`${DEFAULTS.size}\`.`,
   [`${prefix}resolution`]: `\`1K\`, \`2K\` or \`4K\`: the image's long side, 1024, 2048 or 4096 px, as pixelmill asks it of every provider that takes a size (Replicate's FLUX takes megapixels instead: a megapixel at 1K, at any ratio); the price grows with it. ${inherits}Default: \`${DEFAULTS.resolution}\`.`,
   [`${prefix}n`]: `Images per prompt, 1-10. ${inherits}Default: ${DEFAULTS.n}.`,
-  [`${prefix}image_urls`]: `Up to ${MAX_IMAGE_URLS} reference images for image-to-image: http(s) URLs, or local files and globs (\`photos/chair.jpg\`, \`photos/chair-*.png\`) relative to the manifest, PNG, JPEG, WebP or GIF, at most ${MAX_REFERENCE_BYTES / 1048576} MiB each, at most ${MAX_IMAGE_URLS} once globs are expanded. Local files are uploaded once to the run's store and passed to the provider as URLs (docs/references.md). ${inherits}`,
+  [`${prefix}image_urls`]: `Up to ${MAX_IMAGE_URLS} reference images for image-to-image: http(s) URLs, or local files and globs (\`photos/chair.jpg\`, \`photos/chair-*.png\`) relative to the manifest, PNG, JPEG, WebP or GIF, at most ${MAX_REFERENCE_BYTES / 1048576} MiB each, at most ${MAX_IMAGE_URLS} once globs are expanded. An entry may name the item's columns as a prompt_template does (\`photos/{sku}.jpg\`; a brace group with a comma, \`{1,2}\`, stays a glob's); each item's files are checked when the manifest loads. Local files are uploaded once to the run's store and passed to the provider as URLs (docs/references.md). ${inherits}`,
   [`${prefix}language`]: `Language of the API's error messages: ${LANGUAGES.join(', ')} (\`apimart\` only: fal, Replicate and BFL have none, and \`validate\` refuses it). ${inherits}`,
   [`${prefix}params`]: `${PARAMS}${
     inherits === ''
       ? 'Every item takes them; a problem one of them causes is reported once, here.'
-      : 'Merged over `defaults.params` key by key: a key the item sets wins, the others are kept.'
+      : prefix === 'variants[].'
+        ? "Merged over `defaults.params` key by key, and the item's own over these."
+        : "Merged over `defaults.params` (and its variant's) key by key: a key the item sets wins, the others are kept."
   }`,
 });
 
@@ -78,7 +83,7 @@ export const FIELD_DOCS: Record<string, string> = {
     'Write into a local output folder that already holds other files (not an earlier pixelmill output). Default: `false`, so that a mistyped folder is refused before anything is spent; `pixelmill run --force` does the same for one run.',
   'output.public_url':
     "Local output only: the base URL at which the provider can fetch this output's `.pixelmill/references/` folder (where the CLI copies the items' local reference images), served by you; `PIXELMILL_PUBLIC_URL` on the workers does the same for every run. Not needed for an s3:// output (presigned URLs) or an embedded run (pixelmill serves them itself).",
-  'output.path_template': `Path of each image inside the output directory, with the placeholders ${placeholders}; must contain {id} and {index}. Default: \`${DEFAULT_PATH_TEMPLATE}\`.`,
+  'output.path_template': `Path of each image inside the output directory, with the placeholders ${placeholders}; must contain {id} and {index}; {variant} (the variant's id) only in a manifest with \`variants\`. Default: \`${DEFAULT_PATH_TEMPLATE}\`.`,
   retry: 'Which failed generations are submitted again.',
   'retry.max_attempts': `Most submissions of one item, the first included. Default: ${DEFAULTS.retryMaxAttempts}.`,
   'retry.on': `Error types or codes of failed tasks (from the API's task \`error\`) worth another attempt. Default: ${DEFAULTS.retryOn.map((type) => `\`${type}\``).join(', ')}.`,
@@ -101,11 +106,22 @@ export const FIELD_DOCS: Record<string, string> = {
   'pricing.per_image.2K': 'The price of one 2K image.',
   'pricing.per_image.4K': 'The price of one 4K image.',
   'pricing.per_megapixel': `The price of one megapixel of output (fal bills its FLUX models so). An image is counted at its tier's square size: ${tierMegapixels} megapixels, so a wider ratio is estimated above what it is billed.`,
+  variants:
+    "Named blocks applied to the items: each (item, variant) pair the variant selects is one output, with the id `<item id>-<variant id>` (an item without an id gets one derived from its fields and variables), in manifest order, item by item. An output takes each parameter from its item, else its variant, else `defaults`; its prompt from the first `prompt_template` of those. Report lines carry `product`, `variant` and `variables`; `pixelmill plan` counts each variant's outputs to generate, and an edited variant regenerates exactly the outputs whose prompts or parameters it changes.",
+  'variants[].id':
+    "The variant's name: the end of its outputs' ids and `{variant}` in templates and `output.path_template`. Unique among the variants; an output id it makes that another item and variant also make is refused.",
+  ...itemParams('variants[].', "Overrides `defaults`; the item's own value overrides it. "),
+  'variants[].variables':
+    "Values the templates may name (`{style}`), for this variant's outputs; an item's own variable of the same name wins. Text, numbers or true/false.",
+  'variants[].where':
+    "The items the variant applies to: a mapping of column (an item field such as `size`, or a variable: a column of the items file, an inline item's `variables`) to the value the item must have there, or a list of values it may have (`where: { category: [chair, table], finish: oak }`). Every column must match; an item without a value for one is not selected. Values are compared as text. Default: every item.",
   items: 'The prompts, inline. Use `items_file` instead for large catalogs.',
+  'items[].variables':
+    'Values the templates may name (`{colour}`), and `where` may select by: what the other columns of an items_file row are. Text, numbers or true/false; a name that is an item field is refused.',
   'items[].id':
     'Stable item id: used in file names and the report. Default: derived from the prompt and parameters, so it stays the same across runs. Ids must be unique.',
-  'items[].prompt': `The prompt text, at most ${MAX_PROMPT_CHARS} characters.`,
+  'items[].prompt': `The prompt text, at most ${MAX_PROMPT_CHARS} characters. Required unless a \`prompt_template\` (the item's, its variant's or the defaults') makes the prompt; then \`{prompt}\` in the template is this text.`,
   ...itemParams('items[].', 'Overrides `defaults`. '),
   items_file:
-    'A CSV (with a header row) or JSONL file of items, relative to the manifest: the same fields as `items`. A CSV `image_urls` cell lists its entries separated by spaces or `|`; local paths in it are relative to the manifest.',
+    "A CSV (with a header row) or JSONL file of items, relative to the manifest: the same fields as `items`. Any other column (or JSONL key) is a variable of its item, for templates, `where` and the gallery's search; one whose name is close to a field's (`promt`) is refused as a misspelling unless a template or a `where` names it. An empty cell is no value. A CSV `image_urls` cell lists its entries separated by spaces or `|`; local paths in it are relative to the manifest.",
 };

@@ -28,6 +28,44 @@ function rules(field: JsonSchemaNode): string {
 
 const cell = (text: string): string => text.replaceAll('\n', ' ').replaceAll('|', '\\|');
 
+/** How templates, variables and variants fit together: the fields' rows say each part. */
+const TEMPLATES_AND_VARIANTS = [
+  '## Templates and variants',
+  '',
+  'A product export becomes prompts without a script: every column of the items file that is not',
+  'an item field is a variable of its item, `prompt_template` names columns in braces, and each',
+  'variant makes one output of every item it selects:',
+  '',
+  '```yaml',
+  'name: spring-catalog',
+  'output: { dir: ./out, path_template: "{variant}/{id}_{index}.{ext}" }',
+  'defaults:',
+  '  prompt_template: "{name} in {colour} {material}, {style}"',
+  '  image_urls: ["photos/{sku}.jpg"]',
+  'variants:',
+  '  - { id: studio, variables: { style: "studio shot on white" } }',
+  '  - id: room',
+  '    prompt_template: "{name} in a bright {room}, lifestyle photo"',
+  '    size: "16:9"',
+  '    variables: { room: living room }',
+  '    where: { category: [chair, sofa, table] }',
+  '  - { id: detail, prompt_template: "macro close-up of the {material} of the {name}", n: 2 }',
+  'items_file: products.csv # id,sku,name,colour,material,category',
+  '```',
+  '',
+  'Each product gives `<id>-studio`, `<id>-detail` and, for chairs, sofas and tables, `<id>-room`.',
+  "An output's parameters are its item's, else its variant's, else `defaults`'; its prompt is the",
+  "first `prompt_template` of those, rendered (`{prompt}` in it is the item's own prompt), else the",
+  "item's prompt. `{{` and `}}` are literal braces.",
+  '`pixelmill validate` refuses an unknown placeholder (once, at the template, with the column it',
+  'most likely means), a value one item lacks (at its row, naming the item and the template), a',
+  'placeholder no item has a value for (once, at the template), and a template that renders an',
+  "empty prompt. `pixelmill plan` counts each variant's outputs to generate: an edited template",
+  'regenerates exactly the outputs whose prompts it changes. `report.jsonl` gives each output its',
+  '`product`, `variant` and `variables`.',
+  '',
+];
+
 export function manifestReference(): string {
   const schema = manifestJsonSchema() as JsonSchemaNode;
   const required = new Set((schema.required as string[] | undefined) ?? []);
@@ -54,6 +92,7 @@ export function manifestReference(): string {
     'problem is said once, at its cell, not again for every row; an unclosed quote is shown where it',
     'opens.',
     '',
+    ...TEMPLATES_AND_VARIANTS,
     '| field | type | rules | meaning |',
     '| --- | --- | --- | --- |',
     ...rows,
