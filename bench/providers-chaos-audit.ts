@@ -51,6 +51,11 @@ export interface ProviderChaosAudit {
   /** Report or summary entries that contradict the emulator or each other. Must be 0. */
   report_inconsistencies: number;
   tasks_at_provider: number;
+  /**
+   * The results fetched latest after they were ready (s after the run's start), to place them
+   * among the disruptions: the worst of the ready-to-fetch shares.
+   */
+  slowest_fetches: { task: string; ready_s: number; fetched_s: number; lag_s: number }[];
   /** The first items submitted more than once: when each of their tasks was created (s after the start). */
   resubmitted: { id: string; attempts: number; submitted_s: number[] }[];
   problems: string[];
@@ -98,6 +103,7 @@ export async function auditProviderChaos({
     report_inconsistencies: 0,
     tasks_at_provider: tasks.length,
     resubmitted: [],
+    slowest_fetches: slowestFetches(tasks, startedAtMs),
     problems,
   };
   const [reportBytes, summaryBytes] = await Promise.all([
@@ -180,6 +186,25 @@ export async function auditProviderChaos({
   const summary = JSON.parse(summaryBytes.toString('utf8')) as Summary;
   for (const line of summaryInconsistencies(summary, lines)) inconsistent(line);
   return audit;
+}
+
+const SLOWEST_LISTED = 10;
+
+function slowestFetches(
+  tasks: readonly TaskTruth[],
+  startedAtMs: number,
+): ProviderChaosAudit['slowest_fetches'] {
+  const seconds = (ms: number): number => Math.round(ms / 100) / 10;
+  return tasks
+    .filter((task) => task.succeeded && task.readyAtMs !== null && task.fetchedAtMs !== null)
+    .map((task) => ({
+      task: task.id,
+      ready_s: seconds(task.readyAtMs! - startedAtMs),
+      fetched_s: seconds(task.fetchedAtMs! - startedAtMs),
+      lag_s: seconds(task.fetchedAtMs! - task.readyAtMs!),
+    }))
+    .sort((a, b) => b.lag_s - a.lag_s)
+    .slice(0, SLOWEST_LISTED);
 }
 
 const describeTask = (task: TaskTruth): string =>

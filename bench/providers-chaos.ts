@@ -88,6 +88,8 @@ export function formatProviderChaos(result: ProviderChaosResult, checks: Provide
       `a task reached it ${audit.journal.journal_lag_ms.p50} ms after the provider made it ` +
       `(p99 ${audit.journal.journal_lag_ms.p99}, max ${audit.journal.journal_lag_ms.max}); ` +
       `${audit.journal.tasks_not_journaled} tasks never did`,
+    `slowest fetches (s after the start: ready -> fetched, lag): ` +
+      audit.slowest_fetches.map((f) => `${f.ready_s} -> ${f.fetched_s} (${f.lag_s})`).join(', '),
     ...(result.unplanned_restarts.length
       ? ['processes that died by themselves:', ...result.unplanned_restarts]
       : []),

@@ -51,6 +51,9 @@ export interface TaskTruth {
   succeeded: boolean;
   /** Its result fetched (fal) or its images downloaded whole (Replicate, BFL). */
   fetched: boolean;
+  /** When it ended with images, and when that result was first fetched (epoch ms), if it was. */
+  readyAtMs: number | null;
+  fetchedAtMs: number | null;
   /** Its result gone (deleted, its URL expired) before anyone fetched it. */
   deletedUnfetched: boolean;
 }
@@ -96,6 +99,8 @@ export const SETUPS: Record<Provider, ProviderSetup> = {
         submittedAtMs: Number(line.submitted_at_ms),
         succeeded: line.outcome === 'succeeded',
         fetched,
+        readyAtMs: number(line.ended_at_ms),
+        fetchedAtMs: number(line.result_fetched_at_ms),
         deletedUnfetched: line.phase === 'deleted' && !fetched && deletedAt !== null,
       };
     },
@@ -130,6 +135,8 @@ export const SETUPS: Record<Provider, ProviderSetup> = {
       submittedAtMs: Number(line.created_at_ms),
       succeeded: line.status === 'succeeded',
       fetched: Number(line.downloaded) > 0,
+      readyAtMs: number(line.completed_at_ms),
+      fetchedAtMs: number(line.result_fetched_at_ms),
       deletedUnfetched: Number(line.deleted_before_download) > 0,
     }),
   },
@@ -160,6 +167,8 @@ export const SETUPS: Record<Provider, ProviderSetup> = {
         submittedAtMs: Number(line.submitted_at_ms),
         succeeded: line.status === 'Ready',
         fetched,
+        readyAtMs: number(line.ended_at_ms),
+        fetchedAtMs: number(line.sample_fetched_at_ms),
         // The bench's emulators run on the system clock.
         deletedUnfetched: expiresAt !== null && !fetched && Date.now() >= expiresAt,
       };

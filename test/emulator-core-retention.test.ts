@@ -136,5 +136,13 @@ describe("the providers' stats endpoints", () => {
       downloaded: 3,
       ready_to_fetch_share: { results: 2, max: 0.25, p99: 0.25 },
     });
+    const truth = (await (await fetch(`${emulator.url}/_emulator/predictions`)).text())
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { id: string; result_fetched_at_ms: number | null });
+    expect(truth.map((line) => [line.id, line.result_fetched_at_ms])).toEqual([
+      [two.id, T0 + 50 + 3_600 + 5_400],
+      [one.id, T0 + 50 + 3_600],
+    ]);
   });
 });

@@ -62,6 +62,8 @@ export interface GroundTruthPrediction {
   stuck: boolean;
   outputs: number;
   downloaded: number;
+  /** When its last output was first downloaded whole: the result in the client's hands. */
+  result_fetched_at_ms: number | null;
   deleted_before_download: number;
   billed_usd: number;
 }
@@ -91,6 +93,7 @@ export function groundTruth(ctx: ReplicateContext, job: Prediction, now: number)
     stuck: job.outcome === 'stuck',
     outputs,
     downloaded,
+    result_fetched_at_ms: job.resultFetchedAt ?? null,
     deleted_before_download: removed ? Math.max(0, outputs - downloaded) : 0,
     billed_usd: round(store.costOf(job, now)),
   };
