@@ -180,7 +180,10 @@ describe('pixelmill init', () => {
       writeFileSync(join(dir, 'variants.yaml'), manifest.replace(/^# (?=variants:|  )/gm, ''));
       const variants = await pixelmillProcess(dir, 'validate', 'variants.yaml');
       expect(variants.stderr).toBe('');
-      expect(variants.stdout).toBe('pixelmill: variants.yaml: valid: "export", 7 items, 7 images\n');
+      // How validate words a count of variants is its own; the count is what matters here.
+      expect(variants.stdout).toMatch(
+        /^pixelmill: variants\.yaml: valid: "export", .*\b7 items, 7 images\n$/,
+      );
     },
     60_000,
   );

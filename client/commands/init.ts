@@ -116,7 +116,7 @@ export function starterManifest({ itemsFile, name, columns, rows }: StarterInput
     ...(has('id')
       ? []
       : [
-          `# ${itemsFile} has no "id" column: items get ids made from their prompt (item-3f2a...).`,
+          `# ${itemsFile} has no "id" column: items get ids derived from their fields (item-3f2a...).`,
           `# Rename the column that names a product${key ? ` (${q(key.name)}?)` : ''} to "id" for readable ids and file names.`,
         ]),
     'defaults:',
