@@ -10,7 +10,10 @@
 export const GRID_SCRIPT = `
 (() => {
   const body = document.body;
-  const records = JSON.parse(document.getElementById('gallery-cells').textContent);
+  // Parsed once, then the data block leaves the document: its text is as big as the cells.
+  const data = document.getElementById('gallery-cells');
+  const records = JSON.parse(data.textContent);
+  data.remove();
   const columns = JSON.parse(document.getElementById('gallery-variants').textContent);
   const columnOf = new Map(columns.map((variant, c) => [variant, c]));
   const products = [];
@@ -33,7 +36,8 @@ export const GRID_SCRIPT = `
   const search = document.getElementById('search');
   const shownEl = document.getElementById('shown');
   const empty = document.getElementById('empty');
-  const rowHeight = () => parseFloat(getComputedStyle(body).getPropertyValue('--row-h'));
+  // Read once (and again on resize): a style read in every frame would cost a style recalculation.
+  let height = parseFloat(getComputedStyle(body).getPropertyValue('--row-h'));
   const OVERSCAN = 3;
 
   const matches = (cell, filter) =>
@@ -69,7 +73,7 @@ export const GRID_SCRIPT = `
       shown.push(i);
     });
     sequence = null;
-    rowsEl.style.height = shown.length * rowHeight() + 'px';
+    rowsEl.style.height = shown.length * height + 'px';
     for (const row of drawn.values()) row.remove();
     drawn.clear();
     draw();
@@ -83,7 +87,6 @@ export const GRID_SCRIPT = `
 
   // Only the rows in the viewport and a few either side exist; the rest are the container's height.
   function draw() {
-    const height = rowHeight();
     const top = rowsEl.getBoundingClientRect().top;
     const first = Math.max(0, Math.floor(-top / height) - OVERSCAN);
     const last = Math.min(shown.length, Math.ceil((innerHeight - top) / height) + OVERSCAN);
@@ -110,7 +113,10 @@ export const GRID_SCRIPT = `
     });
   }
   addEventListener('scroll', schedule, { passive: true });
-  addEventListener('resize', schedule);
+  addEventListener('resize', () => {
+    height = parseFloat(getComputedStyle(body).getPropertyValue('--row-h'));
+    refresh();
+  });
 
   const element = (tag, className, text) => {
     const node = document.createElement(tag);
@@ -132,6 +138,7 @@ export const GRID_SCRIPT = `
     row.dataset.index = String(index);
     row.style.transform = 'translateY(' + y + 'px)';
     const head = element('div', 'product');
+    head.setAttribute('role', 'rowheader');
     const title = element('div', 'head');
     title.append(checkbox('pick-row', 'Select the shown items of ' + product.id), element('h2', 'id', product.id));
     const vars = element('dl', 'vars');
