@@ -76,9 +76,15 @@ export function diffCatalog(input: DiffInput): CatalogDiff {
   const carried: PlannedItem[] = [];
   const byKey = new Map<string, CatalogEntry>();
   const lastRunIds = new Set<string>();
-  for (const entry of index?.entries ?? []) {
+  if (index === undefined) {
+    // Nothing is stored: every item is new, and no key needs computing.
+    counts.new = input.items.length;
+    for (const [position, item] of input.items.entries()) generate.push({ ...item, position });
+    return { counts, generate, carried, removed: [] };
+  }
+  for (const entry of index.entries) {
     if (!byKey.has(entry.key)) byKey.set(entry.key, entry);
-    if (entry.used_by === index?.header.run) lastRunIds.add(entry.id);
+    if (entry.used_by === index.header.run) lastRunIds.add(entry.id);
   }
   const keys = new Set<string>();
   const ids = new Set<string>();
@@ -106,11 +112,11 @@ export function diffCatalog(input: DiffInput): CatalogDiff {
     }
     carried.push({ ...item, position, reuse: reuseOf(entry) });
   }
-  const removed = (index?.entries ?? []).filter(
-    (entry) => entry.used_by === index?.header.run && !ids.has(entry.id) && !keys.has(entry.key),
+  const removed = index.entries.filter(
+    (entry) => entry.used_by === index.header.run && !ids.has(entry.id) && !keys.has(entry.key),
   );
   counts.removed = removed.length;
   // An older version of a changed item is replaced by its new image, not left unused.
-  counts.unused = (index?.entries ?? []).filter((entry) => !keys.has(entry.key) && !ids.has(entry.id)).length;
-  return { ...(index ? { basis: index.header } : {}), counts, generate, carried, removed };
+  counts.unused = index.entries.filter((entry) => !keys.has(entry.key) && !ids.has(entry.id)).length;
+  return { basis: index.header, counts, generate, carried, removed };
 }

@@ -7,12 +7,14 @@ import type { ImageProvider } from '../providers/types.js';
 import { derivedItemId, plannedParams, type PlannedItem, type RunSettings } from './normalize.js';
 import type { ItemEntry } from './item-entries.js';
 import { MAX_PROMPT_CHARS } from './item-schema.js';
+
+/** The longest item id (ITEM_ID_PATTERN): file names and workflow ids take it. */
+const MAX_ITEM_ID_CHARS = 128;
 import { asText, compileAt, imageSource, placeText, type Layer, type VariantLayer } from './layers.js';
 import { MissingValues, describeItem, productIdOf, valuesOf } from './output-values.js';
 import type { PathSegment } from './problems.js';
 import type { ReferenceFiles } from './references.js';
 import { unwritablePath } from './result-paths.js';
-import { ITEM_ID_PATTERN } from './schema.js';
 import { renderTemplate } from './template.js';
 
 /** What `variants` made of the items: `plan` and `validate` show it. */
@@ -43,6 +45,10 @@ export function expandItems(input: ExpandInput): { items: PlannedItem[]; expansi
   /** Each output id, with the entry and variant that made it first: entry * slots + variant. */
   const firstSeen = new Map<string, number>();
   const slots = variants?.length ?? 1;
+  // Products are unique, so outputs can collide only when a variant's id ends with "-<another's>"
+  // ("b-c" and "c": items "a" and "a-b" both make "a-b-c"); else 300,000 ids need no map.
+  const mayCollide =
+    !variants || variants.some((a) => variants.some((b) => a !== b && a.id.endsWith(`-${b.id}`)));
   const productSeen = new Map<string, number>();
   const outputs = variants?.map(() => 0) ?? [];
 
@@ -109,9 +115,10 @@ export function expandItems(input: ExpandInput): { items: PlannedItem[]; expansi
       }
 
       const id = product !== undefined ? `${product}-${variant!.id}` : (item.id ?? derivedItemId(planned));
-      if (product !== undefined && !ITEM_ID_PATTERN.test(id)) {
+      // Both parts match the id pattern already: only the length is left to check.
+      if (product !== undefined && id.length > MAX_ITEM_ID_CHARS) {
         problems.push(
-          `${entry.at} id: "${product}" with variant "${variant!.id}" makes an id of ${id.length} characters, over 128: shorten either`,
+          `${entry.at} id: "${product}" with variant "${variant!.id}" makes an id of ${id.length} characters, over ${MAX_ITEM_ID_CHARS}: shorten either`,
         );
         return;
       }
@@ -124,12 +131,12 @@ export function expandItems(input: ExpandInput): { items: PlannedItem[]; expansi
         output.product = product;
         output.variant = variant!.id;
       }
-      const variables = variant?.variables ? { ...variant.variables, ...itemVariables } : itemVariables;
-      if (variables && Object.keys(variables).length > 0) output.variables = variables;
+      // The row's own: one object for every variant of the item (a variant's are the same for all).
+      if (itemVariables) output.variables = itemVariables;
       const unwritable = unwritablePath(settings.pathTemplate, settings.name, output);
       if (unwritable !== undefined) problems.push(`${entry.at} ${entry.label}: ${unwritable}`);
       const slot = entryIndex * slots + v;
-      const earlier = firstSeen.get(id);
+      const earlier = mayCollide ? firstSeen.get(id) : undefined;
       if (earlier !== undefined) {
         problems.push(
           duplicateProblem(
@@ -143,7 +150,7 @@ export function expandItems(input: ExpandInput): { items: PlannedItem[]; expansi
         );
         return;
       }
-      firstSeen.set(id, slot);
+      if (mayCollide) firstSeen.set(id, slot);
       if (variant) outputs[v]!++;
       items.push(output);
     });

@@ -112,7 +112,7 @@ export const FIELD_DOCS: Record<string, string> = {
     "The variant's name: the end of its outputs' ids and `{variant}` in templates and `output.path_template`. Unique among the variants; an output id it makes that another item and variant also make is refused.",
   ...itemParams('variants[].', "Overrides `defaults`; the item's own value overrides it. "),
   'variants[].variables':
-    "Values the templates may name (`{style}`), for this variant's outputs; an item's own variable of the same name wins. Text, numbers or true/false.",
+    "Values the templates may name (`{style}`), for this variant's outputs; an item's own variable of the same name wins. Text, numbers or true/false. Report lines' `variables` are the item's own, the same for each of its variants.",
   'variants[].where':
     "The items the variant applies to: a mapping of column (an item field such as `size`, or a variable: a column of the items file, an inline item's `variables`) to the value the item must have there, or a list of values it may have (`where: { category: [chair, table], finish: oak }`). Every column must match; an item without a value for one is not selected. Values are compared as text. Default: every item.",
   items: 'The prompts, inline. Use `items_file` instead for large catalogs.',

@@ -59,9 +59,8 @@ export interface LayerContext {
 export function asText(
   values: Readonly<Record<string, unknown>> | undefined,
 ): Record<string, string> | undefined {
-  if (values === undefined) return undefined;
-  const text: Record<string, string> = {};
-  for (const [name, value] of Object.entries(values)) text[name] = String(value);
+  let text: Record<string, string> | undefined;
+  for (const name in values) (text ??= {})[name] = String(values[name]);
   return text;
 }
 

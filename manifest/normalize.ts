@@ -47,7 +47,7 @@ export interface PlannedItem {
   /** With `variants`: the source item's id (the product), and the variant this output is of. */
   product?: string;
   variant?: string;
-  /** The item's variables (its row's other columns, its variant's), as the templates saw them. */
+  /** The item's variables: its row's other columns (or its `variables`), shared by its variants. */
   variables?: Record<string, string>;
   /**
    * An incremental run's plan puts the items to generate first: the item's place in the manifest,

@@ -81,14 +81,20 @@ interface Uses {
 
 /** Placeholders without a value, by template and variant, to be said as few times as is true. */
 export class MissingValues {
-  readonly #uses = new Map<string, Uses>();
+  /** By template, then by variant: a template object stands for one place (cheaper than its text). */
+  readonly #byTemplate = new Map<TemplateAt, Map<string | undefined, Uses>>();
+
+  get #uses(): Uses[] {
+    return [...this.#byTemplate.values()].flatMap((byVariant) => [...byVariant.values()]);
+  }
 
   #of(template: TemplateAt, variant: VariantLayer | undefined, entry: ItemEntry): Uses {
-    const key = `${template.at} ${template.path}\u0000${variant?.id ?? ''}`;
-    let uses = this.#uses.get(key);
+    let byVariant = this.#byTemplate.get(template);
+    if (byVariant === undefined) this.#byTemplate.set(template, (byVariant = new Map()));
+    let uses = byVariant.get(variant?.id);
     if (uses === undefined) {
       uses = { template, variant: variant?.id, entries: 0, last: undefined, missing: new Map() };
-      this.#uses.set(key, uses);
+      byVariant.set(variant?.id, uses);
     }
     if (uses.last !== entry) [uses.entries, uses.last] = [uses.entries + 1, entry];
     return uses;
@@ -113,13 +119,13 @@ export class MissingValues {
     const everywhere = new Map<string, boolean>();
     const all = (uses: Uses, items: ItemEntry[] | undefined): boolean =>
       uses.entries > 1 && items?.length === uses.entries;
-    const names = new Set([...this.#uses.values()].flatMap((uses) => [...uses.missing.keys()]));
-    for (const uses of this.#uses.values())
+    const names = new Set([...this.#uses].flatMap((uses) => [...uses.missing.keys()]));
+    for (const uses of this.#uses)
       for (const name of names) {
         const key = `${uses.template.at} ${uses.template.path}\u0000${name}`;
         everywhere.set(key, (everywhere.get(key) ?? true) && all(uses, uses.missing.get(name)));
       }
-    for (const uses of this.#uses.values()) {
+    for (const uses of this.#uses) {
       const { template } = uses;
       for (const [name, items] of uses.missing) {
         if (everywhere.get(`${template.at} ${template.path}\u0000${name}`)) {

@@ -33,17 +33,40 @@ export interface PathFields {
  * `{variant}` (the schema allows it only in a manifest with variants, where every item has one).
  */
 export function renderResultPath(template: string, fields: PathFields): string {
-  const values: Record<string, string> = {
-    id: fields.item.id,
-    index: String(fields.index),
-    ext: fields.ext,
-    name: fields.name,
-    size: fields.item.size.replaceAll(':', 'x'),
-    resolution: fields.item.resolution,
-    variant: fields.item.variant ?? '',
-  };
-  // The manifest schema only lets these placeholders through; any other is left as written.
-  return template.replace(/\{([a-z]+)\}/g, (whole, field: string) => values[field] ?? whole);
+  let out = '';
+  for (const part of compiledPath(template)) {
+    if (part.field === undefined) out += part.text;
+    else if (part.field === 'id') out += fields.item.id;
+    else if (part.field === 'index') out += String(fields.index);
+    else if (part.field === 'ext') out += fields.ext;
+    else if (part.field === 'name') out += fields.name;
+    else if (part.field === 'size') out += fields.item.size.replaceAll(':', 'x');
+    else if (part.field === 'resolution') out += fields.item.resolution;
+    else if (part.field === 'variant') out += fields.item.variant ?? '';
+    // The manifest schema only lets those placeholders through; any other is left as written.
+    else out += part.text;
+  }
+  return out;
+}
+
+type PathPart = { text: string; field?: string };
+const compiledPaths = new Map<string, PathPart[]>();
+
+/** A template cut into text and placeholders once: a run renders it for every image. */
+function compiledPath(template: string): PathPart[] {
+  let parts = compiledPaths.get(template);
+  if (parts === undefined) {
+    parts = [];
+    let last = 0;
+    for (const match of template.matchAll(/\{([a-z]+)\}/g)) {
+      if (match.index > last) parts.push({ text: template.slice(last, match.index) });
+      parts.push({ text: match[0], field: match[1]! });
+      last = match.index + match[0].length;
+    }
+    if (last < template.length) parts.push({ text: template.slice(last) });
+    compiledPaths.set(template, parts);
+  }
+  return parts;
 }
 
 /**
@@ -54,6 +77,8 @@ export function renderResultPath(template: string, fields: PathFields): string {
 export function unwritablePath(template: string, name: string, item: PlannedItem): string | undefined {
   // The last image has the longest {index}.
   const path = renderResultPath(template, { name, item, index: item.n - 1, ext: LONGEST_EXTENSION });
+  // A UTF-16 unit is at most 3 bytes of UTF-8: a short path has no long part.
+  if (path.length * 3 <= MAX_PATH_COMPONENT_BYTES) return undefined;
   const long = path.split('/').find((part) => Buffer.byteLength(part) > MAX_PATH_COMPONENT_BYTES);
   if (long === undefined) return undefined;
   return (

@@ -36,7 +36,7 @@ export interface ReportLine {
   /** With `variants`: the source item (product) and the variant this output is of. */
   product?: string;
   variant?: string;
-  /** The item's variables (its row's other columns, its variant's), when it has any. */
+  /** The item's variables (its row's other columns, or its `variables`), when it has any. */
   variables?: Record<string, string>;
   status: ItemStatus;
   task_id: string | null;

@@ -100,7 +100,11 @@ describe('a catalog with variants', () => {
       'variant',
       'variables',
     ]);
-    expect(first.get('wool-rug-detail')!.variables).toMatchObject({ style: 'macro close-up' });
+    expect(first.get('wool-rug-detail')!.variables).toEqual({
+      name: 'Wool rug',
+      colour: 'blue',
+      category: 'rug',
+    });
     for (const line of report) {
       expect(line.images[0]!.path).toBe(`${line.variant}/${line.id}_0.png`);
       expect(existsSync(out(line.images[0]!.path))).toBe(true);
