@@ -4,7 +4,8 @@
 // compressed (--time-scale), the chaos faults on (--no-faults: kills and restarts alone), run by
 // `pixelmill worker` processes that are SIGKILLed (--kills) while the dev server is restarted once
 // (bench/providers-chaos-run.ts). Per provider it prints the checks and figures:
-//   lost to retention   results the provider deleted before anyone fetched them (0)
+//   lost to retention   results of the run's attempts the provider deleted before anyone fetched
+//                       them (0); the emulator's own count, duplicates' results included, beside it
 //   items lost, images bad, items stuck, report inconsistencies (0)
 //   duplicate submits   tasks beyond one per attempt, at most the kills
 //   ready to fetched    for each result, ready to its first fetch over the provider's retention,
@@ -40,7 +41,9 @@ export function providerChaosChecks(result: ProviderChaosResult): ProviderChaosC
   });
   return [
     { name: 'run finished', value: result.finished, limit: 'yes', ok: result.finished },
-    zero('results lost to retention (emulator)', result.lost_to_retention),
+    // The emulator also counts a duplicate's result, which nobody knew to fetch, once its retention
+    // is over: those are the duplicate submits below, not results the run lost.
+    zero('results of attempts lost to retention', audit.deleted_unfetched.attempt),
     zero('items expired', audit.items_expired),
     zero('items lost', audit.items_lost),
     zero('images bad', audit.images_bad),
@@ -82,8 +85,9 @@ export function formatProviderChaos(result: ProviderChaosResult, checks: Provide
     `faults injected: ${JSON.stringify(result.faults)}`,
     `images: ${audit.images_matched_served} matched what the provider serves, ` +
       `${audit.images_gone_at_provider} gone at the provider by the audit (checked on disk and decoded)`,
-    `results deleted unfetched: ${audit.deleted_unfetched.attempt} of attempts, ${audit.deleted_unfetched.duplicate} ` +
-      `of duplicates; ${audit.unfetched_not_yet_deleted} unfetched, not deleted yet`,
+    `results deleted before anyone fetched them, as the emulator counts them: ${result.lost_to_retention}; ` +
+      `by the audit ${audit.deleted_unfetched.attempt} of attempts, ${audit.deleted_unfetched.duplicate} of duplicates; ` +
+      `${audit.unfetched_not_yet_deleted} unfetched, not deleted yet`,
     `submit journal: ${audit.journal.submits_taken_over} retried submits took their cut-off attempt's task; ` +
       `a task reached it ${audit.journal.journal_lag_ms.p50} ms after the provider made it ` +
       `(p99 ${audit.journal.journal_lag_ms.p99}, max ${audit.journal.journal_lag_ms.max}); ` +
