@@ -29,7 +29,10 @@ export interface CatalogDiff {
   /** The run the output's index was written by; undefined when the output holds no catalog. */
   basis?: CatalogHeader;
   counts: DiffCounts;
-  /** The items to generate, in manifest order, each with its `position`. */
+  /**
+   * The items to generate, in manifest order, each with its `position`; with no stored catalog,
+   * the manifest's items as they are (nothing is carried over, so no incremental plan needs one).
+   */
   generate: PlannedItem[];
   /** The items carried over (unchanged or to restore), in manifest order, each with its `reuse`. */
   carried: PlannedItem[];
@@ -79,8 +82,7 @@ export function diffCatalog(input: DiffInput): CatalogDiff {
   if (index === undefined) {
     // Nothing is stored: every item is new, and no key needs computing.
     counts.new = input.items.length;
-    for (const [position, item] of input.items.entries()) generate.push({ ...item, position });
-    return { counts, generate, carried, removed: [] };
+    return { counts, generate: [...input.items], carried, removed: [] };
   }
   for (const entry of index.entries) {
     if (!byKey.has(entry.key)) byKey.set(entry.key, entry);
