@@ -57,8 +57,8 @@ export interface GalleryFigures {
   file_parsed_ms: number;
 }
 
-const VIEWPORT = { width: 1440, height: 900 };
-const TRIALS = 3;
+export const VIEWPORT = { width: 1440, height: 900 };
+export const TRIALS = 3;
 /** Distinct images: the 1K sizes of the four common aspect ratios. */
 const SIZES = [
   { size: '1:1', width: 1024, height: 1024 },
@@ -80,7 +80,7 @@ const TIMED_PAGE = 'index-timed.html';
  * the whole page was parsed (DOMContentLoaded), on the page's own clock. Painted thumbnails are
  * those Chromium reported with a visible part (offscreen cards are not painted at all).
  */
-const PAINT_TIMES = `new Promise((resolve, reject) => {
+export const PAINT_TIMES = `new Promise((resolve, reject) => {
   setTimeout(() => reject(new Error('Chromium reported no painted thumbnail in 10 s')), 10000);
   const images = [...document.images];
   // The thumbnails in the viewport, told by the browser in one callback for all (a
@@ -106,7 +106,7 @@ const PAINT_TIMES = `new Promise((resolve, reject) => {
   }).observe({ type: 'element', buffered: true });
 })`;
 
-interface PaintTimes {
+export interface PaintTimes {
   thumbnails: number;
   /** Thumbnails in the viewport once loaded: each must have been painted. */
   in_view: number;
@@ -114,14 +114,19 @@ interface PaintTimes {
   parsed_ms: number;
 }
 
-interface Counters {
+export interface Counters {
   bytes: number;
   page: number;
   thumbnails: number;
   full_images: number;
 }
 
-function staticServer(root: string, counters: Counters): Promise<{ server: Server; url: string }> {
+export function staticServer(
+  root: string,
+  counters: Counters,
+  timedPage = TIMED_PAGE,
+  page = GALLERY_FILE,
+): Promise<{ server: Server; url: string }> {
   const server = createServer((request, response) => {
     const path = normalize(decodeURIComponent(new URL(request.url ?? '/', 'http://x').pathname)).replace(
       /^\/+/,
@@ -135,10 +140,10 @@ function staticServer(root: string, counters: Counters): Promise<{ server: Serve
     } catch {
       return void response.writeHead(404).end();
     }
-    if (path === TIMED_PAGE) size = statSync(join(root, GALLERY_FILE)).size;
+    if (path === timedPage) size = statSync(join(root, page)).size;
     counters.bytes += size;
     if (path.startsWith('.thumbnails/')) counters.thumbnails++;
-    else if (path === TIMED_PAGE) counters.page++;
+    else if (path === timedPage) counters.page++;
     else counters.full_images++;
     response.writeHead(200, { 'content-type': contentTypeFor(file) });
     createReadStream(file).pipe(response);
@@ -152,10 +157,19 @@ function staticServer(root: string, counters: Counters): Promise<{ server: Serve
   );
 }
 
-/** The output of a finished `items`-item run: images, thumbnails and the gallery page. */
-async function galleryOutput(dir: string, items: number): Promise<{ imageMb: number; thumbKb: number }> {
+/** One of the few real images a benchmark's items share, with its thumbnail, as a report has it. */
+export interface DistinctImage {
+  size: string;
+  image: ReportImage;
+}
+
+/**
+ * The distinct images, written under `dir/distinct/`: photo-like PNGs of the 1K sizes, each
+ * thumbnail made by the checks as a run makes it.
+ */
+export async function distinctImages(dir: string): Promise<DistinctImage[]> {
   const store = new LocalResultStore(dir);
-  const distinct: { size: string; image: ReportImage }[] = [];
+  const distinct: DistinctImage[] = [];
   for (const [s, spec] of SIZES.entries()) {
     for (let k = 0; k < DISTINCT_PER_SIZE; k++) {
       const bytes = await photoLikeImage({ width: spec.width, height: spec.height, format: 'png' });
@@ -181,15 +195,35 @@ async function galleryOutput(dir: string, items: number): Promise<{ imageMb: num
       });
     }
   }
+  return distinct;
+}
+
+/** `image` stored again at `path` (a hard link, its thumbnail too): what the report line names. */
+export function linkImage(dir: string, image: ReportImage, path: string): ReportImage {
+  mkdirSync(dirname(join(dir, path)), { recursive: true });
+  mkdirSync(dirname(join(dir, thumbnailPath(path))), { recursive: true });
+  linkSync(join(dir, image.path), join(dir, path));
+  linkSync(join(dir, image.thumbnail!), join(dir, thumbnailPath(path)));
+  return { ...image, path, thumbnail: thumbnailPath(path) };
+}
+
+/** The mean size of the distinct images and of their thumbnails. */
+export function meanSizes(dir: string, distinct: DistinctImage[]): { imageMb: number; thumbKb: number } {
+  const mean = (values: number[]): number => values.reduce((sum, value) => sum + value, 0) / values.length;
+  return {
+    imageMb: mean(distinct.map(({ image }) => image.bytes)) / 1e6,
+    thumbKb: mean(distinct.map(({ image }) => statSync(join(dir, image.thumbnail!)).size)) / 1024,
+  };
+}
+
+/** The output of a finished `items`-item run: images, thumbnails and the gallery page. */
+async function galleryOutput(dir: string, items: number): Promise<{ imageMb: number; thumbKb: number }> {
+  const distinct = await distinctImages(dir);
   const entries: GalleryEntry[] = [];
   for (let k = 0; k < items; k++) {
     const id = `sku-${String(k).padStart(5, '0')}`;
     const { size, image } = distinct[k % distinct.length]!;
-    const path = `images/${id}.png`;
-    mkdirSync(dirname(join(dir, path)), { recursive: true });
-    mkdirSync(dirname(join(dir, thumbnailPath(path))), { recursive: true });
-    linkSync(join(dir, image.path), join(dir, path));
-    linkSync(join(dir, image.thumbnail!), join(dir, thumbnailPath(path)));
+    const stored = linkImage(dir, image, `images/${id}.png`);
     const status: ItemStatus = 'completed';
     entries.push({
       item: {
@@ -206,7 +240,7 @@ async function galleryOutput(dir: string, items: number): Promise<{ imageMb: num
         task_id: `task_${String(k).padStart(8, '0')}`,
         attempts: 1,
         credits_cost: 1,
-        images: [{ ...image, path, thumbnail: thumbnailPath(path) }],
+        images: [stored],
         error: null,
       },
     });
@@ -242,11 +276,7 @@ async function galleryOutput(dir: string, items: number): Promise<{ imageMb: num
     join(dir, TIMED_PAGE),
     page.replaceAll('loading="lazy"', 'loading="lazy" elementtiming="thumbnail"'),
   );
-  const mean = (values: number[]): number => values.reduce((sum, value) => sum + value, 0) / values.length;
-  return {
-    imageMb: mean(distinct.map(({ image }) => image.bytes)) / 1e6,
-    thumbKb: mean(distinct.map(({ image }) => statSync(join(dir, image.thumbnail!)).size)) / 1024,
-  };
+  return meanSizes(dir, distinct);
 }
 
 /** When the first screen's thumbnails were painted, from navigation, in a fresh browser context. */
@@ -261,7 +291,7 @@ async function firstScreen(browser: Browser, url: string): Promise<PaintTimes> {
   }
 }
 
-const median = (values: number[]): number =>
+export const median = (values: number[]): number =>
   [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 export async function galleryBenchmark(items: number): Promise<GalleryFigures> {
