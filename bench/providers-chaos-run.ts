@@ -174,16 +174,24 @@ export async function runProviderChaos(options: ProviderChaosOptions): Promise<P
       keep = true;
       const diagnosis = await writeChaosDiagnosis(cluster.address, CHAOS_RUN_NAME, dir);
       log(`chaos ${provider}: kept ${dir}: ${diagnosis}, logs in ${cluster.writeLogs(dir)}`);
+    } else if (options.dir !== undefined) {
+      // A folder asked for is kept: the processes' logs beside the Temporal state, for a post-mortem.
+      log(
+        `chaos ${provider}: kept ${dir}: logs in ${cluster.writeLogs(dir)}, Temporal state in ${join(dir, 'temporal')}`,
+      );
     }
     const unplanned = [...cluster.events.workerExits, ...cluster.events.webhookServerExits];
     await cluster.stop();
     // Before the audit, whose own downloads would count.
     const end = stats();
     const calls = apiCalls(end);
+    const tasks = await tasksAt(emulator.url, setup);
+    if (keep)
+      writeFileSync(join(dir, 'tasks.ndjson'), tasks.map((task) => `${JSON.stringify(task)}\n`).join(''));
     const audit = await auditProviderChaos({
       items,
       files: folderFiles(join(dir, 'out')),
-      tasks: await tasksAt(emulator.url, setup),
+      tasks,
       maxAttempts: DEFAULTS.retryMaxAttempts,
       startedAtMs: started,
     });
