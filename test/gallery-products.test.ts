@@ -2,7 +2,8 @@
 // product, one column per variant in the manifest's order (a pair `where:` left out is an empty
 // cell), the status and checks filters on cells and rows, the search over ids and catalog
 // columns, picks of a cell, a row and a column writing the redo command, the viewer, hostile
-// catalog text kept inert, and 10,000 products x 3 variants drawn a few rows at a time.
+// catalog text kept inert, 10,000 products x 3 variants drawn a few rows at a time, and the page
+// writeReport makes from a manifest with variants and an items file.
 // PIXELMILL_DOCS_SCREENSHOT=1 also copies the demo screenshot to docs/gallery-products.png.
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -10,12 +11,15 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { PNG } from 'pngjs';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createActivities } from '../activities/index.js';
 import type { ItemStatus } from '../common/types.js';
 import { renderResultPng } from '../emulator/apimart/images/render.js';
 import type { PlannedItem } from '../manifest/normalize.js';
 import { GALLERY_FILE, writeGallery, type GalleryEntry, type GallerySummary } from '../report/gallery.js';
 import type { ReportLine } from '../report/report-line.js';
+import { writeManifest } from './activities-fixture.js';
 import { launchChromium } from './support/browser.js';
+import { frozenPlan } from './support/plan.js';
 import { removeTempDirs, tempDir } from './support/temp-dir.js';
 
 /** A report line with the fields issue #40 adds (report/report-line.ts may not have them yet). */
@@ -425,6 +429,75 @@ describe('gallery by product', () => {
     expect(PNG.sync.read(readFileSync(screenshot)).width).toBe(1280);
     expect(problems).toEqual([]);
     if (process.env.PIXELMILL_DOCS_SCREENSHOT === '1') copyFileSync(screenshot, DOCS_SCREENSHOT);
+    await page.close();
+  });
+
+  it('is the page writeReport makes for a manifest with variants, from its report lines', async () => {
+    const fixture = writeManifest(
+      [
+        'name: variants-report',
+        'output: ./out',
+        'items_file: products.csv',
+        'defaults: { prompt_template: "A {colour} {name}" }',
+        'variants:',
+        '  - { id: studio, prompt_template: "A {colour} {name} on white" }',
+        '  - { id: room, size: "16:9", where: { category: sofa } }',
+        '  - { id: detail, prompt_template: "A close-up of a {name}" }',
+      ],
+      {
+        'products.csv': [
+          'id,name,colour,category',
+          'chair-1,oak chair,natural,chair',
+          'sofa-2,linen sofa,sage,sofa',
+          'sofa-3,velvet sofa,rust,sofa',
+        ].join('\n'),
+      },
+    );
+    const activities = createActivities({ now: () => Date.UTC(2026, 10, 26, 12) });
+    const { plan } = await activities.prepareRun({ plan: await frozenPlan(fixture.file) });
+    await activities.recordOutcomes({
+      plan,
+      shard: 0,
+      outcomes: [
+        {
+          index: 1,
+          status: 'failed',
+          taskId: 'task_B',
+          attempts: 2,
+          creditsCost: 0,
+          error: { type: 'generation_error', code: 'generation_failed', message: 'it broke' },
+        },
+      ],
+    });
+    await activities.writeReport({
+      plan,
+      runId: 'pixelmill/variants-report',
+      emulated: true,
+      startedAt: '2026-11-26T11:00:00.000Z',
+      apiCalls: { submit: 1, lookup: 1, get: 1 },
+    });
+    const { page, problems } = await openGallery(join(fixture.outputDir, GALLERY_FILE));
+    expect(await page.locator('#columns > *').allTextContents()).toEqual([
+      'product',
+      'studio',
+      'room',
+      'detail',
+    ]);
+    expect(await grid(page)).toEqual([
+      ['chair-1', 'cancelled', 'none', 'failed'],
+      ['sofa-2', 'cancelled', 'cancelled', 'cancelled'],
+      ['sofa-3', 'cancelled', 'cancelled', 'cancelled'],
+    ]);
+    // Plan index 1 is chair-1's detail (the chair has no room shot); the rest never ran.
+    await page.locator('button[data-filter="failed"]').click();
+    expect(await grid(page)).toEqual([['chair-1', 'dim cancelled', 'none', 'failed']]);
+    expect(await page.locator('#rows .cell[data-id="chair-1-detail"]').getAttribute('title')).toMatch(
+      /^A close-up of a oak chair\n/,
+    );
+    await page.locator('button[data-filter="all"]').click();
+    await page.locator('#search').fill('colour=sage');
+    expect((await grid(page)).map(([product]) => product)).toEqual(['sofa-2']);
+    expect(problems).toEqual([]);
     await page.close();
   });
 });
