@@ -10,9 +10,23 @@ import { MAX_PROMPT_CHARS } from './item-schema.js';
 
 /** The longest item id (ITEM_ID_PATTERN): file names and workflow ids take it. */
 const MAX_ITEM_ID_CHARS = 128;
-import { asText, compileAt, imageSource, placeText, type Layer, type VariantLayer } from './layers.js';
-import { MissingValues, describeItem, productIdOf, valuesOf } from './output-values.js';
-import type { PathSegment } from './problems.js';
+import {
+  asText,
+  compileAt,
+  imageSource,
+  placeText,
+  selects,
+  type Layer,
+  type VariantLayer,
+} from './layers.js';
+import {
+  describeItem,
+  duplicateProblem,
+  MissingValues,
+  placeOfField,
+  productIdOf,
+  valuesOf,
+} from './output-values.js';
 import type { ReferenceFiles } from './references.js';
 import { unwritablePath } from './result-paths.js';
 import { renderTemplate } from './template.js';
@@ -180,19 +194,6 @@ function itemLayer(entry: ItemEntry, input: ExpandInput): Layer {
   return layer;
 }
 
-/** Whether every column of the variant's `where` has one of its values for this item. */
-function selects(
-  variant: VariantLayer,
-  entry: ItemEntry,
-  variables: Record<string, string> | undefined,
-): boolean {
-  for (const { column, values } of variant.where ?? []) {
-    const own = variables?.[column] ?? (entry.item as Record<string, unknown>)[column];
-    if (own === undefined || !values.has(String(own))) return false;
-  }
-  return true;
-}
-
 function promptOf(
   entry: ItemEntry,
   layers: readonly (Layer | undefined)[],
@@ -230,46 +231,4 @@ function promptOf(
     return undefined;
   }
   return rendered.text;
-}
-
-/** Where the field a mapping problem names was set: the item, else its variant, else `defaults`. */
-function placeOfField(
-  layers: readonly (Layer | undefined)[],
-  entry: ItemEntry,
-  path: readonly PathSegment[],
-) {
-  // `params` merge key by key: a params key is a layer's only if it sets that key.
-  const depth = path[0] === 'params' && path.length > 1 ? 2 : 1;
-  const key = path.slice(0, depth);
-  const sets = (layer: Layer): boolean =>
-    key.reduce<unknown>(
-      (node, segment) =>
-        node !== null && typeof node === 'object' && Object.hasOwn(node, segment)
-          ? (node as Record<PropertyKey, unknown>)[segment]
-          : undefined,
-      layer.params,
-    ) !== undefined;
-  const layer = key.length === depth ? layers.find((candidate) => candidate && sets(candidate)) : undefined;
-  return (layer ?? { placeOf: entry.placeOf }).placeOf(path);
-}
-
-function duplicateProblem(
-  entry: ItemEntry,
-  id: string,
-  first: ItemEntry,
-  variants: readonly VariantLayer[] | undefined,
-  firstSlot: number,
-  variant: VariantLayer | undefined,
-): string {
-  if (!variant) {
-    const how = entry.item.id
-      ? 'duplicate id'
-      : 'same prompt and parameters as an earlier item, so the same derived id';
-    return `${entry.at} id: ${how} "${id}" (first at ${first.at})`;
-  }
-  const firstVariant = variants?.[firstSlot]?.id ?? '';
-  return (
-    `${entry.at} id: "${id}" of item "${productIdOf(entry.item)}" and variant "${variant.id}" is also the id of ` +
-    `item "${productIdOf(first.item)}" and variant "${firstVariant}" (at ${first.at}): rename an item or a variant`
-  );
 }

@@ -3,6 +3,7 @@
 // compiled (a syntax error or a placeholder no item could fill said once, at the template), its
 // plain image_urls checked once, a variant's `where` read into sets of values.
 import { formatPath } from '../common/problems.js';
+import type { ItemEntry } from './item-entries.js';
 import type { ItemParams, ManifestVariant } from './item-schema.js';
 import { MANIFEST_ROOT, type PathSegment, type Where } from './problems.js';
 import type { ReferenceFiles } from './references.js';
@@ -157,4 +158,17 @@ export function variantLayer(
     }
   }
   return layer;
+}
+
+/** Whether every column of the variant's `where` has one of its values for this item. */
+export function selects(
+  variant: VariantLayer,
+  entry: ItemEntry,
+  variables: Record<string, string> | undefined,
+): boolean {
+  for (const { column, values } of variant.where ?? []) {
+    const own = variables?.[column] ?? (entry.item as Record<string, unknown>)[column];
+    if (own === undefined || !values.has(String(own))) return false;
+  }
+  return true;
 }

@@ -3,8 +3,9 @@
 import { createHash } from 'node:crypto';
 import type { ItemEntry } from './item-entries.js';
 import type { ManifestItem } from './item-schema.js';
-import type { TemplateAt, VariantLayer } from './layers.js';
+import type { Layer, TemplateAt, VariantLayer } from './layers.js';
 import type { PlannedItem } from './normalize.js';
+import type { PathSegment } from './problems.js';
 import type { PlaceholderValues } from './template.js';
 
 /**
@@ -146,4 +147,46 @@ export class MissingValues {
     }
     return [...lines];
   }
+}
+
+/** Where the field a mapping problem names was set: the item, else its variant, else `defaults`. */
+export function placeOfField(
+  layers: readonly (Layer | undefined)[],
+  entry: ItemEntry,
+  path: readonly PathSegment[],
+) {
+  // `params` merge key by key: a params key is a layer's only if it sets that key.
+  const depth = path[0] === 'params' && path.length > 1 ? 2 : 1;
+  const key = path.slice(0, depth);
+  const sets = (layer: Layer): boolean =>
+    key.reduce<unknown>(
+      (node, segment) =>
+        node !== null && typeof node === 'object' && Object.hasOwn(node, segment)
+          ? (node as Record<PropertyKey, unknown>)[segment]
+          : undefined,
+      layer.params,
+    ) !== undefined;
+  const layer = key.length === depth ? layers.find((candidate) => candidate && sets(candidate)) : undefined;
+  return (layer ?? { placeOf: entry.placeOf }).placeOf(path);
+}
+
+export function duplicateProblem(
+  entry: ItemEntry,
+  id: string,
+  first: ItemEntry,
+  variants: readonly VariantLayer[] | undefined,
+  firstSlot: number,
+  variant: VariantLayer | undefined,
+): string {
+  if (!variant) {
+    const how = entry.item.id
+      ? 'duplicate id'
+      : 'same prompt and parameters as an earlier item, so the same derived id';
+    return `${entry.at} id: ${how} "${id}" (first at ${first.at})`;
+  }
+  const firstVariant = variants?.[firstSlot]?.id ?? '';
+  return (
+    `${entry.at} id: "${id}" of item "${productIdOf(entry.item)}" and variant "${variant.id}" is also the id of ` +
+    `item "${productIdOf(first.item)}" and variant "${firstVariant}" (at ${first.at}): rename an item or a variant`
+  );
 }
