@@ -22,7 +22,10 @@ const COLOURS = ['red', 'natural', 'white', 'dark', 'gold', 'grey', 'blue', 'san
 const MATERIALS = ['oak', 'pine', 'ash', 'brass', 'steel', 'wool', 'jute', 'linen'];
 
 export interface CliFigures {
+  /** Spawn to exit. */
   seconds: number;
+  /** CPU seconds (user and system) of the process: what a busy machine inflates least. */
+  cpu_s: number;
   peak_rss_mb: number;
 }
 
@@ -33,6 +36,7 @@ export interface VariantsPlanFigures {
   validate: CliFigures;
   plan_new: CliFigures;
   validate_plus_plan_s: number;
+  validate_plus_plan_cpu_s: number;
   plan_edited_variant: CliFigures & { changed: number; unchanged: number };
 }
 
@@ -81,7 +85,7 @@ async function timeCli(dir: string, args: string[]): Promise<CliFigures & { stdo
   const seconds = (performance.now() - started) / 1000;
   const peakRssMb = rss.stop();
   if (code !== 0) throw new Error(`pixelmill ${args[0]} exited with ${code}: ${stderr.trim().slice(0, 500)}`);
-  return { seconds: round(seconds, 2), peak_rss_mb: peakRssMb, stdout };
+  return { seconds: round(seconds, 2), cpu_s: round(rss.cpuSeconds(), 2), peak_rss_mb: peakRssMb, stdout };
 }
 
 /** An index of every output as a finished run leaves it, each image a small file on disk. */
@@ -143,7 +147,11 @@ export async function variantsPlan(dir: string, products: number): Promise<Varia
   const { counts } = JSON.parse(edited.stdout) as { counts: Record<string, number> };
   if (counts.changed !== products || counts.unchanged !== outputs - products)
     throw new Error(`plan of the edited variant counted ${JSON.stringify(counts)}`);
-  const figures = ({ seconds, peak_rss_mb }: CliFigures): CliFigures => ({ seconds, peak_rss_mb });
+  const figures = ({ seconds, cpu_s, peak_rss_mb }: CliFigures): CliFigures => ({
+    seconds,
+    cpu_s,
+    peak_rss_mb,
+  });
   return {
     products,
     outputs,
@@ -151,6 +159,7 @@ export async function variantsPlan(dir: string, products: number): Promise<Varia
     validate: figures(validate),
     plan_new: figures(planNew),
     validate_plus_plan_s: round(validate.seconds + planNew.seconds, 2),
+    validate_plus_plan_cpu_s: round(validate.cpu_s + planNew.cpu_s, 2),
     plan_edited_variant: { ...figures(edited), changed: counts.changed!, unchanged: counts.unchanged! },
   };
 }
