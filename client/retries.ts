@@ -76,11 +76,19 @@ export async function saveRetryRecord(stateDir: string, record: RetryRecord): Pr
   await writeFileAtomic(retryFiles(stateDir, record.number).record, [`${JSON.stringify(record, null, 2)}\n`]);
 }
 
-/** A manifest item that plans back to exactly `item` (every parameter spelled out). */
+/** The variable by which a retry manifest's variants select the outputs of theirs that failed. */
+const RETRY_VARIANT = 'retry_variant';
+
+/**
+ * A manifest item that plans back to exactly `item` (every parameter spelled out). An output of a
+ * variant is its product, selected by that variant only: its id, path and report fields stay.
+ */
 function manifestItem(item: PlannedItem): Record<string, unknown> {
   const { id, prompt, model, size, resolution, n, image_urls, language } = item;
+  const variant = item.product !== undefined && item.variant !== undefined;
   return {
-    id,
+    id: variant ? item.product : id,
+    ...(variant ? { variables: { [RETRY_VARIANT]: item.variant } } : {}),
     prompt,
     model,
     size,
@@ -109,6 +117,13 @@ function retryOutput(meta: PlanMeta): Record<string, unknown> {
   };
 }
 
+/** The variants of the failed outputs, each taking only its own (by `retry_variant`). */
+function retryVariants(items: readonly PlannedItem[]): { variants?: Record<string, unknown>[] } {
+  const ids = [...new Set(items.flatMap((item) => (item.product !== undefined ? (item.variant ?? []) : [])))];
+  if (ids.length === 0) return {};
+  return { variants: ids.map((id) => ({ id, where: { [RETRY_VARIANT]: id } })) };
+}
+
 /**
  * The derived manifest: the original's settings, with an absolute output, and only `items`.
  * Without `webhooks`: a retry is a handful of items, which `retry-failed` tracks by polling, with
@@ -132,6 +147,7 @@ export function retryManifestText(
     },
     output: retryOutput(meta),
     retry: { max_attempts: meta.retry.maxAttempts, on: meta.retry.on },
+    ...retryVariants(items),
     items: items.map(manifestItem),
   };
   return toYaml(manifest, { lineWidth: 0 });

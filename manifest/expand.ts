@@ -59,25 +59,23 @@ export function expandItems(input: ExpandInput): { items: PlannedItem[]; expansi
   /** Each output id, with the entry and variant that made it first: entry * slots + variant. */
   const firstSeen = new Map<string, number>();
   const slots = variants?.length ?? 1;
-  // Products are unique, so outputs can collide only when a variant's id ends with "-<another's>"
-  // ("b-c" and "c": items "a" and "a-b" both make "a-b-c"); else 300,000 ids need no map.
+  // A product may appear twice only for variants its rows' `where` keep apart (as retry-failed
+  // writes a product's failed outputs). With unique products, outputs collide only when a
+  // variant's id ends with "-<another's>" ("b-c" and "c": items "a" and "a-b" both make "a-b-c");
+  // else 300,000 ids need no map.
+  const products = variants && entries.map((entry) => productIdOf(entry.item));
+  const productSet = new Set(products);
   const mayCollide =
-    !variants || variants.some((a) => variants.some((b) => a !== b && a.id.endsWith(`-${b.id}`)));
-  const productSeen = new Map<string, number>();
+    !variants ||
+    productSet.size < entries.length ||
+    variants.some((a) => variants.some((b) => a !== b && a.id.endsWith(`-${b.id}`)));
   const outputs = variants?.map(() => 0) ?? [];
+  /** Entries already said to repeat a product: once each, not once per variant. */
+  const repeated = new Set<number>();
 
   entries.forEach((entry, entryIndex) => {
     const { item } = entry;
-    const product = variants ? productIdOf(item) : undefined;
-    if (product !== undefined) {
-      const earlier = productSeen.get(product);
-      if (earlier !== undefined) {
-        const how = item.id ? 'duplicate id' : 'same fields as an earlier item, so the same derived id';
-        problems.push(`${entry.at} id: ${how} "${product}" (first at ${entries[earlier]!.at})`);
-        return;
-      }
-      productSeen.set(product, entryIndex);
-    }
+    const product = products?.[entryIndex];
     const ownLayer = itemLayer(entry, input);
     const itemVariables = asText(item.variables);
     const ownImages = new Map<string, string[] | undefined>();
@@ -151,6 +149,14 @@ export function expandItems(input: ExpandInput): { items: PlannedItem[]; expansi
       if (unwritable !== undefined) problems.push(`${entry.at} ${entry.label}: ${unwritable}`);
       const slot = entryIndex * slots + v;
       const earlier = mayCollide ? firstSeen.get(id) : undefined;
+      const firstEntry = earlier === undefined ? undefined : Math.floor(earlier / slots);
+      if (firstEntry !== undefined && product !== undefined && products?.[firstEntry] === product) {
+        if (repeated.has(entryIndex)) return;
+        repeated.add(entryIndex);
+        const how = item.id ? 'duplicate id' : 'same fields as an earlier item, so the same derived id';
+        problems.push(`${entry.at} id: ${how} "${product}" (first at ${entries[firstEntry]!.at})`);
+        return;
+      }
       if (earlier !== undefined) {
         problems.push(
           duplicateProblem(
@@ -171,7 +177,7 @@ export function expandItems(input: ExpandInput): { items: PlannedItem[]; expansi
   });
   problems.push(...missing.problems(), ...mappingProblems);
   const expansion = variants && {
-    products: productSeen.size,
+    products: productSet.size,
     variants: variants.map((variant, v) => ({ id: variant.id, outputs: outputs[v]! })),
   };
   return expansion ? { items, expansion } : { items };

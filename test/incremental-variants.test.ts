@@ -2,7 +2,8 @@
 // against the real emulator over HTTP, whose ground truth counts every task and its prompt. A
 // catalog of 8 products x 3 variants (one selected by `where`) runs once; then one variant's
 // template is edited, `plan --json` says that exactly its outputs will be generated, and the run
-// creates exactly those tasks, with the new prompts, carrying every other output over.
+// creates exactly those tasks, with the new prompts, carrying every other output over; `redo` of
+// two outputs of one product keeps their ids, {variant} paths and report fields.
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -161,4 +162,25 @@ describe('a catalog with variants', () => {
       expect(line.product).toBe(first.get(line.id)!.product);
     }
   });
+
+  it('redoes chosen outputs of two variants of one product: same ids, paths and report fields', async () => {
+    const before = (await groundTruth(emulator)).length;
+    const redo = await sandbox.run(
+      ['redo', 'catalog.yaml', '--ids', 'oak-chair-room,oak-chair-detail', '--no-progress'],
+      { timeoutMs: 170_000 },
+    );
+    expect(redo.code, redo.stderr).toBe(0);
+    const tasks = (await groundTruth(emulator)).slice(before);
+    expect(tasks.map((task) => task.prompt).sort()).toEqual([
+      'Oak chair in a bright living room at dusk',
+      'Oak chair in red, macro close-up',
+    ]);
+    const report = byId(readReport({ outputDir: out() }));
+    for (const id of ['oak-chair-room', 'oak-chair-detail']) {
+      const line = report.get(id)!;
+      expect(line).toMatchObject({ status: 'completed', product: 'oak-chair', variant: id.slice(10) });
+      expect(line.images[0]!.path).toBe(`${line.variant}/${id}_0.png`);
+      expect(sha256File(out(line.images[0]!.path))).toBe(line.images[0]!.sha256);
+    }
+  }, 180_000);
 });

@@ -153,6 +153,25 @@ describe('variants', () => {
     ]);
   });
 
+  it('takes a product twice when its rows are selected by different variants (as retry-failed writes them)', () => {
+    const dir = fixture({
+      'm.yaml': [
+        'name: v',
+        'output: { dir: ./out, path_template: "{variant}/{id}_{index}.{ext}" }',
+        'variants: [{ id: studio, where: { for: studio } }, { id: room, where: { for: room } }]',
+        'items:',
+        '  - { id: a, prompt: a in the studio, variables: { for: studio } }',
+        '  - { id: a, prompt: a in a room, size: "16:9", variables: { for: room } }',
+      ].join('\n'),
+    });
+    const { items, expansion } = loadManifest(join(dir, 'm.yaml'));
+    expect(items.map((item) => [item.id, item.product, item.variant, item.prompt, item.size])).toEqual([
+      ['a-studio', 'a', 'studio', 'a in the studio', '1:1'],
+      ['a-room', 'a', 'room', 'a in a room', '16:9'],
+    ]);
+    expect(expansion?.products).toBe(1);
+  });
+
   it('says a variable one variant lacks once, at the template, naming the variant', () => {
     const dir = fixture({
       'm.yaml': [
