@@ -152,6 +152,28 @@ describe('pixelmill init', () => {
     );
   });
 
+  it('leads with a prompt column filled in every row, and validate takes the result', async () => {
+    const dir = tempDir();
+    writeFileSync(
+      join(dir, 'prompts.csv'),
+      'id,prompt,colour\nc1,an oak chair,natural\nc2,a linen sofa,sage\n',
+    );
+    expect((await pixelmill(dir, 'init', 'prompts.csv')).code).toBe(0);
+    expect(readFileSync(join(dir, 'manifest.yaml'), 'utf8')).toContain(
+      'prompt_template: "{prompt}; colour: {colour}"',
+    );
+    const valid = await pixelmill(dir, 'validate', 'manifest.yaml');
+    expect(valid.stderr).toBe('');
+    expect(valid.stdout).toBe('pixelmill: manifest.yaml: valid: "prompts", 2 items, 2 images\n');
+    // A prompt missing in a row is no placeholder: the template describes every row without it.
+    writeFileSync(join(dir, 'gaps.csv'), 'id,prompt,name\nc1,an oak chair,chair\nc2,,sofa\n');
+    expect((await pixelmill(dir, 'init', 'gaps.csv', '--out', 'gaps.yaml')).code).toBe(0);
+    expect(readFileSync(join(dir, 'gaps.yaml'), 'utf8')).toContain(
+      'prompt_template: "A product photo of {name}"',
+    );
+    expect((await pixelmill(dir, 'validate', 'gaps.yaml')).code).toBe(0);
+  });
+
   it('writes the manifest into another folder with items_file relative to it', async () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'export.csv'), 'id,title\nx1,a stool\n');

@@ -85,20 +85,20 @@ export function starterManifest({ itemsFile, name, columns, rows }: StarterInput
   const named = variables.filter(({ empty }) => empty === 0);
   const sparse = variables.filter(({ empty }) => empty > 0);
   const has = (field: string): boolean => columns.some((column) => column.name === field);
-  const subject =
-    named.find(({ name: column }) => SUBJECT.test(column)) ??
-    named.find(({ name: column }) => !KEY.test(column)) ??
-    named[0];
+  // A prompt column filled in every row leads the template; with a gap, `{prompt}` would fail there.
+  const withPrompt = columns.some(({ name: column, empty }) => column === 'prompt' && empty === 0);
+  const subject = withPrompt
+    ? undefined
+    : (named.find(({ name: column }) => SUBJECT.test(column)) ??
+      named.find(({ name: column }) => !KEY.test(column)) ??
+      named[0]);
   const rest = named.filter((column) => column !== subject);
-  if (!subject && !has('prompt'))
+  if (!subject && !withPrompt)
     throw new UserError(
       'init_no_columns',
       `${itemsFile}: no column has a value in every row, so no template can describe its products`,
     );
-  const opening = [
-    ...(has('prompt') ? ['{prompt}'] : []),
-    ...(subject ? [`A product photo of {${subject.name}}`] : []),
-  ].join('. ');
+  const opening = subject ? `A product photo of {${subject.name}}` : '{prompt}';
   const template = [opening, ...rest.map(({ name: column }) => `${column}: {${column}}`)].join('; ');
   const key = columns.find(({ name: column }) => KEY.test(column)) ?? columns[0];
   const photo = variables.find(
