@@ -68,8 +68,10 @@ async function preparedRun(
   if (!limits.rate) prepared.startPerSecond = UNRATED_START_PER_SECOND;
   if (providerNamed(meta.provider).capabilities.cancel) prepared.cancel = true;
   if (limits.concurrency)
-    prepared.concurrency =
-      limits.documentedConcurrency !== undefined ? { documented: limits.documentedConcurrency } : {};
+    prepared.concurrency = {
+      ...(limits.documentedConcurrency !== undefined ? { documented: limits.documentedConcurrency } : {}),
+      ...(limits.overConcurrency === 'refused' ? { refused: true } : {}),
+    };
   return { run: prepared, meta };
 }
 

@@ -133,8 +133,11 @@ export interface PreparedRun {
   generateCount?: number;
   /** How the run's provider tells task states (absent: `batch`). */
   lookup?: 'batch' | 'list' | 'single';
-  /** The provider limits tasks running at once: what its documentation says, when it does. */
-  concurrency?: { documented?: number };
+  /**
+   * The provider limits tasks running at once: what its documentation says, when it does, and
+   * whether a submit over it is refused (providers/types.ts, ProviderLimits).
+   */
+  concurrency?: { documented?: number; refused?: boolean };
   /** Where the account's governor starts its rates when this run starts it (a provider that documents no rate limit). */
   startPerSecond?: number;
   /** The provider can cancel a task (its capabilities). */
@@ -269,7 +272,7 @@ export interface ShardLimits {
    * The provider limits tasks running at once (its capabilities): the shard learns how many it may
    * keep in flight (workflows/concurrency-cap.ts), starting from `start`.
    */
-  concurrency?: { start: number };
+  concurrency?: { start: number; refused?: boolean };
   /** The provider can cancel a task: at the deadline, those it has not started are cancelled. */
   cancel?: boolean;
 }
@@ -684,8 +687,8 @@ export interface ConfigureRateLimitInput {
 export interface ConcurrencyCapState {
   /** The cap set at the last signal (or the start). */
   base: number;
-  /** Items final when it was set: each completion since adds to the cap (see concurrency-cap.ts). */
-  finalAt: number;
+  /** Items the provider was done with when it was set: each one since adds to the cap (concurrency-cap.ts). */
+  doneAt: number;
   /** No signal yet: the cap grows by one per completion (slow start); after one, by one per `base`. */
   probing: boolean;
 }

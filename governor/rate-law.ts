@@ -98,7 +98,7 @@ export interface LawState {
  * A provider that documents no rate limit, only a concurrency (fal, BFL), is not held to the slow
  * start from INITIAL_PER_SECOND: its governor starts here, and a 429 still brings it down.
  */
-export const UNRATED_START_PER_SECOND = 50;
+export const UNRATED_START_PER_SECOND = 200;
 
 export function initialLaw(
   nowMs: number,

@@ -37,6 +37,12 @@ export interface ProviderLimits {
   concurrency: boolean;
   /** The documented concurrency when the provider publishes one (a starting point, not a promise). */
   documentedConcurrency?: number;
+  /**
+   * What a submit over the concurrency gets: `refused` (a 429: BFL), which lets the shard try a
+   * task's slot as soon as the task has probably finished; or `queued` (fal), where only the queue's
+   * length tells, so a slot counts until its task is known finished.
+   */
+  overConcurrency?: 'refused' | 'queued';
 }
 
 export interface ProviderCapabilities {

@@ -133,7 +133,12 @@ export function shardInput(start: ShardStart): ShardInput {
       ...(plan.lookup !== undefined && plan.lookup !== 'batch' ? { lookup: plan.lookup } : {}),
       ...(plan.cancel ? { cancel: true } : {}),
       ...(plan.concurrency
-        ? { concurrency: { start: concurrencyStart(plan.concurrency.documented, start.parallel) } }
+        ? {
+            concurrency: {
+              start: concurrencyStart(plan.concurrency.documented, start.parallel),
+              ...(plan.concurrency.refused ? { refused: true } : {}),
+            },
+          }
         : {}),
     },
     paused: start.paused,

@@ -8,7 +8,7 @@ import { FailureType } from '../common/failure-types.js';
 import type { CarriedSubmit, ErrorSummary } from '../common/types.js';
 import { plural } from '../common/words.js';
 import { historyFull, type ShardContext } from './shard-context.js';
-import { afterRefusal, capNow, startCap } from './concurrency-cap.js';
+import { afterRefusal, capNow, holdingSlots, releaseAgeMs, startCap } from './concurrency-cap.js';
 import { nextWouldExceed } from './shard-credits.js';
 import { accountRefusal, failureSummary, Phase } from './tracking.js';
 
@@ -25,6 +25,8 @@ const CANCEL_SLICE = 25;
 
 export class SubmitLane {
   #pending = 0;
+  /** The provider was full at the last refusal: nothing goes until a task finishes or ages out. */
+  #refused: { done: number; untilMs: number } | undefined;
   readonly #maxPending: number;
   readonly #sliceSize: number;
   /** Where and until when the shard's items are submitted. */
@@ -47,7 +49,9 @@ export class SubmitLane {
     return (
       !s.paused &&
       items.count(Phase.queued) > 0 &&
-      items.atApi() < Math.min(limits.maxInFlight, this.#concurrencyCap()) &&
+      items.atApi() < limits.maxInFlight &&
+      !this.#fullAtLastRefusal() &&
+      this.#slots().holding < this.#concurrencyCap() &&
       this.#pending < this.#maxPending
     );
   }
@@ -55,7 +59,27 @@ export class SubmitLane {
   /** What the provider's concurrency lets this shard keep in flight (concurrency-cap.ts). */
   #concurrencyCap(): number {
     const { s, items } = this.ctx;
-    return s.concurrency ? capNow(s.concurrency, items.finalCount()) : Number.POSITIVE_INFINITY;
+    return s.concurrency ? capNow(s.concurrency, items.doneAtProvider()) : Number.POSITIVE_INFINITY;
+  }
+
+  #fullAtLastRefusal(): boolean {
+    const refused = this.#refused;
+    if (!refused) return false;
+    if (this.ctx.items.doneAtProvider() > refused.done || Date.now() >= refused.untilMs)
+      this.#refused = undefined;
+    return this.#refused !== undefined;
+  }
+
+  /**
+   * The shard's tasks holding a slot at a provider that limits tasks at once, and when the next is
+   * taken as finished: by their ages where the provider refuses what it cannot start and no webhook
+   * tells sooner (concurrency-cap.ts); a queuing provider's slot counts until its task is known finished.
+   */
+  #slots(): { holding: number; nextReleaseAtMs: number } {
+    const { s, items, limits } = this.ctx;
+    const byAge =
+      limits.concurrency?.refused && !limits.webhookBaseUrl ? releaseAgeMs(s.generationMs ?? []) : undefined;
+    return holdingSlots(items.submittedTimes(), items.count(Phase.submitting), Date.now(), byAge);
   }
 
   #overBudget(): boolean {
@@ -66,7 +90,7 @@ export class SubmitLane {
   /** Submits until nothing is left to submit, the shard stops, or the budget or deadline ends it. */
   async run(): Promise<void> {
     const { s, items, limits, runCheck } = this.ctx;
-    if (limits.concurrency) s.concurrency ??= startCap(limits.concurrency.start, items.finalCount());
+    if (limits.concurrency) s.concurrency ??= startCap(limits.concurrency.start, items.doneAtProvider());
     if (limits.allowance !== undefined && s.estimates === null) {
       const { offset, count, indices } = this.ctx.input.shard;
       const plan = this.ctx.input.plan;
@@ -90,7 +114,12 @@ export class SubmitLane {
       if (left === 0) return deadlinePassed();
       const pausedWait = s.paused ? runCheck.pausedWaitMs() : undefined;
       const waitMs = left === undefined ? pausedWait : Math.min(left, pausedWait ?? left);
-      if (waitMs === undefined) {
+      // A slot taken as freed by a task's age is no event: a timer wakes the lane for it.
+      const releaseMs =
+        items.count(Phase.queued) > 0 ? this.#slots().nextReleaseAtMs - Date.now() : Number.POSITIVE_INFINITY;
+      if (Number.isFinite(releaseMs) && (waitMs === undefined || releaseMs < waitMs)) {
+        if (!(await condition(ready, Math.max(1, Math.ceil(releaseMs))))) continue;
+      } else if (waitMs === undefined) {
         await condition(ready);
       } else if (!(await condition(ready, waitMs))) {
         if (waitMs === left) return deadlinePassed();
@@ -221,7 +250,11 @@ export class SubmitLane {
         }
       }
       // The provider runs as many as it has now: the shard keeps no more until tasks finish.
-      if (overConcurrency) s.concurrency = afterRefusal(items.atApi(), items.finalCount());
+      if (overConcurrency && s.concurrency) {
+        const slots = this.#slots();
+        s.concurrency = afterRefusal(s.concurrency, slots.holding, items.doneAtProvider());
+        this.#refused = { done: items.doneAtProvider(), untilMs: slots.nextReleaseAtMs };
+      }
     } catch (error) {
       // Only a failure of the slice as a whole (the plan, the API's settings) gets here.
       const failure = failureSummary(error);

@@ -106,7 +106,7 @@ export class TrackLane {
     if (answer.queued && s.concurrency) {
       const atProvider = items.count(Phase.submitted);
       const waiting = Math.round((atProvider * answer.queued) / indices.length);
-      s.concurrency = afterQueue(s.concurrency, atProvider, waiting, items.finalCount());
+      s.concurrency = afterQueue(s.concurrency, atProvider, waiting, items.doneAtProvider());
     }
     for (const task of told.unknown) log.warn('unknown task status; treating it as not finished yet', task);
     items.overdue(Date.now());

@@ -22,7 +22,12 @@ export const bfl: ImageProvider = {
     resultInLookup: true,
     // The body's shape is not in BFL's reference: one without the sample URL is polled once.
     webhooks: { resultInPayload: 'sometimes' },
-    limits: { rate: false, concurrency: true, documentedConcurrency: DOCUMENTED_ACTIVE_TASKS },
+    limits: {
+      rate: false,
+      concurrency: true,
+      documentedConcurrency: DOCUMENTED_ACTIVE_TASKS,
+      overConcurrency: 'refused',
+    },
     resultRetentionMs: SAMPLE_URL_LIFE_MS,
     cancel: false,
     idempotencyKeys: false,

@@ -23,7 +23,12 @@ export const fal: ImageProvider = {
     lookup: { kind: 'single' },
     resultInLookup: false,
     webhooks: { resultInPayload: 'sometimes' },
-    limits: { rate: false, concurrency: true, documentedConcurrency: DOCUMENTED_CONCURRENCY },
+    limits: {
+      rate: false,
+      concurrency: true,
+      documentedConcurrency: DOCUMENTED_CONCURRENCY,
+      overConcurrency: 'queued',
+    },
     resultRetentionMs: RESULT_RETENTION_MS,
     cancel: true,
     idempotencyKeys: false,
