@@ -326,6 +326,8 @@ export function apiCallActivities(deps: ApiCallDeps) {
 
   async function fetchTask(input: FetchTaskInput): Promise<FetchTaskOutput> {
     const meta = await runState.readPlanMeta(input.plan);
+    if (input.known)
+      return { ...(await withEstimatedCost(runState, input.plan, meta, input.index, input.known)), calls: 0 };
     const read = await readTask({ gate, evidence }, meta, clients.forPlan(meta), input.taskId);
     const result = await withEstimatedCost(runState, input.plan, meta, input.index, read);
     const attempt = activityContext()?.info.attempt ?? FETCH_ATTEMPTS_WHILE_UNFINISHED;

@@ -518,6 +518,8 @@ export interface FetchTaskInput {
   taskId: string;
   /** The item's plan index: what a provider that reports no cost is estimated to charge for it. */
   index?: number;
+  /** The task's terminal state as a webhook or a lookup told it: no call, only its cost estimated. */
+  known?: TaskResult;
 }
 
 /** A finished task as a webhook or a GET told it. */

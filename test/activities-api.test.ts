@@ -164,6 +164,26 @@ describe('submitItem, lookupTasks, fetchTask', () => {
     });
   });
 
+  it("estimates the cost of a result a webhook or a lookup told, from the manifest's pricing, without a call", async () => {
+    const fixture = writeManifest([
+      'name: chairs',
+      'api: { provider: fal, api_key_env: FAL_KEY, base_url: "http://127.0.0.1:9" }',
+      'defaults: { model: fal-ai/flux/dev }',
+      'pricing: { per_image: 0.25 }',
+      'items:',
+      '  - { id: oak, prompt: an oak chair, size: "16:9", n: 2 }',
+    ]);
+    const activities = createActivities({ env: { FAL_KEY: 'fal-key-unused' } });
+    const { plan } = await activities.prepareRun({ plan: await frozenPlan(fixture.file) });
+    const known = { status: 'completed', urls: ['https://v3.fal.media/a.png', 'https://v3.fal.media/b.png'] };
+    // oak asks for 2 images: 0.5, estimated; nothing was sent to the (unreachable) provider.
+    expect(await activities.fetchTask({ plan, taskId: 'req-1|fal-ai/flux', index: 0, known })).toEqual({
+      ...known,
+      creditsCost: 0.5,
+      calls: 0,
+    });
+  });
+
   it('reads the key from the manifest api_key_env, then PIXELMILL_API_KEY', async () => {
     const emulator = await startTestEmulator({ accounts });
     const named = await prepared({ env: { CHAIRS_KEY: KEY, PIXELMILL_API_KEY: 'sk-wrong' } }, [

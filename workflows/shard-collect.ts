@@ -64,17 +64,19 @@ async function fetchApartAndStore(collector: Collector, batch: readonly number[]
   }
 }
 
-/** The task's terminal state: from a webhook, else from a GET. */
+/**
+ * The task's terminal state: from a webhook or a lookup (its cost estimated where the provider
+ * reports none, as collectResults does), else from a GET.
+ */
 async function resultOf(
   { items, activities, plan, apiCalls }: Collector,
   index: number,
 ): Promise<TaskResult> {
-  const fromWebhook = items.knownResult(index);
-  if (fromWebhook) return fromWebhook;
+  const known = items.knownResult(index);
   const taskId = items.taskIdOf(index);
   const fetched = await activities.fetchTask.executeWithOptions(
-    { summary: `fetch task ${taskIdOf(taskId)}` },
-    [{ plan, taskId, index: items.planIndexOf(index) }],
+    { summary: `${known ? 'read' : 'fetch'} task ${taskIdOf(taskId)}` },
+    [{ plan, taskId, index: items.planIndexOf(index), ...(known ? { known } : {}) }],
   );
   apiCalls.get += fetched.calls ?? 1;
   return fetched;
