@@ -35,6 +35,7 @@ export interface ApiHttpOptions {
   now?: () => number;
 }
 
+/** Calls made so far by endpoint template, a failed call counting in both fields. */
 export interface EndpointStats {
   calls: number;
   failures: number;

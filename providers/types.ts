@@ -11,9 +11,10 @@
 //   Temporal owns retries, and errors come classified (api/errors.ts) for the activities to map.
 import type { Dispatcher } from 'undici';
 import type { DownloadedResult } from '../api/download.js';
+import type { EndpointStats } from '../api/http-client.js';
 import type { TaskResult } from '../common/types.js';
 
-export type { DownloadedResult, TaskResult };
+export type { DownloadedResult, EndpointStats, TaskResult };
 
 /** The providers pixelmill drives; `apimart` is the asynchronous task API of the first spec. */
 export const PROVIDER_NAMES = ['apimart', 'fal', 'replicate', 'bfl'] as const;
@@ -143,12 +144,6 @@ export interface ProviderClientOptions {
   now?: () => number;
 }
 
-/** Calls made so far by endpoint template, a failed call counting in both fields. */
-export interface EndpointStats {
-  calls: number;
-  failures: number;
-}
-
 /**
  * One account's connection to a provider. Each method is one HTTP call (the activities pace and
  * count calls, and loop over tasks and pages themselves); every call throws the classified errors
@@ -243,6 +238,11 @@ export interface ImageProvider {
    * API key); absent when the deployment's keys are enough.
    */
   webhookKeysFor?(api: ProviderClientOptions): WebhookKeys;
+  /**
+   * What a webhook verifier reads from the deployment's environment (fal's JWKS address); absent
+   * when it reads nothing there. The receiver's own keys win over these.
+   */
+  webhookKeysFromEnv?(env: NodeJS.ProcessEnv): WebhookKeys;
   /** A verifier for this provider's webhooks; undefined when it sends none. */
   webhookVerifier?(keys: WebhookKeys): WebhookVerifier;
 }

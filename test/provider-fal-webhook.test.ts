@@ -1,16 +1,23 @@
 // fal's webhook verifier against a JWKS served on loopback: a good delivery, forged, replayed,
 // stale, missing headers, a key not in the JWKS, rotated keys (fetched again, at most once a
 // minute), the 24-hour cache, and a JWKS that cannot be read (an error, for the receiver to
-// answer 500 so that fal delivers again, not a 401); end to end through the webhook receiver.
+// answer 500 so that fal delivers again, not a 401); the receiver's verifier keyed from
+// PIXELMILL_FAL_JWKS_URL; end to end through the webhook receiver.
 import { createHash, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
-import { FalJwksUnavailableError, falWebhookVerifier, RESULT_RETENTION_MS } from '../providers/fal/index.js';
+import {
+  FalJwksUnavailableError,
+  falWebhookKeysFromEnv,
+  falWebhookVerifier,
+  RESULT_RETENTION_MS,
+} from '../providers/fal/index.js';
 import type { IncomingWebhook, WebhookVerdict, WebhookVerifier } from '../providers/types.js';
 import { startWebhookServer } from '../webhook/server.js';
+import { receiverVerifiers } from '../webhook/verifiers.js';
 import type { TaskFinishedSignal } from '../common/types.js';
 import { rejection } from './support/assertions.js';
 
@@ -215,6 +222,27 @@ describe('fal webhook verification', () => {
       status: 400,
       reason: 'X-Fal-Webhook-Request-Id names another request than the body',
     });
+  });
+});
+
+describe("the receiver's fal verifier, keyed from the environment", () => {
+  it("verifies under the JWKS that PIXELMILL_FAL_JWKS_URL names; the receiver's own key URL wins", async () => {
+    const body = okBody();
+    const fromEnv = receiverVerifiers({}, ['fal'], { PIXELMILL_FAL_JWKS_URL: jwksUrl })('fal');
+    expect((await fromEnv!.verify(delivery(body, signedHeaders(body)))).ok).toBe(true);
+    expect(fetches).toBe(1);
+    // Nothing listens on port 9: were the environment's address used, the keys could not be read.
+    const given = receiverVerifiers({ extra: { fal: { jwksUrl } } }, ['fal'], {
+      PIXELMILL_FAL_JWKS_URL: 'http://127.0.0.1:9/.well-known/jwks.json',
+    })('fal');
+    expect((await given!.verify(delivery(body, signedHeaders(body)))).ok).toBe(true);
+    expect(fetches).toBe(2);
+  });
+
+  it('an unset or empty variable leaves the documented JWKS', () => {
+    expect(falWebhookKeysFromEnv({})).toEqual({});
+    expect(falWebhookKeysFromEnv({ PIXELMILL_FAL_JWKS_URL: '' })).toEqual({});
+    expect(falWebhookKeysFromEnv({ PIXELMILL_FAL_JWKS_URL: jwksUrl })).toEqual({ jwksUrl });
   });
 });
 

@@ -1,7 +1,8 @@
 // The receiver's signature checks, one per provider it has keys for, built once and kept (a
-// verifier may cache what it fetched: fal's signing keys, Replicate's secret). Keys come from the
-// environment only: the shared secret (the first API's and BFL's, which pixelmill gives BFL at
-// submit), and where a provider publishes its own keys.
+// verifier may cache what it fetched: signing keys, a secret asked of the provider). Keys come
+// from the environment only: the shared secret (the account's, or the one pixelmill gives the
+// provider at submit), and whatever else a provider's verifier reads there (its
+// `webhookKeysFromEnv`, such as where it publishes its signing keys). No provider is named here.
 import { providerNamed } from '../providers/registry.js';
 import {
   PROVIDER_NAMES,
@@ -10,14 +11,10 @@ import {
   type WebhookVerifier,
 } from '../providers/types.js';
 
-/** fal's JWKS address (its documented one unless set: the emulator's, a proxy's). */
-export const FAL_JWKS_URL_ENV = 'PIXELMILL_FAL_JWKS_URL';
-export const FAL_JWKS_URL = 'https://rest.fal.ai/.well-known/jwks.json';
-
 export interface ReceiverKeys {
   /** The shared webhook secret (PIXELMILL_WEBHOOK_SECRET or the manifest's `webhooks.secret_env`). */
   secret?: string;
-  /** Per provider, anything else its verifier needs (fal's JWKS URL, Replicate's secret fetcher). */
+  /** Per provider, anything else its verifier needs (a key URL, a secret fetcher); wins over the environment's. */
   extra?: Partial<Record<ProviderName, WebhookKeys>>;
 }
 
@@ -31,10 +28,10 @@ export function receiverVerifiers(
   return (provider) => {
     if (!providers.includes(provider)) return undefined;
     if (!built.has(provider)) {
-      const { webhookVerifier } = providerNamed(provider);
+      const { webhookVerifier, webhookKeysFromEnv } = providerNamed(provider);
       const own: WebhookKeys = {
         ...(keys.secret ? { secret: keys.secret } : {}),
-        ...(provider === 'fal' ? { jwksUrl: env[FAL_JWKS_URL_ENV] || FAL_JWKS_URL } : {}),
+        ...webhookKeysFromEnv?.(env),
         ...keys.extra?.[provider],
       };
       built.set(provider, webhookVerifier?.(own));

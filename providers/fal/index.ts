@@ -10,7 +10,7 @@ import { FalClient } from './client.js';
 import { DEFAULT_MODEL, MAX_IMAGES } from './models.js';
 import { RESULT_RETENTION_MS } from './outcome.js';
 import { mapFalRequest } from './request.js';
-import { falWebhookVerifier } from './webhook.js';
+import { falWebhookKeysFromEnv, falWebhookVerifier } from './webhook.js';
 
 /** Requests IN_PROGRESS at once for a new account (docs: concurrency limits; up to 40 with purchases). */
 export const DOCUMENTED_CONCURRENCY = 2;
@@ -38,6 +38,7 @@ export const fal: ImageProvider = {
   },
   mapRequest: mapFalRequest,
   createClient: (options) => new FalClient(options),
+  webhookKeysFromEnv: falWebhookKeysFromEnv,
   webhookVerifier: (keys) => falWebhookVerifier(keys),
 };
 
@@ -45,4 +46,10 @@ export { FalClient, ENDPOINTS, MIN_START_TIMEOUT_S } from './client.js';
 export { FAL_MODELS, NAMED_SIZES } from './models.js';
 export { RESULT_RETENTION_MS, FAILURE } from './outcome.js';
 export { FalJwksUnavailableError, JWKS_MAX_AGE_MS, JWKS_REFETCH_GAP_MS } from './jwks.js';
-export { DOCUMENTED_JWKS_URL, TIMESTAMP_TOLERANCE_MS, falWebhookVerifier } from './webhook.js';
+export {
+  DOCUMENTED_JWKS_URL,
+  JWKS_URL_ENV,
+  TIMESTAMP_TOLERANCE_MS,
+  falWebhookKeysFromEnv,
+  falWebhookVerifier,
+} from './webhook.js';

@@ -20,10 +20,18 @@ import { HEADERS, WebhookBodySchema, type WebhookBody } from './wire.js';
 
 /** fal's documented JWKS, when the deployment names none. */
 export const DOCUMENTED_JWKS_URL = 'https://rest.fal.ai/.well-known/jwks.json';
+/** Where a deployment names another JWKS (the emulator's, a proxy's); docs/providers.md#fal. */
+export const JWKS_URL_ENV = 'PIXELMILL_FAL_JWKS_URL';
 export const TIMESTAMP_TOLERANCE_MS = 5 * 60_000;
 
 const HEX_SIGNATURE = /^[0-9a-f]{128}$/i;
 const ERROR_STATUS = /\b([1-5]\d\d)\b/;
+
+/** The verifier's keys from the environment: the JWKS address when set (empty counts as unset). */
+export function falWebhookKeysFromEnv(env: NodeJS.ProcessEnv): WebhookKeys {
+  const jwksUrl = env[JWKS_URL_ENV];
+  return jwksUrl ? { jwksUrl } : {};
+}
 
 export function falWebhookVerifier(
   keys: WebhookKeys,
