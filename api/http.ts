@@ -11,13 +11,6 @@ const MAX_SUCCESS_BYTES = 8 * 1024 * 1024;
 // Enough to hold an error envelope; the rest of an error page is only read to free the socket.
 const MAX_ERROR_BYTES = 64 * 1024;
 
-/** A non-2xx answer as it came: for a provider's own reading of it. */
-export interface ErrorAnswer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
-
 export interface JsonCall<S extends z.ZodType> {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   /** Absolute URL of the endpoint. */

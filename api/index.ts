@@ -1,7 +1,6 @@
 // Public entry of the HTTP layer the providers' clients share (errors, classification, downloads):
 // everything outside api/ imports from here.
 export { ApiHttp, type ApiCall, type ApiHttpOptions, type EndpointStats } from './http-client.js';
-export type { ErrorAnswer } from './http.js';
 export type { DownloadedResult } from './download.js';
 export {
   AuthenticationError,

@@ -3,6 +3,7 @@
 // long side is the requested resolution tier, and it is not blank (near-uniform pixels: what
 // safety filters of image models sometimes return instead of an error). Pure: the facts come
 // from inspect.ts; each check's level (error, warn, off) from the manifest's `checks` block.
+import { LONG_SIDE } from '../common/generation.js';
 
 export const CHECK_NAMES = ['decodes', 'format', 'aspect_ratio', 'resolution', 'blank'] as const;
 export type CheckName = (typeof CHECK_NAMES)[number];
@@ -34,8 +35,6 @@ export function aspectTolerance(width: number, height: number): number {
 
 /** An image whose every channel's standard deviation (0-255) is below this is blank. */
 export const BLANK_MAX_STDEV = 2;
-
-const LONG_SIDE: Record<string, number> = { '1K': 1024, '2K': 2048, '4K': 4096 };
 
 /**
  * Whether an image is of the tier whose long side is `tier` px: providers size a tier by its long

@@ -2,6 +2,7 @@
 // again through `params` (one source for each field of the request), and aspect ratios and
 // resolutions turned into the pixel sizes some providers ask for (the long side of the tier, as
 // the image checks expect).
+import { LONG_SIDE } from '../common/generation.js';
 import type { MappingProblem } from './types.js';
 
 /** `params` entries that a mapped field (`owner` names which manifest field sets it) already sets. */
@@ -29,9 +30,6 @@ export function aspectRatio(size: string): { w: number; h: number } | undefined 
   const h = Number(match[2]);
   return w > 0 && h > 0 ? { w, h } : undefined;
 }
-
-/** The long side of each resolution tier, as the image checks expect it (checks/image-checks.ts). */
-export const LONG_SIDE: Readonly<Record<string, number>> = { '1K': 1024, '2K': 2048, '4K': 4096 };
 
 /**
  * Width and height with the aspect ratio `size` and the long side of `resolution`, each a

@@ -19,7 +19,7 @@ import { lookupTarget, nextPollDelay, Phase, pollBounds } from './tracking.js';
 export const LIST_SKEW_MS = 60_000;
 /** Tasks asked in one `single` lookup activity, and such activities in flight at once. */
 export const SINGLE_LOOKUP_TASKS = 50;
-export const SINGLE_LOOKUPS_AT_ONCE = 4;
+export const SINGLE_LOOKUP_ACTIVITIES_AT_ONCE = 4;
 
 export class TrackLane {
   readonly #poll: { minMs: number; maxMs: number };
@@ -163,7 +163,8 @@ export class TrackLane {
       await condition(
         () =>
           this.#over() ||
-          (items.count(Phase.submitted) > this.#asking.size && inFlight.size < SINGLE_LOOKUPS_AT_ONCE),
+          (items.count(Phase.submitted) > this.#asking.size &&
+            inFlight.size < SINGLE_LOOKUP_ACTIVITIES_AT_ONCE),
       );
       if (this.#over()) break;
       const plan = checkPlan(this.#samples(), {

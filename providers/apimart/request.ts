@@ -3,7 +3,7 @@
 // know). What the spec bounds (reference images) is checked here, for `validate` to report.
 import type { ItemRequest, MappingProblem, ProviderRequest } from '../types.js';
 import { paramsClashes } from '../mapping.js';
-import { MAX_IMAGE_URLS } from './wire.js';
+import { MAX_IMAGE_URLS } from '../../common/generation.js';
 
 export const DEFAULT_MODEL = 'gpt-image-2';
 

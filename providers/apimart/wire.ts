@@ -6,7 +6,7 @@
 // failing the whole response.
 import { z } from 'zod';
 
-import { LANGUAGES, RESOLUTIONS } from '../../common/generation.js';
+import { LANGUAGES, MAX_IMAGE_URLS, RESOLUTIONS } from '../../common/generation.js';
 
 export type { Language, Resolution } from '../../common/generation.js';
 
@@ -14,10 +14,7 @@ export const TASK_STATUSES = ['pending', 'processing', 'completed', 'failed'] as
 export type KnownTaskStatus = (typeof TASK_STATUSES)[number];
 export const TERMINAL_STATUSES: readonly string[] = ['completed', 'failed'];
 
-/** The spec's limit on reference images per request. */
-export const MAX_IMAGE_URLS = 15;
 export { MAX_BATCH_IDS } from '../../common/batch-lookup.js';
-export const DEFAULT_MODEL = 'gpt-image-2';
 
 export function isTerminalStatus(status: string): boolean {
   return TERMINAL_STATUSES.includes(status);
@@ -34,6 +31,7 @@ export const GenerationRequestSchema = z.object({
   size: z.string().optional(),
   resolution: z.enum(RESOLUTIONS).optional(),
   n: z.number().int().min(1).optional(),
+  // The spec's limit on reference images is pixelmill's own (common/generation.ts).
   image_urls: z.array(z.url()).max(MAX_IMAGE_URLS).optional(),
   webhook: z.url().optional(),
   language: z.enum(LANGUAGES).optional(),
@@ -85,13 +83,3 @@ export const TaskEnvelopeSchema = z.looseObject({ code: z.number().int(), data: 
 export const BatchItemSchema = z.looseObject({ id: z.string(), status: z.string().min(1) });
 export type BatchItem = z.infer<typeof BatchItemSchema>;
 export const BatchEnvelopeSchema = z.looseObject({ code: z.number().int(), data: z.array(BatchItemSchema) });
-
-/** 2.7: request-level failures. */
-export const ErrorEnvelopeSchema = z.looseObject({
-  error: z.looseObject({
-    message: z.string().optional(),
-    type: z.string().optional(),
-    code: z.string().optional(),
-  }),
-});
-export type ErrorEnvelope = z.infer<typeof ErrorEnvelopeSchema>;
