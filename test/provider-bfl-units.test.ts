@@ -150,7 +150,7 @@ describe('the BFL provider', () => {
       lookup: { kind: 'single' },
       resultInLookup: true,
       webhooks: { resultInPayload: 'sometimes' },
-      limits: { rate: false, concurrency: true, documentedConcurrency: 24 },
+      limits: { rate: false, concurrency: true, documentedConcurrency: 24, overConcurrency: 'refused' },
       resultRetentionMs: 600_000,
       cancel: false,
       idempotencyKeys: false,

@@ -277,7 +277,7 @@ describe('fal as an ImageProvider', () => {
       lookup: { kind: 'single' },
       resultInLookup: false,
       webhooks: { resultInPayload: 'sometimes' },
-      limits: { rate: false, concurrency: true, documentedConcurrency: 2 },
+      limits: { rate: false, concurrency: true, documentedConcurrency: 2, overConcurrency: 'queued' },
       resultRetentionMs: 360_000,
       cancel: true,
       idempotencyKeys: false,
