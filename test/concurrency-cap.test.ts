@@ -55,8 +55,8 @@ describe('concurrency cap', () => {
 
   it('a queue longer than the margin brings the cap down to what runs plus the margin; a short one changes nothing', () => {
     const probing = startCap(16, 0);
-    // Cap 64 after 48 finished; 60 at the provider, 20 waiting: 40 run, plus a margin of 4.
-    const cut = afterQueue(probing, 60, 20, 48);
+    // Cap 64 after 48 finished; 40 running, 20 waiting: 40 run, plus a margin of 4.
+    const cut = afterQueue(probing, 40, 20, 48);
     expect(capNow(cut, 48)).toBe(40 + queueMargin(40));
     expect(capNow(cut, 48)).toBe(44);
     expect(cut.probing).toBe(false);

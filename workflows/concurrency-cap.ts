@@ -60,20 +60,20 @@ export function queueMargin(cap: number): number {
 }
 
 /**
- * A lookup found `queued` of the shard's tasks waiting behind others in the provider's queue,
- * `atProvider` being there: the cap comes down to what runs plus the margin, when more wait than
- * the margin allows; otherwise it stays.
+ * A lookup found about `queued` of the shard's tasks waiting behind others in the provider's queue
+ * and `running` running: the cap comes down to what runs plus the margin, when more wait than the
+ * margin allows; otherwise it stays.
  */
 export function afterQueue(
   state: ConcurrencyCapState,
-  atProvider: number,
+  running: number,
   queued: number,
   doneNow: number,
 ): ConcurrencyCapState {
   const cap = capNow(state, doneNow);
   if (queued <= queueMargin(cap)) return state;
-  const running = Math.max(1, atProvider - queued);
-  return { base: running + queueMargin(running), doneAt: doneNow, probing: false };
+  const runs = Math.max(1, running);
+  return { base: runs + queueMargin(runs), doneAt: doneNow, probing: false };
 }
 
 /** The share of generation times a task must outlive before its slot is taken as probably free. */

@@ -100,13 +100,15 @@ export class TrackLane {
   #tell(indices: number[], answer: LookupTasksOutput): { finished: number; finishedSubmittedAt: number[] } {
     const { s, items } = this.ctx;
     s.apiCalls.lookup += answer.calls ?? 1;
+    const atProvider = items.count(Phase.submitted);
     const told = items.lookedUp(indices, answer.statuses, answer.results);
     // Tasks waiting in the provider's queue: more are in flight than it runs (concurrency-cap.ts).
-    // A lookup asks about some of the shard's tasks: their share waiting stands for all of them.
+    // A lookup asks about some of the shard's tasks: their shares waiting and running stand for
+    // all of them (those it found finished, and others not asked yet, hold no slot).
     if (answer.queued && s.concurrency) {
-      const atProvider = items.count(Phase.submitted);
-      const waiting = Math.round((atProvider * answer.queued) / indices.length);
-      s.concurrency = afterQueue(s.concurrency, atProvider, waiting, items.doneAtProvider());
+      const share = (count: number): number => Math.round((atProvider * count) / indices.length);
+      const running = share(answer.statuses.filter((status) => status === 'processing').length);
+      s.concurrency = afterQueue(s.concurrency, running, share(answer.queued), items.doneAtProvider());
     }
     for (const task of told.unknown) log.warn('unknown task status; treating it as not finished yet', task);
     items.overdue(Date.now());
