@@ -8,11 +8,7 @@
 // A GET that does not go through (an error, or a task that turns out not to be finished) is not
 // tried again here: the item comes back without a result and the workflow fetches it apart, with
 // Temporal's retries (fetchTask). So an outage of the API never spends the transfer's attempts,
-// and one task's failing GET never holds its neighbours back. So too a download the file host cut
-// short or refused for now: the item comes back with its result and is stored apart (storeResults,
-// after a GET for a fresh URL), rather than failing the group, whose retries back off for all of
-// it while results age towards their provider's retention.
-import { ApplicationFailure } from '@temporalio/activity';
+// and one task's failing GET never holds its neighbours back.
 import type {
   CollectedItem,
   CollectRequest,
@@ -51,8 +47,6 @@ export function collectResultsActivity(deps: {
           if (called) transfer.progress.calls++;
           return await collected(transfer, request, result);
         } catch (error) {
-          if (isDownloadFailure(error))
-            return { index: request.index, ...(await knownResult(transfer, request)) };
           failure ??= { error };
           return undefined;
         }
@@ -60,21 +54,6 @@ export function collectResultsActivity(deps: {
       if (failure) throw failure.error;
       return { items: items as CollectedItem[], calls: transfer.progress.calls };
     });
-}
-
-/** API failures of a download from the provider's file host, which another try may heal. */
-const DOWNLOAD_FAILURES = new Set(['ResultDownloadError', 'ServerError', 'NetworkError', 'TimeoutError']);
-
-function isDownloadFailure(error: unknown): boolean {
-  return (
-    error instanceof ApplicationFailure && !error.nonRetryable && DOWNLOAD_FAILURES.has(error.type ?? '')
-  );
-}
-
-/** What the group knows of the item's task, for the workflow to store it apart. */
-async function knownResult(transfer: Transfer, request: CollectRequest): Promise<{ result?: TaskResult }> {
-  const result = request.known ?? transfer.progress.results.get(request.index);
-  return result ? { result } : {};
 }
 
 /** The task's result: told by a webhook, found by an earlier attempt, else a GET's answer. */

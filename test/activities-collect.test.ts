@@ -27,9 +27,9 @@ const accounts = [{ id: 'acct_collect', keys: [{ key: KEY }] }];
 const GET_ROUTE = 'GET /v1/tasks/{id}';
 
 /** Three submitted items (oak: 2 images), on the emulator's manual clock: not finished until it moves. */
-async function submittedRun(config: Record<string, unknown> = {}) {
+async function submittedRun() {
   const clock = new ManualClock();
-  const emulator = await startTestEmulator({ accounts, ...config }, { clock });
+  const emulator = await startTestEmulator({ accounts }, { clock });
   const fixture = writeManifest([
     'name: tables',
     'output: { dir: ./out, path_template: "{id}-{index}.{ext}" }',
@@ -81,19 +81,6 @@ describe('collectResults', () => {
     const onDisk = readFileSync(join(fixture.outputDir, 'oak-1.png'));
     expect(onDisk.length).toBe((await servedImage(oak.urls![1]!)).bytes);
     expect(outcomeIds(input.plan.stateDir, fixture.hash).sort()).toEqual(['elm', 'oak', 'pine']);
-  });
-
-  it('returns an item whose download the file host cut short with its result, unstored, and fails no other', async () => {
-    const { clock, activities, input } = await submittedRun({ faults: { truncate_download_rate: 1 } });
-    clock.advance(10 * 60_000);
-    const output = await inActivity(activities.collectResults, input).result;
-    // Every download was cut: each item goes back to the workflow to be stored apart, none failed.
-    expect(output.items.map((item) => [item.index, item.result?.status, item.stored])).toEqual([
-      [0, 'completed', undefined],
-      [1, 'completed', undefined],
-      [2, 'completed', undefined],
-    ]);
-    expect(output.calls).toBe(3);
   });
 
   it('takes the result a webhook told without a GET, and returns a task still running without one', async () => {
