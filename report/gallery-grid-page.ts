@@ -2,7 +2,7 @@
 // Content-Security-Policy that lets only its own style and script run (its script is
 // gallery-grid-script.ts). Like the item gallery it must work from file:// with nothing fetched
 // but the run's own images.
-import { cspHash } from './gallery-page.js';
+import { cspHash, HEADER_CSS } from './gallery-page.js';
 import { GRID_SCRIPT } from './gallery-grid-script.js';
 
 export { GRID_SCRIPT };
@@ -15,16 +15,8 @@ export const GRID_CSS = `
 *{box-sizing:border-box}
 body{margin:0;font:14px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:var(--bg);color:var(--ink);min-width:calc(40px + 190px + var(--cols) * 180px)}
 header{position:sticky;top:0;z-index:1;background:var(--bg);border-bottom:1px solid var(--line);padding:12px 20px 0}
-h1{margin:0 0 2px;font-size:20px}
-.run{margin:0 0 10px;color:var(--muted)}
-.run b{color:var(--ink);font-weight:600}
-.filters{display:flex;flex-wrap:wrap;gap:6px;align-items:center}
-.filters button{font:inherit;border:1px solid var(--line);background:var(--card);color:var(--ink);border-radius:999px;padding:3px 12px;cursor:pointer}
-.filters button[aria-pressed=true]{background:var(--ink);color:var(--bg);border-color:var(--ink)}
-.filters .count{opacity:.7;margin-left:4px}
+${HEADER_CSS}
 .filters input{font:inherit;margin-left:auto;padding:4px 10px;border:1px solid var(--line);border-radius:6px;background:var(--card);color:var(--ink);min-width:260px}
-#shown{color:var(--muted);min-width:90px;text-align:right}
-#empty{color:var(--muted);padding:24px 20px;margin:0}
 #review[hidden]{display:none}
 #review{display:flex;gap:8px;align-items:center;flex-wrap:wrap;margin:8px 0 0;padding:6px 8px;background:#fff8e1;color:#1d1d1f;border-radius:6px;font-size:13px}
 #review code{overflow-wrap:anywhere;flex:1 1 300px;max-height:3.2em;overflow:auto}

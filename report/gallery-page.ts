@@ -30,6 +30,17 @@ export function imageHref(path: string): string {
   return path.split('/').map(encodeURIComponent).join('/');
 }
 
+/** The run's line, its filters and counts: the same in the item and the product gallery. */
+export const HEADER_CSS = `h1{margin:0 0 2px;font-size:20px}
+.run{margin:0 0 10px;color:var(--muted)}
+.run b{color:var(--ink);font-weight:600}
+.filters{display:flex;flex-wrap:wrap;gap:6px;align-items:center}
+.filters button{font:inherit;border:1px solid var(--line);background:var(--card);color:var(--ink);border-radius:999px;padding:3px 12px;cursor:pointer}
+.filters button[aria-pressed=true]{background:var(--ink);color:var(--bg);border-color:var(--ink)}
+.filters .count{opacity:.7;margin-left:4px}
+#shown{color:var(--muted);min-width:90px;text-align:right}
+#empty{color:var(--muted);padding:24px 20px;margin:0}`;
+
 // Filtering by status is pure CSS (the body's data-filter), so switching it costs no script
 // loop over 10,000 cards; the search sets `hidden` on cards, which the last rule enforces.
 export const GALLERY_CSS = `
@@ -38,16 +49,8 @@ export const GALLERY_CSS = `
 *{box-sizing:border-box}
 body{margin:0;font:14px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:var(--bg);color:var(--ink)}
 header{position:sticky;top:0;z-index:1;background:var(--bg);border-bottom:1px solid var(--line);padding:12px 20px}
-h1{margin:0 0 2px;font-size:20px}
-.run{margin:0 0 10px;color:var(--muted)}
-.run b{color:var(--ink);font-weight:600}
-.filters{display:flex;flex-wrap:wrap;gap:6px;align-items:center}
-.filters button{font:inherit;border:1px solid var(--line);background:var(--card);color:var(--ink);border-radius:999px;padding:3px 12px;cursor:pointer}
-.filters button[aria-pressed=true]{background:var(--ink);color:var(--bg);border-color:var(--ink)}
-.filters .count{opacity:.7;margin-left:4px}
+${HEADER_CSS}
 .filters input{font:inherit;margin-left:auto;padding:4px 10px;border:1px solid var(--line);border-radius:6px;background:var(--card);color:var(--ink);min-width:220px}
-#shown{color:var(--muted);min-width:90px;text-align:right}
-#empty{color:var(--muted);padding:24px 20px;margin:0}
 main{display:grid;grid-template-columns:repeat(auto-fill,minmax(230px,1fr));gap:14px;padding:16px 20px}
 .card{background:var(--card);border:1px solid var(--line);border-radius:8px;overflow:hidden;display:flex;flex-direction:column;content-visibility:auto;contain-intrinsic-size:auto 330px}
 .thumbs{height:170px;background:var(--thumb);display:grid;gap:2px}

@@ -7,7 +7,7 @@
 // PIXELMILL_DOCS_SCREENSHOT=1 also copies the demo screenshot to docs/gallery-products.png.
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { PNG } from 'pngjs';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,6 +19,7 @@ import { GALLERY_FILE, writeGallery, type GalleryEntry, type GallerySummary } fr
 import type { ReportLine } from '../report/report-line.js';
 import { writeManifest } from './activities-fixture.js';
 import { launchChromium } from './support/browser.js';
+import { openGallery, summaryOf } from './support/gallery.js';
 import { frozenPlan } from './support/plan.js';
 import { removeTempDirs, tempDir } from './support/temp-dir.js';
 
@@ -126,30 +127,11 @@ function productRun(dir: string, outputs: Output[]): { summary: GallerySummary; 
     };
     return { line, item };
   });
-  const summary: GallerySummary = {
-    manifest: 'furniture-variants',
-    run_id: 'pixelmill/furniture-variants',
-    items: entries.length,
-    counts,
-    images: entries.reduce((sum, { line }) => sum + line.images.length, 0),
-    credits_charged: entries.reduce((sum, { line }) => sum + line.credits_cost, 0),
-    started_at: '2026-11-26T10:00:00.000Z',
-    finished_at: '2026-11-26T10:12:00.000Z',
-    emulated: true,
-  };
+  const summary = summaryOf('furniture-variants', entries, counts, [
+    '2026-11-26T10:00:00.000Z',
+    '2026-11-26T10:12:00.000Z',
+  ]);
   return { summary, entries };
-}
-
-/** Opens the page from file://, collecting script errors and CSP violations. */
-async function openGallery(file: string, hash = ''): Promise<{ page: Page; problems: string[] }> {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-  const problems: string[] = [];
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-  page.on('console', (message) => {
-    if (message.type() === 'error') problems.push(`console: ${message.text()}`);
-  });
-  await page.goto(pathToFileURL(file).href + hash);
-  return { page, problems };
 }
 
 /** Each drawn row as [product, ...one word per variant cell: its status, "dim status" or "none"]. */
@@ -179,7 +161,7 @@ describe('gallery by product', () => {
     const { summary, entries } = productRun(dir, OUTPUTS);
     const file = join(dir, GALLERY_FILE);
     await writeGallery(file, summary, entries);
-    const { page, problems } = await openGallery(file);
+    const { page, problems } = await openGallery(browser, file);
 
     expect(await page.locator('#columns > *').allTextContents()).toEqual([
       'product',
@@ -326,7 +308,7 @@ describe('gallery by product', () => {
     const dir = tempDir();
     const { summary, entries } = productRun(dir, OUTPUTS);
     await writeGallery(join(dir, GALLERY_FILE), summary, entries);
-    const { page, problems } = await openGallery(join(dir, GALLERY_FILE), '#failed');
+    const { page, problems } = await openGallery(browser, join(dir, GALLERY_FILE), '#failed');
     expect((await grid(page)).map(([product]) => product)).toEqual(['lamp-01', 'chair-03']);
     expect(problems).toEqual([]);
     await page.close();
@@ -386,7 +368,7 @@ describe('gallery by product', () => {
     const counts = { completed: 0, failed: 0, cancelled: 0, expired: 0, skipped: 0 };
     const file = join(dir, GALLERY_FILE);
     await writeGallery(file, { ...productRun(dir, []).summary, items: 29_000, counts }, entries());
-    const { page, problems } = await openGallery(file);
+    const { page, problems } = await openGallery(browser, file);
 
     const drawnRows = () => page.locator('#rows .row').count();
     expect(await page.locator('#shown').textContent()).toBe('showing 10000 of 10000 products');
@@ -417,7 +399,7 @@ describe('gallery by product', () => {
     const dir = tempDir();
     const { summary, entries } = productRun(dir, OUTPUTS);
     await writeGallery(join(dir, GALLERY_FILE), summary, entries);
-    const { page, problems } = await openGallery(join(dir, GALLERY_FILE));
+    const { page, problems } = await openGallery(browser, join(dir, GALLERY_FILE));
     await page.locator('#rows .cell[data-id="chair-03-lifestyle"] .pick').check();
     await page.waitForFunction(() =>
       Array.from(
@@ -476,7 +458,7 @@ describe('gallery by product', () => {
       startedAt: '2026-11-26T11:00:00.000Z',
       apiCalls: { submit: 1, lookup: 1, get: 1 },
     });
-    const { page, problems } = await openGallery(join(fixture.outputDir, GALLERY_FILE));
+    const { page, problems } = await openGallery(browser, join(fixture.outputDir, GALLERY_FILE));
     expect(await page.locator('#columns > *').allTextContents()).toEqual([
       'product',
       'studio',

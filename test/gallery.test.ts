@@ -5,7 +5,7 @@
 // PIXELMILL_DOCS_SCREENSHOT=1 also copies the demo screenshot to docs/gallery.png.
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { PNG } from 'pngjs';
 import sharp from 'sharp';
 import type { Browser, Page } from 'playwright-core';
@@ -18,6 +18,7 @@ import { renderResultPng } from '../emulator/apimart/images/render.js';
 import type { PlannedItem } from '../manifest/normalize.js';
 import { writeManifest } from './activities-fixture.js';
 import { launchChromium } from './support/browser.js';
+import { openGallery, summaryOf } from './support/gallery.js';
 import { removeTempDirs, tempDir } from './support/temp-dir.js';
 import { frozenPlan } from './support/plan.js';
 
@@ -194,30 +195,11 @@ function demoRun(dir: string, demo: DemoItem[]): { summary: GallerySummary; entr
     };
     return { line, item };
   });
-  const summary: GallerySummary = {
-    manifest: 'furniture-catalog',
-    run_id: 'pixelmill/furniture-catalog',
-    items: entries.length,
-    counts,
-    images: entries.reduce((sum, { line }) => sum + line.images.length, 0),
-    credits_charged: entries.reduce((sum, { line }) => sum + line.credits_cost, 0),
-    started_at: '2026-05-01T11:00:00.000Z',
-    finished_at: '2026-05-01T11:04:12.000Z',
-    emulated: true,
-  };
+  const summary = summaryOf('furniture-catalog', entries, counts, [
+    '2026-05-01T11:00:00.000Z',
+    '2026-05-01T11:04:12.000Z',
+  ]);
   return { summary, entries };
-}
-
-/** Opens the page from file://, failing the test on any script error or CSP violation. */
-async function openGallery(file: string, hash = ''): Promise<{ page: Page; problems: string[] }> {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-  const problems: string[] = [];
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-  page.on('console', (message) => {
-    if (message.type() === 'error') problems.push(`console: ${message.text()}`);
-  });
-  await page.goto(pathToFileURL(file).href + hash);
-  return { page, problems };
 }
 
 /** Ids of the cards currently displayed. */
@@ -251,7 +233,7 @@ describe('gallery (index.html)', () => {
     const { summary, entries } = demoRun(dir, [...DEMO, HOSTILE]);
     const file = join(dir, GALLERY_FILE);
     await writeGallery(file, summary, entries);
-    const { page, problems } = await openGallery(file);
+    const { page, problems } = await openGallery(browser, file);
 
     expect(await page.locator('main .card').count()).toBe(entries.length);
     expect(await page.locator('main .card .id').allTextContents()).toEqual(
@@ -351,7 +333,7 @@ describe('gallery (index.html)', () => {
     );
     first!.line.images[0]!.thumbnail = thumbnail;
     await writeGallery(join(dir, GALLERY_FILE), summary, entries);
-    const { page, problems } = await openGallery(join(dir, GALLERY_FILE));
+    const { page, problems } = await openGallery(browser, join(dir, GALLERY_FILE));
     const card = (id: string) => page.locator(`main .card[data-id="${id}"]`);
     const firstId = first!.line.id;
     expect(await card(firstId).locator('img').getAttribute('src')).toBe(thumbnail);
@@ -397,7 +379,7 @@ describe('gallery (index.html)', () => {
     const dir = tempDir();
     const { summary, entries } = demoRun(dir, DEMO.slice(0, 4));
     await writeGallery(join(dir, GALLERY_FILE), summary, entries);
-    const { page, problems } = await openGallery(join(dir, GALLERY_FILE), '#failed');
+    const { page, problems } = await openGallery(browser, join(dir, GALLERY_FILE), '#failed');
     expect(await visibleIds(page)).toEqual(['linen-sofa']);
     expect(await page.locator('#shown').textContent()).toBe('showing 1 of 4');
     // Statuses absent from the run get no button, completed and failed always do.
@@ -476,7 +458,7 @@ describe('gallery (index.html)', () => {
     expect(new Set(ids).size).toBe(10_000);
     expect(readdirSync(dir).filter((name) => name.endsWith('.tmp'))).toEqual([]);
 
-    const { page, problems } = await openGallery(file);
+    const { page, problems } = await openGallery(browser, file);
     expect(await page.locator('main .card').count()).toBe(10_000);
     expect(await loadedWidth(page, 'main .card[data-id="item-00000"] img')).toBe(64);
     const loaded = Number(
@@ -537,7 +519,7 @@ describe('gallery (index.html)', () => {
       'report.jsonl',
       'summary.json',
     ]);
-    const { page, problems } = await openGallery(join(fixture.outputDir, GALLERY_FILE));
+    const { page, problems } = await openGallery(browser, join(fixture.outputDir, GALLERY_FILE));
     const cards = await page.locator('main .card').evaluateAll((elements) =>
       elements.map((element) => {
         const card = element as unknown as { dataset: { id: string; status: string }; textContent: string };
@@ -566,7 +548,7 @@ describe('gallery (index.html)', () => {
     const dir = tempDir();
     const { summary, entries } = demoRun(dir, DEMO);
     await writeGallery(join(dir, GALLERY_FILE), summary, entries);
-    const { page, problems } = await openGallery(join(dir, GALLERY_FILE));
+    const { page, problems } = await openGallery(browser, join(dir, GALLERY_FILE));
     // A function, not a string: the page's CSP forbids eval, which a string predicate needs.
     await page.waitForFunction(() =>
       Array.from((globalThis as unknown as { document: PageDocument }).document.images)
