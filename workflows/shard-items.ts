@@ -93,14 +93,6 @@ export class ShardItems {
     return this.count(Phase.submitting) + this.count(Phase.submitted) + this.count(Phase.storing);
   }
 
-  /**
-   * Tasks the provider is still working on, as far as the shard knows: what a concurrency limit
-   * counts. A finished task whose images are being stored holds no slot there.
-   */
-  atProvider(): number {
-    return this.count(Phase.submitting) + this.count(Phase.submitted);
-  }
-
   /** Items the provider is done with: final, or their images being stored (concurrency-cap.ts). */
   doneAtProvider(): number {
     return this.finalCount() + this.count(Phase.storing);

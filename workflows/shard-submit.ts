@@ -27,6 +27,7 @@ export class SubmitLane {
   #pending = 0;
   /** The provider was full at the last refusal: nothing goes until a task finishes or ages out. */
   #refused: { done: number; untilMs: number } | undefined;
+  #release: { samples: readonly number[]; ageMs: number | undefined } | undefined;
   readonly #maxPending: number;
   readonly #sliceSize: number;
   /** Where and until when the shard's items are submitted. */
@@ -50,8 +51,7 @@ export class SubmitLane {
       !s.paused &&
       items.count(Phase.queued) > 0 &&
       items.atApi() < limits.maxInFlight &&
-      !this.#fullAtLastRefusal() &&
-      this.#slots().holding < this.#concurrencyCap() &&
+      (!s.concurrency || (!this.#fullAtLastRefusal() && this.#slots().holding < this.#concurrencyCap())) &&
       this.#pending < this.#maxPending
     );
   }
@@ -76,10 +76,22 @@ export class SubmitLane {
    * tells sooner (concurrency-cap.ts); a queuing provider's slot counts until its task is known finished.
    */
   #slots(): { holding: number; nextReleaseAtMs: number } {
-    const { s, items, limits } = this.ctx;
-    const byAge =
-      limits.concurrency?.refused && !limits.webhookBaseUrl ? releaseAgeMs(s.generationMs ?? []) : undefined;
-    return holdingSlots(items.submittedTimes(), items.count(Phase.submitting), Date.now(), byAge);
+    const { items } = this.ctx;
+    return holdingSlots(
+      items.submittedTimes(),
+      items.count(Phase.submitting),
+      Date.now(),
+      this.#releaseAge(),
+    );
+  }
+
+  /** The release age of the generation times the shard has now, worked out once per new sample set. */
+  #releaseAge(): number | undefined {
+    const { s, limits } = this.ctx;
+    if (!limits.concurrency?.refused || limits.webhookBaseUrl || !s.generationMs) return undefined;
+    if (this.#release?.samples !== s.generationMs)
+      this.#release = { samples: s.generationMs, ageMs: releaseAgeMs(s.generationMs) };
+    return this.#release.ageMs;
   }
 
   #overBudget(): boolean {
@@ -116,7 +128,9 @@ export class SubmitLane {
       const waitMs = left === undefined ? pausedWait : Math.min(left, pausedWait ?? left);
       // A slot taken as freed by a task's age is no event: a timer wakes the lane for it.
       const releaseMs =
-        items.count(Phase.queued) > 0 ? this.#slots().nextReleaseAtMs - Date.now() : Number.POSITIVE_INFINITY;
+        s.concurrency && items.count(Phase.queued) > 0
+          ? this.#slots().nextReleaseAtMs - Date.now()
+          : Number.POSITIVE_INFINITY;
       if (Number.isFinite(releaseMs) && (waitMs === undefined || releaseMs < waitMs)) {
         if (!(await condition(ready, Math.max(1, Math.ceil(releaseMs))))) continue;
       } else if (waitMs === undefined) {
