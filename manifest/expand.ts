@@ -87,7 +87,7 @@ export function expandItems(input: ExpandInput): { items: PlannedItem[]; expansi
         layers.map((layer) => layer?.params),
         input.provider.defaultModel,
       );
-      const values = valuesOf(item, itemVariables, params, variant);
+      const values = valuesOf(item, product, itemVariables, params, variant);
       const prompt = promptOf(entry, layers, values, missing, variant, input);
       if (prompt === undefined) return;
       const source = layers.find((layer) => layer?.params.image_urls !== undefined);

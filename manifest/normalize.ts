@@ -10,7 +10,7 @@ import { isS3Url, parseS3Url, type S3Location } from '../storage/s3-location.js'
 import type { RateCaps } from '../governor/types.js';
 import { DEFAULT_CHECK_LEVELS, type CheckLevels } from '../checks/image-checks.js';
 import { parseDeadline, parseDuration, type Deadline } from './durations.js';
-import { DEFAULT_PATH_TEMPLATE, type ItemParams, type Manifest, type ManifestItem } from './schema.js';
+import { DEFAULT_PATH_TEMPLATE, type ItemParams, type Manifest } from './schema.js';
 
 export const DEFAULTS = {
   size: '1:1',
@@ -162,16 +162,6 @@ export function plannedParams(
     if (layers[k]?.params) params = { ...params, ...layers[k]!.params };
   if (params && Object.keys(params).length > 0) planned.params = params;
   return planned;
-}
-
-/** An item without variants or templates: its prompt, its parameters over `defaults`. */
-export function planItem(
-  item: ManifestItem & { prompt: string },
-  defaults: ItemParams | undefined,
-  defaultModel: string = providerNamed(undefined).defaultModel,
-): PlannedItem {
-  const planned = plannedParams(item.prompt, [item, defaults], defaultModel);
-  return { id: item.id ?? derivedItemId(planned), ...planned };
 }
 
 /**

@@ -30,11 +30,12 @@ export function productIdOf(item: ManifestItem): string {
 
 /**
  * The placeholders' values for one output: `{variant}` its variant's id, the item's variables,
- * its fields (`{id}` the product's id; `{model}`, `{size}`... as the output resolves them), then
- * its variant's variables.
+ * its fields (`{id}` the product's id, `productId` where variants make products, worked out once
+ * per item; `{model}`, `{size}`... as the output resolves them), then its variant's variables.
  */
 export function valuesOf(
   item: ManifestItem,
+  productId: string | undefined,
   itemVariables: Readonly<Record<string, string>> | undefined,
   params: Omit<PlannedItem, 'id'>,
   variant: VariantLayer | undefined,
@@ -45,7 +46,7 @@ export function valuesOf(
     if (own !== undefined) return own;
     switch (name) {
       case 'id':
-        return variant ? productIdOf(item) : item.id;
+        return productId ?? item.id;
       case 'prompt':
         return item.prompt;
       case 'model':

@@ -18,11 +18,6 @@ export interface TemplateOptions {
   globBraces?: boolean;
 }
 
-/** Whether `text` holds anything a template changes: a placeholder or a doubled brace. */
-export function isTemplated(text: string): boolean {
-  return text.includes('{') || text.includes('}');
-}
-
 /** The template of `text`, or the problems of its syntax (each a message without a location). */
 export function compileTemplate(
   text: string,
@@ -97,10 +92,4 @@ export function renderTemplate(
     else if (!(missing ??= []).includes(part.name)) missing.push(part.name);
   }
   return missing ? { missing } : { text: pieces.join('') };
-}
-
-/** `{a}`, `{a} and {b}`, `{a}, {b} and {c}`. */
-export function placeholderList(names: readonly string[]): string {
-  const shown = names.map((name) => `{${name}}`);
-  return shown.length <= 1 ? (shown[0] ?? '') : `${shown.slice(0, -1).join(', ')} and ${shown.at(-1)}`;
 }
