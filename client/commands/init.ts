@@ -10,12 +10,12 @@ import type { Command } from 'commander';
 import { parse } from 'csv-parse/sync';
 import { UserError } from '../../common/errors.js';
 import { plural } from '../../common/words.js';
-import { readCsvRows } from '../../manifest/items-file.js';
-import { ItemSchema, MANIFEST_NAME_PATTERN } from '../../manifest/schema.js';
+import { ITEM_FIELDS as ITEM_FIELD_LIST, readCsvRows } from '../../manifest/items-file.js';
+import { MANIFEST_NAME_PATTERN } from '../../manifest/schema.js';
 import { examples } from './with-run.js';
 
 /** Columns that set an item's fields (id, prompt, size, ...) rather than being its variables. */
-const ITEM_FIELDS = new Set(Object.keys(ItemSchema.shape).filter((field) => field !== 'variables'));
+const ITEM_FIELDS: ReadonlySet<string> = new Set(ITEM_FIELD_LIST);
 const SUBJECT = /name|title|product|bezeichnung|nom|nombre|titel/i;
 const KEY = /^(sku|ean|gtin|code|ref|article|artikel|product_?id|item_?id)$/i;
 const PHOTO = /photo|image|picture|img|bild|foto/i;
