@@ -5,8 +5,6 @@
 import { cspHash, HEADER_CSS } from './gallery-page.js';
 import { GRID_SCRIPT } from './gallery-grid-script.js';
 
-export { GRID_SCRIPT };
-
 // --row-h is the one row height: the script positions rows by it, so a row's content is clipped
 // to it rather than allowed to grow. --cols (the number of variants) is set by the script.
 export const GRID_CSS = `

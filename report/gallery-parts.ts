@@ -25,14 +25,14 @@ export interface GallerySummary {
   variants?: readonly string[];
 }
 
-export function formatBytes(bytes: number): string {
+function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
   return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 }
 
 /** "2026-05-01 11:00:00 UTC, 4m 12s"; the raw strings if they are not ISO timestamps. */
-export function runTime(startedAt: string, finishedAt: string): string {
+function runTime(startedAt: string, finishedAt: string): string {
   const start = Date.parse(startedAt);
   const end = Date.parse(finishedAt);
   if (Number.isNaN(start) || Number.isNaN(end)) return `${startedAt} to ${finishedAt}`;

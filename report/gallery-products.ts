@@ -4,9 +4,9 @@
 // cells as JSON (a data block the browser never runs) and its script draws only the rows near
 // the viewport (gallery-grid-page.ts). The writer still streams: one chunk per cell, and in
 // memory only each product's number and the order its variants come in.
-import type { ReportLine } from './report-line.js';
 import { ALWAYS_OFFERED, escapeHtml, imageHref, STATUSES } from './gallery-page.js';
-import { GRID_CSP, GRID_CSS, GRID_SCRIPT } from './gallery-grid-page.js';
+import { GRID_CSP, GRID_CSS } from './gallery-grid-page.js';
+import { GRID_SCRIPT } from './gallery-grid-script.js';
 import {
   checkFindings,
   errorText,
@@ -21,18 +21,9 @@ import {
 import type { GalleryEntry } from './gallery.js';
 import { VariantOrder } from './gallery-variant-order.js';
 
-/** What the product layout reads of a report line (issue #40); absent without variants. */
-interface VariantFields {
-  product?: string;
-  variant?: string;
-  variables?: Record<string, string>;
-}
-
-const fieldsOf = (line: ReportLine): VariantFields => line as ReportLine & VariantFields;
-
 /** Whether the entry is one (product, variant) output: then the page is the product layout. */
 export function isProductEntry(entry: GalleryEntry): boolean {
-  const { product, variant } = fieldsOf(entry.line);
+  const { product, variant } = entry.line;
   return product !== undefined && variant !== undefined;
 }
 
@@ -86,15 +77,14 @@ export function* productGalleryHtml(
     entry = rest.next()
   ) {
     const { line, item } = entry.value;
-    const fields = fieldsOf(line);
     // A line without a product (an item from before its manifest had variants) is a row of its own.
-    const product = fields.product ?? line.id;
-    const variant = fields.variant ?? '';
+    const product = line.product ?? line.id;
+    const variant = line.variant ?? '';
     let row = rows.get(product);
     if (row === undefined) {
       row = rows.size;
       rows.set(product, row);
-      const record: GridProduct = { product, variables: fields.variables ?? {} };
+      const record: GridProduct = { product, variables: line.variables ?? {} };
       yield `${separator}${jsonInScript(record)}`;
       separator = ',\n';
     }
