@@ -158,8 +158,8 @@ export class RunWatch {
   }
 }
 
-/** `pixelmill run chaos.yaml` against the cluster: starts the run and returns. */
-async function startRunWithCli(
+/** `pixelmill run chaos.yaml` against the cluster: starts the run and returns (`env` adds to the API's). */
+export async function startRunWithCli(
   cli: string,
   cluster: ChaosCluster,
   dir: string,

@@ -15,9 +15,8 @@ import { folderFiles } from './audit-files.js';
 import { ChaosCluster } from './chaos-cluster.js';
 import { writeChaosDiagnosis } from './chaos-diagnosis.js';
 import { CHAOS_RUN_NAME, disruptionSchedule } from './chaos-config.js';
-import { RunWatch, unfinishedItems, type DisruptionRecord } from './chaos-run.js';
+import { RunWatch, startRunWithCli, unfinishedItems, type DisruptionRecord } from './chaos-run.js';
 import { round } from './figures.js';
-import { exited, spawnNode } from './processes.js';
 import { auditProviderChaos, type ChaosItemOf, type ProviderChaosAudit } from './providers-chaos-audit.js';
 import {
   apiCalls,
@@ -90,26 +89,7 @@ function writeManifest(dir: string, provider: Provider, url: string, items: Chao
   return file;
 }
 
-/** `pixelmill run chaos.yaml` against the cluster: starts the run and returns. */
-async function startRun(options: ProviderChaosOptions, cluster: ChaosCluster, dir: string, file: string) {
-  const setup = SETUPS[options.provider];
-  const child = spawnNode([options.cli, 'run', file, '--no-progress'], {
-    cwd: dir,
-    env: {
-      ...process.env,
-      TEMPORAL_ADDRESS: cluster.address,
-      PIXELMILL_API_BASE_URL: '',
-      [setup.keyEnv]: setup.key,
-    },
-  });
-  let output = '';
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const code = await exited(child);
-  if (code !== 0) throw new Error(`pixelmill run exited with code ${code}:\n${output}`);
-}
-
-export function chaosItemsOf(provider: Provider, count: number, seed: number): ChaosItemOf[] {
+function chaosItemsOf(provider: Provider, count: number, seed: number): ChaosItemOf[] {
   return Array.from({ length: count }, (_, i) => ({
     id: `sku-${String(i).padStart(5, '0')}`,
     prompt: `chaos ${seed} ${provider} product ${i}: a linen armchair, studio light`,
@@ -142,7 +122,7 @@ export async function runProviderChaos(options: ProviderChaosOptions): Promise<P
 
     const started = Date.now();
     const deadline = started + options.deadlineMs;
-    await startRun(options, cluster, dir, manifest);
+    await startRunWithCli(options.cli, cluster, dir, manifest, { [setup.keyEnv]: setup.key });
     const seconds = (): number => Math.round((Date.now() - started) / 100) / 10;
     const disruptions: DisruptionRecord[] = [];
     // One image an item: the shares are of the items' images.
