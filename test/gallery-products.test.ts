@@ -11,7 +11,6 @@ import { fileURLToPath } from 'node:url';
 import { PNG } from 'pngjs';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createActivities } from '../activities/index.js';
 import type { ItemStatus } from '../common/types.js';
 import { renderResultPng } from '../emulator/apimart/images/render.js';
 import type { PlannedItem } from '../manifest/normalize.js';
@@ -19,8 +18,7 @@ import { GALLERY_FILE, writeGallery, type GalleryEntry, type GallerySummary } fr
 import type { ReportLine } from '../report/report-line.js';
 import { writeManifest } from './activities-fixture.js';
 import { launchChromium } from './support/browser.js';
-import { openGallery, summaryOf } from './support/gallery.js';
-import { frozenPlan } from './support/plan.js';
+import { openGallery, reportWithOneFailure, summaryOf } from './support/gallery.js';
 import { removeTempDirs, tempDir } from './support/temp-dir.js';
 
 /** A report line with the fields issue #40 adds (report/report-line.ts may not have them yet). */
@@ -435,28 +433,10 @@ describe('gallery by product', () => {
         ].join('\n'),
       },
     );
-    const activities = createActivities({ now: () => Date.UTC(2026, 10, 26, 12) });
-    const { plan } = await activities.prepareRun({ plan: await frozenPlan(fixture.file) });
-    await activities.recordOutcomes({
-      plan,
-      shard: 0,
-      outcomes: [
-        {
-          index: 1,
-          status: 'failed',
-          taskId: 'task_B',
-          attempts: 2,
-          creditsCost: 0,
-          error: { type: 'generation_error', code: 'generation_failed', message: 'it broke' },
-        },
-      ],
-    });
-    await activities.writeReport({
-      plan,
+    await reportWithOneFailure(fixture.file, {
       runId: 'pixelmill/variants-report',
-      emulated: true,
+      now: Date.UTC(2026, 10, 26, 12),
       startedAt: '2026-11-26T11:00:00.000Z',
-      apiCalls: { submit: 1, lookup: 1, get: 1 },
     });
     const { page, problems } = await openGallery(browser, join(fixture.outputDir, GALLERY_FILE));
     expect(await page.locator('#columns > *').allTextContents()).toEqual([

@@ -10,7 +10,6 @@ import { PNG } from 'pngjs';
 import sharp from 'sharp';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createActivities } from '../activities/index.js';
 import { GALLERY_FILE, writeGallery, type GalleryEntry, type GallerySummary } from '../report/gallery.js';
 import type { ReportLine } from '../report/report-line.js';
 import type { ItemStatus } from '../common/types.js';
@@ -18,9 +17,8 @@ import { renderResultPng } from '../emulator/apimart/images/render.js';
 import type { PlannedItem } from '../manifest/normalize.js';
 import { writeManifest } from './activities-fixture.js';
 import { launchChromium } from './support/browser.js';
-import { openGallery, summaryOf } from './support/gallery.js';
+import { openGallery, reportWithOneFailure, summaryOf } from './support/gallery.js';
 import { removeTempDirs, tempDir } from './support/temp-dir.js';
-import { frozenPlan } from './support/plan.js';
 
 interface PageImage {
   src: string;
@@ -489,28 +487,10 @@ describe('gallery (index.html)', () => {
       '  - { id: b, prompt: lamp b }',
       '  - { id: c, prompt: lamp c }',
     ]);
-    const activities = createActivities({ now: () => Date.UTC(2026, 4, 1, 12) });
-    const { plan } = await activities.prepareRun({ plan: await frozenPlan(fixture.file) });
-    await activities.recordOutcomes({
-      plan,
-      shard: 0,
-      outcomes: [
-        {
-          index: 1,
-          status: 'failed',
-          taskId: 'task_B',
-          attempts: 2,
-          creditsCost: 0,
-          error: { type: 'generation_error', code: 'generation_failed', message: 'it broke' },
-        },
-      ],
-    });
-    await activities.writeReport({
-      plan,
+    await reportWithOneFailure(fixture.file, {
       runId: 'pixelmill/lamps',
-      emulated: true,
+      now: Date.UTC(2026, 4, 1, 12),
       startedAt: '2026-05-01T11:00:00.000Z',
-      apiCalls: { submit: 1, lookup: 1, get: 1 },
     });
 
     expect(readdirSync(fixture.outputDir).sort()).toEqual([

@@ -1,9 +1,11 @@
-// What the gallery tests share: a run's summary made from its entries, and the page opened in the
-// browser with its script errors and CSP violations collected.
+// What the gallery tests share: a run's summary made from its entries, a report written by the
+// report activity, and the page opened in the browser with its script errors and CSP violations collected.
 import { pathToFileURL } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
+import { createActivities } from '../../activities/index.js';
 import type { ItemStatus } from '../../common/types.js';
 import type { GalleryEntry, GallerySummary } from '../../report/gallery.js';
+import { frozenPlan } from './plan.js';
 
 /** The summary of a run named `manifest` whose report is `entries`, emulated, over `[startedAt, finishedAt]`. */
 export function summaryOf(
@@ -39,4 +41,37 @@ export async function openGallery(
   });
   await page.goto(pathToFileURL(file).href + hash);
   return { page, problems };
+}
+
+/**
+ * The report the run's own activity writes for the manifest `file`, its second item failed (task_B,
+ * 2 attempts) and the rest never finished, at `now`.
+ */
+export async function reportWithOneFailure(
+  file: string,
+  { runId, now, startedAt }: { runId: string; now: number; startedAt: string },
+): Promise<void> {
+  const activities = createActivities({ now: () => now });
+  const { plan } = await activities.prepareRun({ plan: await frozenPlan(file) });
+  await activities.recordOutcomes({
+    plan,
+    shard: 0,
+    outcomes: [
+      {
+        index: 1,
+        status: 'failed',
+        taskId: 'task_B',
+        attempts: 2,
+        creditsCost: 0,
+        error: { type: 'generation_error', code: 'generation_failed', message: 'it broke' },
+      },
+    ],
+  });
+  await activities.writeReport({
+    plan,
+    runId,
+    emulated: true,
+    startedAt,
+    apiCalls: { submit: 1, lookup: 1, get: 1 },
+  });
 }
