@@ -29,6 +29,7 @@ import type { ReferenceHost } from '../references/host.js';
 import { estimatedCredits, type PlanMeta, type RunStateStore } from '../runstate/index.js';
 import { providerNamed } from '../providers/registry.js';
 import { lookUpTasks } from './task-lookups.js';
+import { unconfirmedSlot, type Confirmed } from './unconfirmed-submits.js';
 import { mapLimit } from '../common/map-limit.js';
 
 /** Cancels in flight at once: a few, each in its turn at the rate. */
@@ -210,6 +211,24 @@ export function pastDeadline(notAfter: number | undefined): boolean {
   return notAfter !== undefined && Date.now() >= notAfter;
 }
 
+/**
+ * A submit's turn: a slot among this worker's unconfirmed submits (unconfirmed-submits.ts), then
+ * the rate's. `confirmed` releases the slot: once the task is journaled, or nothing was sent.
+ */
+export async function submitTurn(
+  gate: ApiCallDeps['gate'],
+  client: ProviderClient,
+  meta: PlanMeta,
+): Promise<{ answered: Answered; confirmed: Confirmed }> {
+  const confirmed = await unconfirmedSlot(client, meta);
+  try {
+    return { answered: await gate.acquire('submit', meta), confirmed };
+  } catch (error) {
+    confirmed();
+    throw error;
+  }
+}
+
 /** One submit, sent as `call` (its Idempotency-Key) and answered to the gate. */
 export interface SubmitSend {
   client: ProviderClient;
@@ -260,8 +279,9 @@ export function apiCallActivities(deps: ApiCallDeps) {
     const { meta, request } = await generationRequest(deps, input.plan, input.index);
     const client = clients.forPlan(meta);
     const options = submitOptions(deps, meta, input.webhook, call);
-    const answered = await gate.acquire('submit', meta);
+    const { answered, confirmed } = await submitTurn(gate, client, meta);
     if (pastDeadline(input.notAfter)) {
+      confirmed();
       throw ApplicationFailure.nonRetryable(
         "the run's deadline passed before this submit was sent",
         FailureType.DeadlinePassed,
@@ -279,6 +299,7 @@ export function apiCallActivities(deps: ApiCallDeps) {
       });
       return { ...task, calls: callsMade() };
     } catch (error) {
+      confirmed();
       const unsafe = resendUnsafe(error, meta);
       if (unsafe) throw ApplicationFailure.nonRetryable(unsafe.message, unsafe.type, unsafe);
       throw await submitFailure(
@@ -287,6 +308,8 @@ export function apiCallActivities(deps: ApiCallDeps) {
         (taskId) => paced(gate, 'query', meta, () => client.lookupOne(taskId)),
         input.carriesOn,
       );
+    } finally {
+      confirmed();
     }
   }
 

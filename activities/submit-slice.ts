@@ -23,6 +23,7 @@ import {
   pastDeadline,
   sendSubmit,
   submitOptions,
+  submitTurn,
   resendUnsafe,
   type ApiCallDeps,
   type SubmitSend,
@@ -30,6 +31,7 @@ import {
 import { answerOf, callName } from './api-evidence.js';
 import { toActivityFailure } from './failures.js';
 import { currentSubmitCall, earlierSliceTasks, itemCall, recordTakeover } from './submit-journal.js';
+import type { Confirmed } from './unconfirmed-submits.js';
 
 /**
  * Submits of a slice on the wire at once. The gate spaces their starts at the rate; this bounds
@@ -61,7 +63,7 @@ export function submitSliceActivity(deps: ApiCallDeps) {
   const { runState, clients, gate, evidence } = deps;
 
   /** One item's submit: what became of it. */
-  async function submitOne(index: number, send: SubmitSend): Promise<SlicedSubmit> {
+  async function submitOne(index: number, send: SubmitSend, confirmed: Confirmed): Promise<SlicedSubmit> {
     const { call } = send;
     try {
       return { index, ...(await sendSubmit(deps, send)) };
@@ -79,6 +81,8 @@ export function submitSliceActivity(deps: ApiCallDeps) {
       if (failure) return { index, failure };
       if (!call) return { index, untried: true };
       return { index, retryAs: { call: call.activityId, triedAt: Date.now(), answer: answerOf(error) } };
+    } finally {
+      confirmed();
     }
   }
 
@@ -93,7 +97,12 @@ export function submitSliceActivity(deps: ApiCallDeps) {
     const inFlight = new Set<Promise<void>>();
     let calls = 0;
     let failure: { error: unknown } | undefined;
-    const overConcurrency = (): boolean => outcomes.some((outcome) => outcome.overConcurrency);
+    // Past a concurrency refusal, the rest would only be refused too: the shard sends them later.
+    const sendable = (): boolean =>
+      !failure &&
+      !outcomes.some((outcome) => outcome.overConcurrency) &&
+      Date.now() < until &&
+      !pastDeadline(input.notAfter);
 
     for (const { index } of input.items) {
       const call = slice && itemCall(slice, index);
@@ -105,27 +114,27 @@ export function submitSliceActivity(deps: ApiCallDeps) {
         calls++;
         continue;
       }
-      // Past a concurrency refusal, the rest would only be refused too: the shard sends them later.
-      if (failure || overConcurrency() || Date.now() >= until || pastDeadline(input.notAfter)) {
+      if (!sendable()) {
         outcomes.push({ index, untried: true });
         continue;
       }
       try {
         while (inFlight.size >= SLICE_IN_FLIGHT) await Promise.race(inFlight);
         const { request } = await generationRequest(deps, plan, index);
-        const answered = await gate.acquire('submit', meta);
-        if (pastDeadline(input.notAfter)) {
+        const { answered, confirmed } = await submitTurn(gate, client, meta);
+        // The turn may have waited for a slot while the slice's time ran out or a refusal came.
+        if (!sendable()) {
+          confirmed();
           outcomes.push({ index, untried: true });
           continue;
         }
         calls++;
         const options = submitOptions(deps, meta, input.webhook, call);
-        const sent = submitOne(index, { client, meta, request, options, plan, call, answered }).then(
-          (outcome) => {
-            outcomes.push(outcome);
-            inFlight.delete(sent);
-          },
-        );
+        const send = { client, meta, request, options, plan, call, answered };
+        const sent = submitOne(index, send, confirmed).then((outcome) => {
+          outcomes.push(outcome);
+          inFlight.delete(sent);
+        });
         inFlight.add(sent);
       } catch (error) {
         // The item's own problem (its references cannot be hosted) is its failure; anything else

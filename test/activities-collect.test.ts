@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createActivities } from '../activities/index.js';
+import { COLLECT_PARALLEL } from '../activities/collect-results.js';
 import type { StoreHeartbeat } from '../activities/store-results.js';
 import type { CollectRequest, CollectResultsInput } from '../common/types.js';
 import { apiCallCounts } from '../bench/catalog-audit.js';
@@ -26,22 +27,26 @@ const KEY = 'sk-live-collect-key';
 const accounts = [{ id: 'acct_collect', keys: [{ key: KEY }] }];
 const GET_ROUTE = 'GET /v1/tasks/{id}';
 
-/** Three submitted items (oak: 2 images), on the emulator's manual clock: not finished until it moves. */
-async function submittedRun() {
+const TABLES = [
+  '  - { id: oak, prompt: an oak table, n: 2 }',
+  '  - { id: pine, prompt: a pine table }',
+  '  - { id: elm, prompt: an elm table }',
+];
+
+/** Submitted items (by default three, oak with 2 images), on the emulator's manual clock: not finished until it moves. */
+async function submittedRun(items: string[] = TABLES) {
   const clock = new ManualClock();
   const emulator = await startTestEmulator({ accounts }, { clock });
   const fixture = writeManifest([
     'name: tables',
     'output: { dir: ./out, path_template: "{id}-{index}.{ext}" }',
     'items:',
-    '  - { id: oak, prompt: an oak table, n: 2 }',
-    '  - { id: pine, prompt: a pine table }',
-    '  - { id: elm, prompt: an elm table }',
+    ...items,
   ]);
   const activities = createActivities({ apiBaseUrl: emulator.url, apiKey: KEY });
   const { plan } = await activities.prepareRun({ plan: await frozenPlan(fixture.file) });
   const requests: CollectRequest[] = [];
-  for (const index of [0, 1, 2]) {
+  for (let index = 0; index < items.length; index++) {
     const { taskId } = await activities.submitItem({ plan, index, attempt: 1 });
     requests.push({ index, taskId, attempts: 1 });
   }
@@ -136,5 +141,26 @@ describe('collectResults', () => {
     expect(after.get).toBe(before.get);
     expect(after.downloads).toBe(before.downloads + 1); // pine's one image
     expect(outcomeIds(input.plan.stateDir, fixture.hash).filter((id) => id === 'pine')).toEqual(['pine']);
+  });
+
+  it("one item's failure fails the attempt only after every other item of the group is stored", async () => {
+    // More items than are collected at once: the first fails while the last have not started.
+    const ids = Array.from({ length: COLLECT_PARALLEL + 4 }, (_, k) => `t${k}`);
+    const { clock, emulator, activities, input } = await submittedRun(
+      ids.map((id) => `  - { id: ${id}, prompt: a table ${id} }`),
+    );
+    clock.advance(10 * 60_000);
+    const failing = createActivities({
+      apiBaseUrl: emulator.url,
+      apiKey: KEY,
+      resultStore: unavailableFor('t0'),
+    });
+    const first = inActivity(failing.collectResults, input);
+    expect((await applicationFailure(first.result)).nonRetryable).toBe(false);
+    const beat = (first.heartbeats as StoreHeartbeat[]).at(-1)!;
+    expect(beat.done.map((item) => item.index).sort((a, b) => a - b)).toEqual(ids.map((_, k) => k).slice(1));
+    const retry = await inActivity(activities.collectResults, input, { heartbeatDetails: beat, attempt: 2 })
+      .result;
+    expect(retry.items.every((item) => item.stored?.status === 'completed')).toBe(true);
   });
 });
