@@ -52,6 +52,12 @@ export const FIELD_DOCS: Record<string, string> = {
   'api.provider': `The image API the run drives: ${providers}. \`apimart\` is the asynchronous task API pixelmill first drove, \`fal\` fal's queue, \`replicate\` Replicate's predictions, \`bfl\` Black Forest Labs' FLUX API. It decides what \`model\`, \`params\` and the other item fields become in the request, and what \`validate\` refuses as the provider cannot express it (docs/providers.md). Without a base URL, \`pixelmill run\` starts this provider's emulator (labelled emulated). Default: \`${DEFAULT_PROVIDER}\`.`,
   'api.base_url':
     "Base URL of the provider's API (or of an emulator of it), e.g. `https://api.example.com`. Default: none, and `pixelmill run` starts the provider's built-in emulator.",
+  'api.mode':
+    "How an OpenAI run submits: `batch` (OpenAI's Batch API: a file of up to 500 requests per batch, results within 24 h, at half the price) or `sync` (one held call per item, images in seconds). Only for `provider: openai`. Default: `batch` when the run generates more than 50 items, else `sync` (`plan` says which and why).",
+  'api.max_enqueued_images':
+    "Batch mode: at most this many images waiting in the account's batches at once (OpenAI limits the tokens a model may have enqueued): new batches wait for earlier ones to finish. Default: 5000 (ten batches of 500 one-image items).",
+  'api.retry_in':
+    'Batch mode: where items a batch did not finish (an expired batch, retryable failures) are generated again: `batch` (a new batch, at batch prices) or `sync` (held calls, at once). Default: `batch`.',
   'api.api_key_env': `The *name* of the environment variable that holds the API key (never the key itself). Default: \`${DEFAULTS.apiKeyEnv}\`.`,
   defaults: 'Generation parameters every item inherits unless it sets its own.',
   ...itemParams('defaults.', ''),

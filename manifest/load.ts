@@ -11,7 +11,7 @@ import { providerNamed } from '../providers/registry.js';
 import { expandItems, type Expansion } from './expand.js';
 import { fileEntries, inlineEntries, MAX_ITEMS, readItemsFile } from './item-entries.js';
 import { blockLayer, FIELD_PLACEHOLDERS, variantLayer } from './layers.js';
-import { runSettings, type PlannedItem, type RunSettings } from './normalize.js';
+import { resolveApiMode, runSettings, type PlannedItem, type RunSettings } from './normalize.js';
 import { systemFolder } from './output-folder.js';
 import { locate, MANIFEST_ROOT, sortProblems, yamlErrorOffset, zodProblems, type Where } from './problems.js';
 import { ReferenceFiles, type LocalReference } from './references.js';
@@ -152,6 +152,7 @@ export function loadManifest(manifestPath: string): LoadedManifest {
   const references = [...referenceFiles.found.values()];
   // A photo replaced under the same name changes the run, as an edited prompt does.
   if (references.length > 0) hash.update(JSON.stringify(items.map((item) => item.image_urls ?? null)));
+  resolveApiMode(settings, items.length, manifest.pricing !== undefined);
   return { settings, items, references, hash: hash.digest('hex'), ...(expansion ? { expansion } : {}) };
 }
 

@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { providerNamed } from '../providers/registry.js';
-import { DEFAULT_PROVIDER, type ProviderName } from '../providers/types.js';
+import { DEFAULT_PROVIDER, type ApiMode, type ProviderName } from '../providers/types.js';
 import { RESOLUTIONS, type Language, type Resolution } from '../common/generation.js';
 import { MEGAPIXELS } from '../providers/mapping.js';
 import { isS3Url, parseS3Url, type S3Location } from '../storage/s3-location.js';
@@ -115,6 +115,39 @@ export interface RunSettings {
   creditsPerImage: Record<string, number>;
   /** The provider reports no cost: credits are `creditsPerImage` estimates, and reports say so. */
   creditsEstimated?: boolean;
+  /**
+   * `api.mode` of a provider that submits several ways (OpenAI): as the manifest says, else chosen
+   * by the number of items when the manifest is loaded (resolveApiMode), with the reason.
+   */
+  apiMode?: ApiMode;
+  apiModeReason?: string;
+  /** Batch mode: images waiting in the account's batches at once (`api.max_enqueued_images`). */
+  maxEnqueuedImages?: number;
+  /** Batch mode: where unfinished items are generated again (`api.retry_in`). */
+  retryIn?: ApiMode;
+}
+
+/** Runs of more items than this go to OpenAI's Batch API unless `api.mode` says otherwise. */
+export const BATCH_MODE_ABOVE_ITEMS = 50;
+
+/**
+ * The mode of a provider that has several (OpenAI), once the items are known: the manifest's, else
+ * batch for more than BATCH_MODE_ABOVE_ITEMS items (half the price, within 24 h), else sync.
+ */
+export function resolveApiMode(settings: RunSettings, itemCount: number, pricingGiven: boolean): void {
+  const provider = providerNamed(settings.provider);
+  if (!provider.capabilities.submission) return;
+  if (settings.apiMode !== undefined) {
+    settings.apiModeReason = 'api.mode in the manifest';
+  } else {
+    const batch = itemCount > BATCH_MODE_ABOVE_ITEMS;
+    settings.apiMode = batch ? 'batch' : 'sync';
+    settings.apiModeReason = batch
+      ? `${itemCount} items, over ${BATCH_MODE_ABOVE_ITEMS}: half the price, results within 24 h`
+      : `${itemCount} items, ${BATCH_MODE_ABOVE_ITEMS} or fewer: results in seconds`;
+  }
+  const prices = provider.defaultCreditsPerImage?.(settings.apiMode);
+  if (!pricingGiven && prices) settings.creditsPerImage = prices;
 }
 
 /** A stable id for an item without one: the same prompt and parameters give the same id. */
@@ -239,6 +272,10 @@ export function runSettings(manifest: Manifest, manifestFile: string, manifestDi
     checks: { ...DEFAULT_CHECK_LEVELS, ...definedOnly(manifest.checks ?? {}) },
     creditsPerImage: creditsPerImage(manifest.pricing),
   };
+  if (manifest.api?.mode !== undefined) settings.apiMode = manifest.api.mode;
+  if (manifest.api?.max_enqueued_images !== undefined)
+    settings.maxEnqueuedImages = manifest.api.max_enqueued_images;
+  if (manifest.api?.retry_in !== undefined) settings.retryIn = manifest.api.retry_in;
   if (!providerNamed(settings.provider).capabilities.reportsCost) settings.creditsEstimated = true;
   if (objectStore) settings.objectStore = objectStore;
   if (output && 'allow_non_empty' in output && output.allow_non_empty) settings.allowNonEmptyOutput = true;

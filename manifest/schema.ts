@@ -2,7 +2,8 @@
 // for validation, for the normalized items the run works from, and for manifests/manifest.schema.json
 // (generated from it for editors).
 import { z } from 'zod';
-import { PROVIDER_NAMES } from '../providers/types.js';
+import { providerNamed } from '../providers/registry.js';
+import { DEFAULT_PROVIDER, PROVIDER_NAMES } from '../providers/types.js';
 import { isS3Url, parseS3Url } from '../storage/s3-location.js';
 import { parseDeadline, parseDuration } from './durations.js';
 import { CHECK_NAMES, type CheckName } from '../checks/image-checks.js';
@@ -188,6 +189,21 @@ export const ManifestSchema = z
             'must be the name of an environment variable: capital letters, digits and "_" (not the key itself)',
           )
           .optional(),
+        mode: z.enum(['batch', 'sync']).optional(),
+        max_enqueued_images: z.number().int().min(1).max(10_000_000).optional(),
+        retry_in: z.enum(['batch', 'sync']).optional(),
+      })
+      .superRefine((api, ctx) => {
+        // Only a provider that offers several ways of submitting (OpenAI) has a mode to choose.
+        if (providerNamed(api.provider).capabilities.submission) return;
+        const provider = api.provider ?? DEFAULT_PROVIDER;
+        for (const field of ['mode', 'max_enqueued_images', 'retry_in'] as const)
+          if (api[field] !== undefined)
+            ctx.addIssue({
+              code: 'custom',
+              path: [field],
+              message: `${provider} has one way of submitting (tasks): remove it, or use provider openai`,
+            });
       })
       .optional(),
     defaults: ItemParamsSchema.optional(),

@@ -3,10 +3,11 @@
 import { apimart } from './apimart/index.js';
 import { bfl } from './bfl/index.js';
 import { fal } from './fal/index.js';
+import { openai } from './openai/index.js';
 import { replicate } from './replicate/index.js';
 import { DEFAULT_PROVIDER, PROVIDER_NAMES, type ImageProvider, type ProviderName } from './types.js';
 
-const PROVIDERS: Record<ProviderName, ImageProvider> = { apimart, bfl, fal, replicate };
+const PROVIDERS: Record<ProviderName, ImageProvider> = { apimart, bfl, fal, openai, replicate };
 
 export function isProviderName(name: string): name is ProviderName {
   return (PROVIDER_NAMES as readonly string[]).includes(name);

@@ -17,7 +17,7 @@ import type { TaskResult } from '../common/types.js';
 export type { DownloadedResult, EndpointStats, TaskResult };
 
 /** The providers pixelmill drives; `apimart` is the asynchronous task API of the first spec. */
-export const PROVIDER_NAMES = ['apimart', 'fal', 'replicate', 'bfl'] as const;
+export const PROVIDER_NAMES = ['apimart', 'fal', 'replicate', 'bfl', 'openai'] as const;
 export type ProviderName = (typeof PROVIDER_NAMES)[number];
 export const DEFAULT_PROVIDER: ProviderName = 'apimart';
 
@@ -46,7 +46,26 @@ export interface ProviderLimits {
   overConcurrency?: 'refused' | 'queued';
 }
 
+/**
+ * How work reaches a provider:
+ * - `tasks`: one asynchronous task per item, its state learned by lookups (the shard workflow);
+ * - `batch-file`: a file of requests per batch, polled as one and answered by an output file
+ *   (OpenAI's Batch API: the batch shard workflow);
+ * - `held-call`: one synchronous call per item that holds the connection until the images come
+ *   back in its answer (OpenAI's Images API).
+ */
+export const SUBMISSIONS = ['tasks', 'batch-file', 'held-call'] as const;
+export type Submission = (typeof SUBMISSIONS)[number];
+
+/** The manifest's `api.mode`: which of its submissions a provider offering several uses. */
+export type ApiMode = 'batch' | 'sync';
+
 export interface ProviderCapabilities {
+  /**
+   * How work reaches the provider, by `api.mode` for a provider that offers several; absent: tasks
+   * only (and `api.mode` is a validate error).
+   */
+  submission?: Readonly<Record<ApiMode, Submission>>;
   lookup: LookupStyle;
   /**
    * A lookup's answer for a finished task carries its result (images, cost, error), so no
@@ -232,6 +251,11 @@ export interface ImageProvider {
    * path within the item), for `validate` to report at file:line:col.
    */
   mapRequest(item: ItemRequest): { request: ProviderRequest } | { problems: MappingProblem[] };
+  /**
+   * What an image costs by resolution when the manifest has no `pricing`, in the provider's own
+   * unit (OpenAI: US dollars, by mode); absent: pixelmill's 1, 2 and 4 credits.
+   */
+  defaultCreditsPerImage?(mode: ApiMode | undefined): Record<string, number>;
   createClient(options: ProviderClientOptions): ProviderClient;
   /**
    * What a webhook verifier needs from the account itself (Replicate's secret, fetched with the
