@@ -14,6 +14,10 @@ import { mergeOverDefaults } from '../emulator/core/index.js';
 import { sendRaw, type RawResponse } from './support/raw-http.js';
 
 export { ManualClock } from './support/emulator.js';
+
+/** A wire object as tests read it. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests inspect arbitrary wire objects
+type Wire = any;
 export { DEMO_OPENAI_KEY };
 
 /** Validation 10 s, running 100 s, finalizing 5 s, cancelling 20 s, exactly; a sync call is held 30 s. */
@@ -134,8 +138,7 @@ export async function startBatch(
   return batch.json;
 }
 
-export async function getBatch(emulator: { url: string }, id: string): Promise<Record<string, any>> {
-  // eslint-disable-line @typescript-eslint/no-explicit-any -- tests read the wire object
+export async function getBatch(emulator: { url: string }, id: string): Promise<Record<string, Wire>> {
   const response = await api(emulator, `/v1/batches/${id}`);
   if (response.status !== 200) throw new Error(`get batch: ${response.status} ${response.text}`);
   return response.json;
@@ -183,8 +186,7 @@ export async function downloadResuming(
 }
 
 /** The JSON lines of a JSONL file. */
-export function linesOf(body: Buffer): any[] {
-  // eslint-disable-line @typescript-eslint/no-explicit-any -- wire lines
+export function linesOf(body: Buffer): Wire[] {
   return body
     .toString('utf8')
     .split('\n')
