@@ -19,6 +19,9 @@ import { storeResultsActivity } from './store-results.js';
 import { collectResultsActivity } from './collect-results.js';
 import { submitSliceActivity } from './submit-slice.js';
 import { carryOverActivity } from './carry-over.js';
+import { openaiBatchActivities } from './openai-batch.js';
+import { openaiBatchCollectActivity } from './openai-batch-collect.js';
+import { openaiGenerateActivity } from './openai-generate.js';
 
 export type { ActivityDeps } from './deps.js';
 export { toActivityFailure } from './failures.js';
@@ -71,6 +74,7 @@ function buildActivities(resolved: ResolvedDeps, clients: ApiClients, gate: Rate
     storeResults: failuresMapped(storeResultsActivity({ clients, resolved })),
     collectResults: failuresMapped(collectResultsActivity({ clients, resolved, api: { gate, evidence } })),
     carryOver: failuresMapped(carryOverActivity({ clients, resolved })),
+    ...batchActivities(resolved, clients),
     recordOutcomes: activity(recordOutcomesActivity(runState)),
     writeReport: activity(
       writeReportActivity({ runState, now: resolved.now, resultStore: resolved.resultStore }),
@@ -78,6 +82,22 @@ function buildActivities(resolved: ResolvedDeps, clients: ApiClients, gate: Rate
     configureRateLimit: activity(configureRateLimit),
     applyGroupRates,
     joinRateGovernor: activity(joinRateGovernor),
+  };
+}
+
+/** The batch shard's (workflows/batch-shard.ts): OpenAI's Batch API and held calls. */
+function batchActivities(resolved: ResolvedDeps, clients: ApiClients) {
+  const { openaiBatchSubmit, openaiBatchStatus, openaiBatchCancel } = openaiBatchActivities({
+    clients,
+    runState: resolved.runState,
+  });
+  return {
+    openaiBatchSubmit: activity(openaiBatchSubmit),
+    openaiBatchStatus: activity(openaiBatchStatus),
+    openaiBatchCancel: activity(openaiBatchCancel),
+    // It beats with its progress itself.
+    openaiBatchCollect: failuresMapped(openaiBatchCollectActivity({ clients, resolved })),
+    openaiGenerate: activity(openaiGenerateActivity({ clients, resolved })),
   };
 }
 

@@ -12,7 +12,10 @@ import type {
   PreparedRun,
   PrepareRunInput,
 } from '../common/types.js';
-import { DEFAULTS } from '../manifest/normalize.js';
+import { BATCH_POLL_MS, DEFAULTS } from '../manifest/normalize.js';
+
+/** `api.max_enqueued_images` by default: ten batches of 500 one-image items. */
+export const DEFAULT_MAX_ENQUEUED_IMAGES = 5_000;
 import { s3UrlOf } from '../storage/s3-location.js';
 import type { ResolvedDeps } from './deps.js';
 import { estimatedCredits, shardCredits, type PlanMeta, type RunStateStore } from '../runstate/index.js';
@@ -67,12 +70,29 @@ async function preparedRun(
   if (lookup.kind !== 'batch') prepared.lookup = lookup.kind;
   if (!limits.rate) prepared.startPerSecond = UNRATED_START_PER_SECOND;
   if (providerNamed(meta.provider).capabilities.cancel) prepared.cancel = true;
+  batchSettings(prepared, meta);
   if (limits.concurrency)
     prepared.concurrency = {
       ...(limits.documentedConcurrency !== undefined ? { documented: limits.documentedConcurrency } : {}),
       ...(limits.overConcurrency === 'refused' ? { refused: true } : {}),
     };
   return { run: prepared, meta };
+}
+
+/**
+ * A provider that takes batch files or held calls (OpenAI), by the plan's mode: the shard workflow
+ * it needs, and in batch mode `max_in_flight` as the account's enqueued images allow (a batch holds
+ * its items until it ends, so the run starts another only while they fit).
+ */
+function batchSettings(prepared: PreparedRun, meta: PlanMeta): void {
+  const submission = providerNamed(meta.provider).capabilities.submission?.[meta.apiMode ?? 'batch'];
+  if (submission === undefined || submission === 'tasks') return;
+  prepared.submission = submission;
+  if (submission !== 'batch-file') return;
+  prepared.batch = { pollMs: meta.batchPollMs ?? BATCH_POLL_MS, retryIn: meta.retryIn ?? 'batch' };
+  const imagesPerItem = Math.max(1, meta.imageCount / Math.max(1, meta.itemCount));
+  const enqueued = meta.maxEnqueuedImages ?? DEFAULT_MAX_ENQUEUED_IMAGES;
+  prepared.maxInFlight = Math.max(1, Math.floor(enqueued / imagesPerItem));
 }
 
 /** Plans written before their meta held shard credits: summed from the items. */

@@ -147,6 +147,18 @@ export interface PreparedRun {
 export interface ShardSpec {
   index: number;
   /** First item (index into the plan) and item count. */
+  /** How work reaches the provider when not as tasks (providers/types.ts, Submission): the shard workflow to start. */
+  submission?: 'batch-file' | 'held-call';
+  /** Batch mode's polling (the first wait) and where unfinished items go again. */
+  batch?: BatchLimits;
+}
+
+/** A batch shard's own limits (workflows/batch-shard.ts). */
+export interface BatchLimits {
+  /** The wait before a batch's first status call; later waits grow to 20 times it (at most 10 minutes). */
+  pollMs: number;
+  /** Where unfinished items are generated again: a new batch, or held calls. */
+  retryIn: 'batch' | 'sync';
   offset: number;
   count: number;
   /**
@@ -280,6 +292,9 @@ export interface ShardLimits {
 export interface GovernedCalls {
   /** Temporal's fairness key of the run's API calls: runs of one account share its rate evenly. */
   fairnessKey: string;
+  /** Work goes to the provider as batch files or held calls (PreparedRun.submission): the batch shard. */
+  submission?: 'batch-file' | 'held-call';
+  batch?: BatchLimits;
 }
 
 export interface ShardInput {

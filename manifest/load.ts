@@ -152,7 +152,10 @@ export function loadManifest(manifestPath: string): LoadedManifest {
   const references = [...referenceFiles.found.values()];
   // A photo replaced under the same name changes the run, as an edited prompt does.
   if (references.length > 0) hash.update(JSON.stringify(items.map((item) => item.image_urls ?? null)));
-  resolveApiMode(settings, items.length, manifest.pricing !== undefined);
+  resolveApiMode(settings, items.length, {
+    pricing: manifest.pricing !== undefined,
+    taskTimeout: manifest.limits?.task_timeout !== undefined,
+  });
   return { settings, items, references, hash: hash.digest('hex'), ...(expansion ? { expansion } : {}) };
 }
 

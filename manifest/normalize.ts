@@ -129,12 +129,26 @@ export interface RunSettings {
 
 /** Runs of more items than this go to OpenAI's Batch API unless `api.mode` says otherwise. */
 export const BATCH_MODE_ABOVE_ITEMS = 50;
+  /** Batch mode: the wait before a batch's first status call (`api.poll_interval`). */
+  batchPollMs?: number;
 
 /**
+/** Batch mode's defaults: the first status call 30 s after the batch, waits growing to 10 minutes. */
+export const BATCH_POLL_MS = 30_000;
+/**
+ * A batch's `limits.task_timeout` when the manifest sets none: OpenAI's completion window (24 h,
+ * after which it expires the batch itself) and a little more, not the 30 minutes of a task.
+ */
+export const BATCH_TASK_TIMEOUT_MS = 25 * 3_600_000;
+
  * The mode of a provider that has several (OpenAI), once the items are known: the manifest's, else
  * batch for more than BATCH_MODE_ABOVE_ITEMS items (half the price, within 24 h), else sync.
  */
-export function resolveApiMode(settings: RunSettings, itemCount: number, pricingGiven: boolean): void {
+export function resolveApiMode(
+  settings: RunSettings,
+  itemCount: number,
+  given: { pricing: boolean; taskTimeout: boolean },
+): void {
   const provider = providerNamed(settings.provider);
   if (!provider.capabilities.submission) return;
   if (settings.apiMode !== undefined) {
@@ -147,7 +161,8 @@ export function resolveApiMode(settings: RunSettings, itemCount: number, pricing
       : `${itemCount} items, ${BATCH_MODE_ABOVE_ITEMS} or fewer: results in seconds`;
   }
   const prices = provider.defaultCreditsPerImage?.(settings.apiMode);
-  if (!pricingGiven && prices) settings.creditsPerImage = prices;
+  if (!given.pricing && prices) settings.creditsPerImage = prices;
+  if (settings.apiMode === 'batch' && !given.taskTimeout) settings.taskTimeoutMs = BATCH_TASK_TIMEOUT_MS;
 }
 
 /** A stable id for an item without one: the same prompt and parameters give the same id. */
@@ -280,6 +295,8 @@ export function runSettings(manifest: Manifest, manifestFile: string, manifestDi
   if (objectStore) settings.objectStore = objectStore;
   if (output && 'allow_non_empty' in output && output.allow_non_empty) settings.allowNonEmptyOutput = true;
   if (output && 'public_url' in output && output.public_url) settings.publicUrl = output.public_url;
+  if (manifest.api?.poll_interval !== undefined)
+    settings.batchPollMs = parseDuration(manifest.api.poll_interval);
   if (manifest.api?.base_url) settings.apiBaseUrl = manifest.api.base_url;
   if (manifest.limits?.budget_credits !== undefined) settings.budgetCredits = manifest.limits.budget_credits;
   const deadline = manifest.limits?.deadline ? parseDeadline(manifest.limits.deadline) : undefined;

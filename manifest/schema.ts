@@ -193,11 +193,15 @@ export const ManifestSchema = z
         max_enqueued_images: z.number().int().min(1).max(10_000_000).optional(),
         retry_in: z.enum(['batch', 'sync']).optional(),
       })
+        poll_interval: z
+          .string()
+          .refine((text) => parseDuration(text) !== undefined, 'must be a duration such as "30s" or "2m"')
+          .optional(),
       .superRefine((api, ctx) => {
         // Only a provider that offers several ways of submitting (OpenAI) has a mode to choose.
         if (providerNamed(api.provider).capabilities.submission) return;
         const provider = api.provider ?? DEFAULT_PROVIDER;
-        for (const field of ['mode', 'max_enqueued_images', 'retry_in'] as const)
+        for (const field of ['mode', 'max_enqueued_images', 'retry_in', 'poll_interval'] as const)
           if (api[field] !== undefined)
             ctx.addIssue({
               code: 'custom',

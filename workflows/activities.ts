@@ -106,3 +106,70 @@ export function activitiesOn(queues: TaskQueues, governed?: GovernedCalls) {
 }
 
 export type ActivitiesOn = ReturnType<typeof activitiesOn>;
+
+/**
+ * The batch shard's activities (workflows/batch-shard.ts): a batch's submit on the submit queue,
+ * its polls and cancel on the query queue, its collect (a stream of up to gigabytes, heartbeating
+ * its byte offset) on the transfer queue, and the held calls of sync mode on the submit queue.
+ */
+export function batchActivitiesOn(queues: TaskQueues, governed?: GovernedCalls) {
+  const fairness = governed ? { fairnessKey: governed.fairnessKey } : {};
+  const apiCall = {
+    startToCloseTimeout: API_CALL_TIMEOUT,
+    heartbeatTimeout: HEARTBEAT_TIMEOUT,
+    retry: apiRetry,
+  };
+  const { openaiBatchStatus, openaiBatchCancel } = proxyActivities<Activities>({
+    ...apiCall,
+    taskQueue: governed ? queues.query : queues.api,
+    priority: { priorityKey: 1, ...fairness },
+  });
+  // A list of batches, an upload of up to 500 lines and a create: a few calls in one activity.
+  const { openaiBatchSubmit } = proxyActivities<Activities>({
+    ...apiCall,
+    startToCloseTimeout: '5 minutes',
+    taskQueue: governed ? queues.submit : queues.api,
+    priority: { priorityKey: 3, ...fairness },
+  });
+  /** A held call answers within minutes; its heartbeats show it alive meanwhile. */
+  const { openaiGenerate } = proxyActivities<Activities>({
+    ...apiCall,
+    startToCloseTimeout: '6 minutes',
+    taskQueue: governed ? queues.submit : queues.api,
+    priority: { priorityKey: 3, ...fairness },
+  });
+  /** Streams the batch's files (1-1.5 GB for 500 images) at the worker's pace; a retry resumes at its byte offset. */
+  const { openaiBatchCollect } = proxyActivities<Activities>({
+    taskQueue: queues.transfer,
+    startToCloseTimeout: '2 hours',
+    heartbeatTimeout: HEARTBEAT_TIMEOUT,
+    retry: {
+      initialInterval: '2 seconds',
+      backoffCoefficient: 2,
+      maximumInterval: '1 minute',
+      maximumAttempts: 20,
+    },
+  });
+  const { recordOutcomes, planShard } = proxyActivities<Activities>({
+    taskQueue: queues.workflow,
+    startToCloseTimeout: '10 minutes',
+    heartbeatTimeout: '1 minute',
+    retry: {
+      initialInterval: '1 second',
+      backoffCoefficient: 2,
+      maximumInterval: '30 seconds',
+      maximumAttempts: 10,
+    },
+  });
+  return {
+    openaiBatchSubmit,
+    openaiBatchStatus,
+    openaiBatchCancel,
+    openaiBatchCollect,
+    openaiGenerate,
+    recordOutcomes,
+    planShard,
+  };
+}
+
+export type BatchActivitiesOn = ReturnType<typeof batchActivitiesOn>;

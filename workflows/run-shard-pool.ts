@@ -14,6 +14,7 @@ import type { cancelSignal, pauseSignal, resumeSignal } from '../common/names.js
 import { inFlightShareSignal } from '../common/names.js';
 import type { RunCarriedState, ShardInput, ShardResult } from '../common/types.js';
 import { InFlightShares } from './in-flight-shares.js';
+import { batchShardWorkflow } from './batch-shard.js';
 import { shardWorkflow } from './shard.js';
 
 type ShardSignalTarget = Pick<ExternalWorkflowHandle, 'signal'>;
@@ -93,7 +94,8 @@ export class ShardPool {
     },
   ): Promise<void> {
     const args = options.args(this.shares.start(workflowId));
-    const child = await startChild(shardWorkflow, {
+    // A provider that takes batch files or held calls (its submission capability) has its own shard.
+    const child = await startChild(args.limits.submission ? batchShardWorkflow : shardWorkflow, {
       workflowId,
       taskQueue: options.taskQueue,
       // A shard outlives the execution that started it when the run continues as new.

@@ -132,6 +132,9 @@ export function shardInput(start: ShardStart): ShardInput {
       ...(input.tuning?.runCheckMs ? { runCheckMs: input.tuning.runCheckMs } : {}),
       ...(plan.lookup !== undefined && plan.lookup !== 'batch' ? { lookup: plan.lookup } : {}),
       ...(plan.cancel ? { cancel: true } : {}),
+      ...(plan.submission
+        ? { submission: plan.submission, ...(plan.batch ? { batch: plan.batch } : {}) }
+        : {}),
       ...(plan.concurrency
         ? {
             concurrency: {
