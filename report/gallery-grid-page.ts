@@ -2,7 +2,7 @@
 // Content-Security-Policy that lets only its own style and script run (its script is
 // gallery-grid-script.ts). Like the item gallery it must work from file:// with nothing fetched
 // but the run's own images.
-import { cspHash, HEADER_CSS } from './gallery-page.js';
+import { HEADER_CSS, pageCsp } from './gallery-page.js';
 import { GRID_SCRIPT } from './gallery-grid-script.js';
 
 // --row-h is the one row height: the script positions rows by it, so a row's content is clipped
@@ -56,11 +56,4 @@ dialog button{font:inherit}
 `;
 
 /** As the item gallery's (gallery-page.ts): only this style and script run, images are the run's. */
-export const GRID_CSP = [
-  "default-src 'none'",
-  "img-src 'self' file:",
-  `style-src ${cspHash(GRID_CSS)}`,
-  `script-src ${cspHash(GRID_SCRIPT)}`,
-  "base-uri 'none'",
-  "form-action 'none'",
-].join('; ');
+export const GRID_CSP = pageCsp({ css: GRID_CSS, script: GRID_SCRIPT });

@@ -212,19 +212,24 @@ export const GALLERY_SCRIPT = `
 `;
 
 /** A CSP source that lets exactly this inline block run. */
-export function cspHash(source: string): string {
+function cspHash(source: string): string {
   return `'sha256-${createHash('sha256').update(source).digest('base64')}'`;
 }
 
 /**
- * Only the page's own style and script run, whatever a prompt contains: even if escaping ever
- * failed, an injected script or inline handler would be blocked. Images: the run's files only.
+ * A gallery page's policy: only its own inline style and script run, whatever a prompt contains:
+ * even if escaping ever failed, an injected script or inline handler would be blocked. Images: the
+ * run's files only.
  */
-export const GALLERY_CSP = [
-  "default-src 'none'",
-  "img-src 'self' file:",
-  `style-src ${cspHash(GALLERY_CSS)}`,
-  `script-src ${cspHash(GALLERY_SCRIPT)}`,
-  "base-uri 'none'",
-  "form-action 'none'",
-].join('; ');
+export function pageCsp({ css, script }: { css: string; script: string }): string {
+  return [
+    "default-src 'none'",
+    "img-src 'self' file:",
+    `style-src ${cspHash(css)}`,
+    `script-src ${cspHash(script)}`,
+    "base-uri 'none'",
+    "form-action 'none'",
+  ].join('; ');
+}
+
+export const GALLERY_CSP = pageCsp({ css: GALLERY_CSS, script: GALLERY_SCRIPT });

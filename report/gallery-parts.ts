@@ -4,7 +4,7 @@
 import type { ItemStatus } from '../common/types.js';
 import { nounFor, plural } from '../common/words.js';
 import type { PlannedItem } from '../manifest/normalize.js';
-import { escapeHtml } from './gallery-page.js';
+import { ALWAYS_OFFERED, escapeHtml, STATUSES } from './gallery-page.js';
 import type { ReportLine } from './report-line.js';
 
 /** The run-level facts in the page header: the fields of summary.json it shows. */
@@ -49,6 +49,17 @@ function runTime(startedAt: string, finishedAt: string): string {
 
 export function filterButton(filter: string, label: string, count: number): string {
   return `<button type="button" data-filter="${filter}" aria-pressed="false">${label}<span class="count">${count}</span></button>`;
+}
+
+/** The toolbar's "All" button, then one per status the run has (completed and failed always). */
+export function statusButtons(summary: Pick<GallerySummary, 'items' | 'counts'>): string[] {
+  const buttons = [filterButton('all', 'All', summary.items)];
+  for (const status of STATUSES) {
+    const count = summary.counts[status];
+    const label = `${status.charAt(0).toUpperCase()}${status.slice(1)}`;
+    if (count > 0 || ALWAYS_OFFERED.has(status)) buttons.push(filterButton(status, label, count));
+  }
+  return buttons;
 }
 
 /** The header's line of run facts: items, images, credits, run id, when, emulated. */

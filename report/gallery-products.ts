@@ -4,7 +4,7 @@
 // cells as JSON (a data block the browser never runs) and its script draws only the rows near
 // the viewport (gallery-grid-page.ts). The writer still streams: one chunk per cell, and in
 // memory only each product's number and the order its variants come in.
-import { ALWAYS_OFFERED, escapeHtml, imageHref, STATUSES } from './gallery-page.js';
+import { escapeHtml, imageHref } from './gallery-page.js';
 import { GRID_CSP, GRID_CSS } from './gallery-grid-page.js';
 import { GRID_SCRIPT } from './gallery-grid-script.js';
 import {
@@ -15,6 +15,7 @@ import {
   itemFacts,
   REVIEW_BAR,
   runFacts,
+  statusButtons,
   VIEWER_DIALOG,
   type GallerySummary,
 } from './gallery-parts.js';
@@ -119,12 +120,7 @@ export function* productGalleryHtml(
 
 function pageHead(summary: GallerySummary): string {
   const name = escapeHtml(summary.manifest);
-  const buttons = [filterButton('all', 'All', summary.items)];
-  for (const status of STATUSES) {
-    const count = summary.counts[status];
-    const label = `${status.charAt(0).toUpperCase()}${status.slice(1)}`;
-    if (count > 0 || ALWAYS_OFFERED.has(status)) buttons.push(filterButton(status, label, count));
-  }
+  const buttons = statusButtons(summary);
   // Counted by the page's script from the cells: the summary has no count of images flagged.
   buttons.push(filterButton('checks', 'Checks', 0));
   return `<!doctype html>

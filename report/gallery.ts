@@ -6,23 +6,15 @@
 // manifest's products times its variants gets the product layout instead (gallery-products.ts).
 import type { PlannedItem } from '../manifest/normalize.js';
 import { writeFileAtomic } from '../runstate/index.js';
-import {
-  ALWAYS_OFFERED,
-  escapeHtml,
-  GALLERY_CSP,
-  GALLERY_CSS,
-  GALLERY_SCRIPT,
-  imageHref,
-  STATUSES,
-} from './gallery-page.js';
+import { escapeHtml, GALLERY_CSP, GALLERY_CSS, GALLERY_SCRIPT, imageHref } from './gallery-page.js';
 import {
   checkFindings,
   errorText,
-  filterButton,
   itemDetails,
   itemFacts,
   REVIEW_BAR,
   runFacts,
+  statusButtons,
   VIEWER_DIALOG,
   type GallerySummary,
 } from './gallery-parts.js';
@@ -70,12 +62,7 @@ export function* galleryHtml(summary: GallerySummary, entries: Iterable<GalleryE
 
 function pageHead(summary: GallerySummary): string {
   const name = escapeHtml(summary.manifest);
-  const buttons = [filterButton('all', 'All', summary.items)];
-  for (const status of STATUSES) {
-    const count = summary.counts[status];
-    const label = `${status.charAt(0).toUpperCase()}${status.slice(1)}`;
-    if (count > 0 || ALWAYS_OFFERED.has(status)) buttons.push(filterButton(status, label, count));
-  }
+  const buttons = statusButtons(summary);
   return `<!doctype html>
 <html lang="en">
 <head>
