@@ -142,11 +142,6 @@ export interface PreparedRun {
   startPerSecond?: number;
   /** The provider can cancel a task (its capabilities). */
   cancel?: boolean;
-}
-
-export interface ShardSpec {
-  index: number;
-  /** First item (index into the plan) and item count. */
   /** How work reaches the provider when not as tasks (providers/types.ts, Submission): the shard workflow to start. */
   submission?: 'batch-file' | 'held-call';
   /** Batch mode's polling (the first wait) and where unfinished items go again. */
@@ -159,6 +154,11 @@ export interface BatchLimits {
   pollMs: number;
   /** Where unfinished items are generated again: a new batch, or held calls. */
   retryIn: 'batch' | 'sync';
+}
+
+export interface ShardSpec {
+  index: number;
+  /** First item (index into the plan) and item count. */
   offset: number;
   count: number;
   /**
@@ -287,14 +287,14 @@ export interface ShardLimits {
   concurrency?: { start: number; refused?: boolean };
   /** The provider can cancel a task: at the deadline, those it has not started are cancelled. */
   cancel?: boolean;
+  /** Work goes to the provider as batch files or held calls (PreparedRun.submission): the batch shard. */
+  submission?: 'batch-file' | 'held-call';
+  batch?: BatchLimits;
 }
 
 export interface GovernedCalls {
   /** Temporal's fairness key of the run's API calls: runs of one account share its rate evenly. */
   fairnessKey: string;
-  /** Work goes to the provider as batch files or held calls (PreparedRun.submission): the batch shard. */
-  submission?: 'batch-file' | 'held-call';
-  batch?: BatchLimits;
 }
 
 export interface ShardInput {

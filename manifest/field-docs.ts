@@ -58,9 +58,9 @@ export const FIELD_DOCS: Record<string, string> = {
     "Batch mode: at most this many images waiting in the account's batches at once (OpenAI limits the tokens a model may have enqueued): new batches wait for earlier ones to finish. Default: 5000 (ten batches of 500 one-image items).",
   'api.retry_in':
     'Batch mode: where items a batch did not finish (an expired batch, retryable failures) are generated again: `batch` (a new batch, at batch prices) or `sync` (held calls, at once). Default: `batch`.',
-  'api.api_key_env': `The *name* of the environment variable that holds the API key (never the key itself). Default: \`${DEFAULTS.apiKeyEnv}\`.`,
   'api.poll_interval':
     "Batch mode: the wait before a batch's first status call; each wait after is half as long again, up to 20 times this (at most 10 minutes). Default: `30s`.",
+  'api.api_key_env': `The *name* of the environment variable that holds the API key (never the key itself). Default: \`${DEFAULTS.apiKeyEnv}\`.`,
   defaults: 'Generation parameters every item inherits unless it sets its own.',
   ...itemParams('defaults.', ''),
   limits: 'How fast and how far the run may go.',

@@ -125,14 +125,10 @@ export interface RunSettings {
   maxEnqueuedImages?: number;
   /** Batch mode: where unfinished items are generated again (`api.retry_in`). */
   retryIn?: ApiMode;
-}
-
-/** Runs of more items than this go to OpenAI's Batch API unless `api.mode` says otherwise. */
-export const BATCH_MODE_ABOVE_ITEMS = 50;
   /** Batch mode: the wait before a batch's first status call (`api.poll_interval`). */
   batchPollMs?: number;
+}
 
-/**
 /** Batch mode's defaults: the first status call 30 s after the batch, waits growing to 10 minutes. */
 export const BATCH_POLL_MS = 30_000;
 /**
@@ -141,6 +137,10 @@ export const BATCH_POLL_MS = 30_000;
  */
 export const BATCH_TASK_TIMEOUT_MS = 25 * 3_600_000;
 
+/** Runs of more items than this go to OpenAI's Batch API unless `api.mode` says otherwise. */
+export const BATCH_MODE_ABOVE_ITEMS = 50;
+
+/**
  * The mode of a provider that has several (OpenAI), once the items are known: the manifest's, else
  * batch for more than BATCH_MODE_ABOVE_ITEMS items (half the price, within 24 h), else sync.
  */
@@ -291,12 +291,12 @@ export function runSettings(manifest: Manifest, manifestFile: string, manifestDi
   if (manifest.api?.max_enqueued_images !== undefined)
     settings.maxEnqueuedImages = manifest.api.max_enqueued_images;
   if (manifest.api?.retry_in !== undefined) settings.retryIn = manifest.api.retry_in;
+  if (manifest.api?.poll_interval !== undefined)
+    settings.batchPollMs = parseDuration(manifest.api.poll_interval);
   if (!providerNamed(settings.provider).capabilities.reportsCost) settings.creditsEstimated = true;
   if (objectStore) settings.objectStore = objectStore;
   if (output && 'allow_non_empty' in output && output.allow_non_empty) settings.allowNonEmptyOutput = true;
   if (output && 'public_url' in output && output.public_url) settings.publicUrl = output.public_url;
-  if (manifest.api?.poll_interval !== undefined)
-    settings.batchPollMs = parseDuration(manifest.api.poll_interval);
   if (manifest.api?.base_url) settings.apiBaseUrl = manifest.api.base_url;
   if (manifest.limits?.budget_credits !== undefined) settings.budgetCredits = manifest.limits.budget_credits;
   const deadline = manifest.limits?.deadline ? parseDeadline(manifest.limits.deadline) : undefined;

@@ -192,11 +192,11 @@ export const ManifestSchema = z
         mode: z.enum(['batch', 'sync']).optional(),
         max_enqueued_images: z.number().int().min(1).max(10_000_000).optional(),
         retry_in: z.enum(['batch', 'sync']).optional(),
-      })
         poll_interval: z
           .string()
           .refine((text) => parseDuration(text) !== undefined, 'must be a duration such as "30s" or "2m"')
           .optional(),
+      })
       .superRefine((api, ctx) => {
         // Only a provider that offers several ways of submitting (OpenAI) has a mode to choose.
         if (providerNamed(api.provider).capabilities.submission) return;
