@@ -79,16 +79,21 @@ export async function saveRetryRecord(stateDir: string, record: RetryRecord): Pr
 /** The variable by which a retry manifest's variants select the outputs of theirs that failed. */
 const RETRY_VARIANT = 'retry_variant';
 
+/** The variant whose output `item` is, when it is one (it then has its product too). */
+function variantOf(item: PlannedItem): string | undefined {
+  return item.product !== undefined ? item.variant : undefined;
+}
+
 /**
  * A manifest item that plans back to exactly `item` (every parameter spelled out). An output of a
  * variant is its product, selected by that variant only: its id, path and report fields stay.
  */
 function manifestItem(item: PlannedItem): Record<string, unknown> {
   const { id, prompt, model, size, resolution, n, image_urls, language } = item;
-  const variant = item.product !== undefined && item.variant !== undefined;
+  const variant = variantOf(item);
   return {
-    id: variant ? item.product : id,
-    ...(variant ? { variables: { [RETRY_VARIANT]: item.variant } } : {}),
+    id: variant !== undefined ? item.product : id,
+    ...(variant !== undefined ? { variables: { [RETRY_VARIANT]: variant } } : {}),
     prompt,
     model,
     size,
@@ -119,7 +124,7 @@ function retryOutput(meta: PlanMeta): Record<string, unknown> {
 
 /** The variants of the failed outputs, each taking only its own (by `retry_variant`). */
 function retryVariants(items: readonly PlannedItem[]): { variants?: Record<string, unknown>[] } {
-  const ids = [...new Set(items.flatMap((item) => (item.product !== undefined ? (item.variant ?? []) : [])))];
+  const ids = [...new Set(items.flatMap((item) => variantOf(item) ?? []))];
   if (ids.length === 0) return {};
   return { variants: ids.map((id) => ({ id, where: { [RETRY_VARIANT]: id } })) };
 }
