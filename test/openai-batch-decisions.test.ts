@@ -1,0 +1,148 @@
+// The batch shard's decisions (workflows/batch-shard-state.ts), without a server: what a round's
+// outcomes make final, what goes to the next round under the retry policy, an expired batch's
+// unfinished items, a batch whose every request failed, a batch that failed validation.
+import { describe, expect, it } from 'vitest';
+import type { BatchStatusOutput, CollectedOutcome } from '../common/batch-types.js';
+import {
+  applyRound,
+  batchCounts,
+  creditsOf,
+  endOpen,
+  freshBatchState,
+  nextPollMs,
+  openItems,
+  startRound,
+} from '../workflows/batch-shard-state.js';
+
+const retry = { maxAttempts: 2, on: ['generation_error', 'task_timeout', 'result_expired', 'task_expired'] };
+const indexOf = (k: number) => 1000 + k;
+
+function round(count: number, outcomes: CollectedOutcome[], batch: BatchStatusOutput) {
+  const s = freshBatchState(count, 100, false, false);
+  const items = startRound(s, indexOf);
+  s.batchId = 'batch_1';
+  applyRound(
+    s,
+    { items, outcomes, batch, images: outcomes.filter((o) => o.s === 'completed').length },
+    retry,
+    undefined,
+  );
+  return s;
+}
+
+const done = (cost = 0.02): CollectedOutcome => ({ s: 'completed', cost, images: 1, taskId: 't' });
+
+describe('a round of the batch shard', () => {
+  it('keeps what completed and sends the unfinished of an expired batch to the next round', () => {
+    const s = round(4, [done(), done(), { s: 'missing' }, { s: 'missing' }], { status: 'expired' });
+    expect(s.final).toEqual(['completed', 'completed', null, null]);
+    expect(openItems(s)).toEqual([2, 3]);
+    expect(s.round).toBe(2);
+    expect(s.outcomes).toEqual([]);
+    expect(creditsOf(s)).toBe(0.04);
+    // The next round sends only those, at attempt 2.
+    expect(startRound(s, indexOf)).toEqual([
+      { index: 1002, attempt: 2 },
+      { index: 1003, attempt: 2 },
+    ]);
+  });
+
+  it('ends items expired once their attempts are spent, never completed', () => {
+    const s = freshBatchState(1, 100, false, false);
+    for (let r = 0; r < 2; r++) {
+      const items = startRound(s, indexOf);
+      applyRound(
+        s,
+        { items, outcomes: [{ s: 'missing' }], batch: { status: 'expired' }, images: 0 },
+        retry,
+        undefined,
+      );
+    }
+    expect(s.final).toEqual(['expired']);
+    expect(s.outcomes).toEqual([
+      expect.objectContaining({
+        index: 1000,
+        status: 'expired',
+        attempts: 2,
+        error: expect.objectContaining({ code: 'batch_expired' }),
+      }),
+    ]);
+  });
+
+  it('fails a moderated request at once, retries a server error', () => {
+    const moderated: CollectedOutcome = {
+      s: 'failed',
+      cost: 0,
+      taskId: 'batch_1/x',
+      error: { type: 'content_policy_violation', code: 'moderation_blocked', message: 'no' },
+    };
+    const flaky: CollectedOutcome = {
+      s: 'failed',
+      cost: 0,
+      taskId: 'batch_1/y',
+      error: { type: 'generation_error', code: 'server_error', message: 'oops' },
+    };
+    const s = round(3, [done(), moderated, flaky], { status: 'completed' });
+    expect(s.final).toEqual(['completed', 'failed', null]);
+    expect(s.outcomes).toEqual([
+      expect.objectContaining({ index: 1001, status: 'failed', taskId: 'batch_1/x', attempts: 1 }),
+    ]);
+    expect(s.stopReason).toBeUndefined();
+  });
+
+  it('says so when every request of a batch failed, with the first reason', () => {
+    const failed: CollectedOutcome = {
+      s: 'failed',
+      cost: 0,
+      taskId: 'b/x',
+      error: { type: 'BadRequestError', code: 'invalid_value', message: 'bad' },
+    };
+    const s = round(2, [failed, failed], { status: 'completed' });
+    expect(s.final).toEqual(['failed', 'failed']);
+    expect(s.stopReason).toMatch(/every request of round 1's batch failed: invalid_value: bad/);
+    expect(batchCounts(s)).toMatchObject({ failed: 2, completed: 0 });
+  });
+
+  it("fails every item of a batch that failed validation with the batch's reason", () => {
+    const failure = {
+      type: 'BadRequestError',
+      code: 'invalid_request',
+      message: 'the batch failed validation: bad line',
+    };
+    const s = round(2, [{ s: 'missing' }, { s: 'missing' }], { status: 'failed', failure });
+    expect(s.final).toEqual(['failed', 'failed']);
+    expect(s.outcomes.map((o) => o.error)).toEqual([failure, failure]);
+  });
+
+  it('retries an item a completed batch has no line for', () => {
+    const s = round(1, [{ s: 'missing' }], { status: 'completed' });
+    expect(s.final).toEqual([null]);
+  });
+
+  it('ends the unfinished of a batch pixelmill cancelled at the deadline as cancelled, and the unsent too', () => {
+    const s = freshBatchState(3, 100, false, false);
+    const items = startRound(s, indexOf).slice(0, 2);
+    s.inRound = [0, 1];
+    s.attempts[2] = 0;
+    s.cancelAsked = 'deadline';
+    applyRound(
+      s,
+      { items, outcomes: [done(), { s: 'missing' }], batch: { status: 'cancelled' }, images: 1 },
+      retry,
+      Date.UTC(2026, 0, 1),
+    );
+    expect(s.final).toEqual(['completed', 'cancelled', null]);
+    expect(s.outcomes[0]).toMatchObject({ status: 'cancelled', error: { code: 'deadline' } });
+    expect(endOpen(s, indexOf, { type: 'DeadlinePassed', code: 'deadline', message: 'late' })).toBe(1);
+    expect(batchCounts(s)).toMatchObject({ completed: 1, cancelled: 2 });
+  });
+
+  it('polls with waits growing half again each time, to 20 times the first', () => {
+    let wait = 100;
+    const waits = [];
+    for (let k = 0; k < 12; k++) waits.push((wait = nextPollMs(wait, 100)));
+    expect(waits.slice(0, 3)).toEqual([150, 225, 338]);
+    expect(Math.max(...waits)).toBe(2000);
+    expect(nextPollMs(30_000 * 19, 30_000)).toBe(600_000);
+  });
+});
