@@ -1,9 +1,10 @@
 // The output and error files of an ended batch, generated line by line as they are read, never held
 // whole: a line is JSON text around each image's base64, encoded from the image's parts in slices.
 // Lines come in no particular order (a permutation seeded by the batch), the same on every read,
-// so a file served twice is byte-identical and `Range: bytes=N-` can resume a cut download: the
-// first read of a file counts each line's length (rendering its images once, then cached) to know
-// the file's size and where each line starts.
+// so a file served twice is byte-identical and `Range: bytes=N-` can resume a cut download. A
+// line's length is known once it has been served whole, or counted (rendering its images, which
+// are then cached): a first download starts at once and is sent chunked, without a length; the
+// file's `bytes` and a Range request count whatever lines are not known yet.
 //
 // Output lines: {"id":"batch_req_…","custom_id":…,"response":{"status_code":200,"request_id":…,
 // "body":{"created":…,"background":…,"data":[{"b64_json":"…"}],"output_format":…,"quality":…,
@@ -24,7 +25,9 @@ const SLICE_BYTES = 3 * 21_846;
 type Piece = string | { request: PlannedRequest; index: number };
 
 export class BatchFileContent {
-  /** Byte offset of each line's start, and the total at the end. */
+  /** Each line's length in bytes once known (NaN until then): counted, or recorded as it was served. */
+  readonly #lengths: Float64Array;
+  #unknown: number;
   #offsets: Promise<Float64Array> | undefined;
   readonly #order: number[];
 
@@ -48,22 +51,36 @@ export class BatchFileContent {
       [order[i], order[j]] = [order[j]!, order[i]!];
     }
     this.#order = order;
+    this.#lengths = new Float64Array(order.length).fill(Number.NaN);
+    this.#unknown = order.length;
   }
 
   get lines(): number {
     return this.#order.length;
   }
 
-  /** The file's size in bytes (counted once). */
+  /** The size when every line's length is known already (served once, or counted); else undefined. */
+  knownSize(): number | undefined {
+    if (this.#unknown > 0) return undefined;
+    let total = 0;
+    for (const length of this.#lengths) total += length;
+    return total;
+  }
+
+  /** The file's size in bytes, counting the lines not yet known (rendering their images). */
   async size(): Promise<number> {
     const offsets = await this.offsets();
     return offsets[offsets.length - 1]!;
   }
 
+  /** Byte offset of each line's start, and the total at the end. */
   offsets(): Promise<Float64Array> {
     this.#offsets ??= (async () => {
       const offsets = new Float64Array(this.#order.length + 1);
-      for (let i = 0; i < this.#order.length; i++) offsets[i + 1] = offsets[i]! + (await this.#lineLength(i));
+      for (let i = 0; i < this.#order.length; i++) {
+        if (Number.isNaN(this.#lengths[i]!)) this.#record(i, await this.#lineLength(i));
+        offsets[i + 1] = offsets[i]! + this.#lengths[i]!;
+      }
       return offsets;
     })();
     return this.#offsets;
@@ -82,16 +99,29 @@ export class BatchFileContent {
     return { line: lo, start: offsets[lo]! };
   }
 
-  /** Line `line` as chunks, from its first byte. */
+  /** Line `line` as chunks, from its first byte; a line read to its end has its length recorded. */
   async *lineChunks(line: number): AsyncGenerator<Buffer> {
+    let length = 0;
     for (const piece of this.#pieces(line)) {
       if (typeof piece === 'string') {
-        yield Buffer.from(piece);
+        const chunk = Buffer.from(piece);
+        length += chunk.length;
+        yield chunk;
         continue;
       }
       const { parts } = await this.images.get(piece.request.request!, piece.index);
-      for (const slice of base64Slices(parts)) yield Buffer.from(slice, 'latin1');
+      for (const slice of base64Slices(parts)) {
+        length += slice.length;
+        yield Buffer.from(slice, 'latin1');
+      }
     }
+    this.#record(line, length);
+  }
+
+  #record(line: number, length: number): void {
+    if (!Number.isNaN(this.#lengths[line]!)) return;
+    this.#lengths[line] = length;
+    this.#unknown--;
   }
 
   async #lineLength(line: number): Promise<number> {

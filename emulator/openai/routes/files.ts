@@ -5,6 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sendJson } from '../../core/index.js';
 import { batchFileOf, contentOf, type OpenAIContext } from '../context.js';
+import type { BatchFileContent } from '../output-file.js';
 import { invalidRequest, invalidValue, noSuchFile } from '../errors.js';
 import { fileJson, pageOf, UPLOAD_PURPOSES, type StoredFile } from '../files.js';
 import { fileId } from '../ids.js';
@@ -144,57 +145,61 @@ export async function fileContent(
   key: OpenAIKey,
 ): Promise<void> {
   const file = findFile(ctx, id, key);
-  const size = await bytesOf(ctx, file);
-  const range = parseRange(req.headers.range, size);
+  const content = file.kind === 'upload' ? undefined : contentOf(ctx, file);
+  // A first whole download of a batch file starts at once, chunked; a Range needs the size first.
+  const size = req.headers.range === undefined && content ? content.knownSize() : await bytesOf(ctx, file);
+  const range = size === undefined ? undefined : parseRange(req.headers.range, size);
   if (range === 'invalid') {
     res.writeHead(416, { 'content-range': `bytes */${size}`, 'content-type': 'application/json' });
     res.end(JSON.stringify(invalidRequest('Requested range not satisfiable.', 'range', null, 416).wire));
     return;
   }
   const from = range?.from ?? 0;
-  const to = range?.to ?? size - 1;
+  const to = range?.to ?? (size === undefined ? Infinity : size - 1);
+  const filename = file.kind === 'upload' ? file.filename : `batch_${file.batchId}_${file.kind}.jsonl`;
   const headers: Record<string, string | number> = {
     'content-type': 'application/octet-stream',
-    'content-disposition': `attachment; filename="${file.kind === 'upload' ? file.filename : `batch_${file.batchId}_${file.kind}.jsonl`}"`,
+    'content-disposition': `attachment; filename="${filename}"`,
     'accept-ranges': 'bytes',
-    'content-length': Math.max(0, to - from + 1),
   };
+  if (size !== undefined) headers['content-length'] = Math.max(0, to - from + 1);
   if (range) {
     headers['content-range'] = `bytes ${from}-${to}/${size}`;
     ctx.served.ranges++;
   }
   res.writeHead(range ? 206 : 200, headers);
-  if (req.method === 'HEAD' || size === 0) {
+  if (req.method === 'HEAD' || size === 0 || (content && content.lines === 0)) {
     res.end();
     return;
   }
-  const cutAfter = file.kind === 'upload' ? undefined : cutPoint(ctx, file.id);
-  const sink = new Sink(res, to - from + 1, cutAfter);
-  if (file.kind === 'upload') {
-    await sink.write(file.data.subarray(from, to + 1));
-  } else {
-    const content = contentOf(ctx, file);
-    const { line, start } = await content.lineAt(from);
-    let skip = from - start;
-    for (let l = line; l < content.lines && !sink.done; l++) {
-      for await (const chunk of content.lineChunks(l)) {
-        if (skip >= chunk.length) {
-          skip -= chunk.length;
-          continue;
-        }
-        await sink.write(skip > 0 ? chunk.subarray(skip) : chunk);
-        skip = 0;
-        if (sink.done) break;
-      }
-      if (!sink.cut && !res.destroyed) ctx.served.lines++;
-    }
-  }
+  const sink = new Sink(res, to - from + 1, content ? cutPoint(ctx, file.id) : undefined);
+  if (file.kind === 'upload') await sink.write(file.data.subarray(from, to + 1));
+  else await sendLines(content!, from, sink);
   ctx.served.bytes += sink.sent;
+  // Every line ends with the only newline it has (JSON escapes those in strings): count the ends sent.
+  if (content) ctx.served.lines += sink.newlines;
   if (sink.cut) {
     ctx.stats.fault('output_download_cut');
     // Once the bytes before the cut reached the socket, so the client really has them.
     res.write('', () => res.destroy());
   } else if (!res.destroyed) res.end();
+}
+
+/** The lines from byte `from` on, generated one after the other. */
+async function sendLines(content: BatchFileContent, from: number, sink: Sink): Promise<void> {
+  const { line, start } = from === 0 ? { line: 0, start: 0 } : await content.lineAt(from);
+  let skip = from - start;
+  for (let l = line; l < content.lines && !sink.done; l++) {
+    for await (const chunk of content.lineChunks(l)) {
+      if (skip >= chunk.length) {
+        skip -= chunk.length;
+        continue;
+      }
+      await sink.write(skip > 0 ? chunk.subarray(skip) : chunk);
+      skip = 0;
+      if (sink.done) break;
+    }
+  }
 }
 
 /** After how many bytes this response is cut, per cut_output_mode; undefined: not cut. */
@@ -212,6 +217,8 @@ function cutPoint(ctx: OpenAIContext, id: string): number | undefined {
 class Sink {
   sent = 0;
   cut = false;
+  /** Newline bytes written. */
+  newlines = 0;
 
   constructor(
     private readonly res: ServerResponse,
@@ -229,6 +236,7 @@ class Sink {
     if (this.cutAfter !== undefined && this.cutAfter - this.sent < room) room = this.cutAfter - this.sent;
     const piece = chunk.length > room ? chunk.subarray(0, room) : chunk;
     this.sent += piece.length;
+    for (let at = piece.indexOf(0x0a); at >= 0; at = piece.indexOf(0x0a, at + 1)) this.newlines++;
     if (this.cutAfter !== undefined && this.sent >= this.cutAfter && this.sent < this.limit) this.cut = true;
     if (!this.res.write(piece)) await drained(this.res);
   }
