@@ -103,10 +103,84 @@ describe('a catalog on OpenAI in batch mode', () => {
       expect(line.images[0]!.checks?.every((check) => check.level !== 'error') ?? true).toBe(true);
       expect(line.credits_cost).toBeGreaterThan(0);
     }
-    const stats = api.stats() as unknown as Record<string, unknown>;
-    expect(JSON.stringify(stats)).toContain('batches');
+    expect(api.stats().batches.completed).toBe(1);
+    expect(api.stats().custom_ids_sent_twice).toBe(0);
     // A handful of calls for the whole shard: list, upload, create, polls, collect.
     expect(result.apiCalls.submit).toBeLessThanOrEqual(3);
     expect(result.images).toBe(12);
+  });
+
+  it(
+    'keeps every finished image of an expired batch and completes the rest in a second batch',
+    { timeout: 120_000 },
+    async () => {
+      // The first batch expires once half its requests have run; the second is not picked.
+      const api = await emulator({ batches: { expire_at_fraction: 0.5 } });
+      // Once the first batch has expired, the next ones run to their end.
+      const watch = setInterval(() => {
+        if (api.stats().batches.expired > 0) {
+          api.setKnobs({ batches: { expire_at_fraction: null } });
+          clearInterval(watch);
+        }
+      }, 20);
+      closers.push(async () => clearInterval(watch));
+      const { result, lines } = await runCatalog(api.url, 'openai-expired', 10);
+      expect(result.counts.completed).toBe(10);
+      const attempts = lines.map((line) => line.attempts).sort();
+      // Those of the expired batch that finished were stored from it (attempt 1); the rest at 2.
+      expect(attempts.filter((a) => a === 1).length).toBeGreaterThanOrEqual(4);
+      expect(attempts.filter((a) => a === 2).length).toBeGreaterThanOrEqual(1);
+      for (const line of lines) expect(line.images).toHaveLength(1);
+      const stats = api.stats();
+      expect(stats.batches.expired).toBe(1);
+      expect(stats.batches_total).toBe(2);
+      // 0 items sent twice beyond the retry: the second batch held only the unfinished.
+      expect(stats.batch_requests).toBe(10 + attempts.filter((a) => a === 2).length);
+    },
+  );
+
+  it('fails a batch whose every request failed with its reason, never a clean completion', async () => {
+    const api = await emulator({ batches: { all_requests_fail: { rate: 1, batches: [] } } });
+    const { result, lines } = await runCatalog(api.url, 'openai-all-failed', 3, {
+      lines: ['retry: { max_attempts: 1 }'],
+    });
+    expect(result.counts.completed).toBe(0);
+    expect(result.counts.failed).toBe(3);
+    for (const line of lines) {
+      expect(line.status).toBe('failed');
+      expect(line.error?.message).toBeTruthy();
+    }
+  });
+
+  it("fails the items of a batch that failed validation with the batch's reason", async () => {
+    const api = await emulator({ batches: { fail_validation: { rate: 1, batches: [] } } });
+    const { result, lines } = await runCatalog(api.url, 'openai-invalid', 2);
+    expect(result.counts.failed).toBe(2);
+    expect(lines[0]!.error?.message).toMatch(/failed validation/);
+  });
+
+  it('resumes an output download cut off mid-file from its byte offset, storing each image once', async () => {
+    const api = await emulator({
+      faults: { cut_output_after_bytes: 40_000, cut_output_mode: 'once_per_file' },
+    });
+    const { result, lines } = await runCatalog(api.url, 'openai-cut', 8);
+    expect(result.counts.completed).toBe(8);
+    expect(new Set(lines.flatMap((line) => line.images.map((image) => image.path))).size).toBe(8);
+    expect(api.stats().files.ranges_served).toBeGreaterThan(0);
+  });
+});
+
+describe('deadline', () => {
+  it('cancels a batch at the deadline and keeps what finished', async () => {
+    // A batch of 1,000 to 2,000 s of emulated time (1-2 s here); the deadline comes first.
+    const api = await emulator({ batches: { batch_duration: [1000, 2000] } });
+    const { result, lines } = await runCatalog(api.url, 'openai-deadline', 4, {
+      lines: ['limits: { deadline: "1500ms" }'],
+    });
+    expect(result.counts.completed + result.counts.cancelled).toBe(4);
+    expect(result.counts.cancelled).toBeGreaterThan(0);
+    const cancelled = lines.filter((line) => line.status === 'cancelled');
+    for (const line of cancelled) expect(line.error?.code).toBe('deadline');
+    expect(api.stats().batches.cancelled).toBe(1);
   });
 });
