@@ -86,13 +86,20 @@ export function batchFileOf(ctx: OpenAIContext, id: string, account: string): Ba
   };
 }
 
+/** Which files an ended batch has; kept, since an ended batch cannot change (no cancel after its end). */
+const filesOfEnded = new WeakMap<BatchRecord, { output: boolean; error: boolean }>();
+
 /** Whether the batch has ended with an output (any success ran) or error file (anything else). */
 export function batchFileExists(batch: BatchRecord, kind: 'output' | 'error', now: number): boolean {
   const end = endOf(batch);
   if (end.status === 'failed' || now < end.at) return false;
-  const successes = batch.requests.some((r) => r.ok && r.finishAt <= end.cutoff);
-  const others = batch.requests.some((r) => !(r.ok && r.finishAt <= end.cutoff));
-  return kind === 'output' ? successes : others;
+  let files = filesOfEnded.get(batch);
+  if (!files) {
+    const successes = batch.requests.some((r) => r.ok && r.finishAt <= end.cutoff);
+    const others = batch.requests.some((r) => !(r.ok && r.finishAt <= end.cutoff));
+    filesOfEnded.set(batch, (files = { output: successes, error: others }));
+  }
+  return files[kind];
 }
 
 /** The generator of a batch file's content (kept: it knows its line offsets once counted). */

@@ -20,6 +20,7 @@ import type { UploadedFile } from './files.js';
 import { changeKnobs, collectStats, type OpenAIEmulatorStats } from './routes/admin.js';
 import { addBatch, applyCancel } from './routes/batches.js';
 import { createOpenAIServer } from './server.js';
+import { fileId, hex32 } from './ids.js';
 
 export {
   DEFAULT_OPENAI_CONFIG,
@@ -96,13 +97,17 @@ function restore(ctx: OpenAIContext): void {
   for (const event of ctx.journal.load()) {
     if (event.kind !== 'custom') continue;
     const payload = event.payload as Record<string, unknown>;
-    if (event.name === 'file') ctx.uploads.restore(payload as unknown as Omit<UploadedFile, 'data' | 'kind'>);
-    else if (event.name === 'file_deleted') ctx.uploads.delete(payload.id as string);
+    if (event.name === 'file') {
+      ctx.uploads.restore(payload as unknown as Omit<UploadedFile, 'data' | 'kind'>);
+      // Drawn again so that ids made after the restart do not repeat those made before it.
+      fileId(ctx.random.ids);
+    } else if (event.name === 'file_deleted') ctx.uploads.delete(payload.id as string);
     else if (event.name === 'knobs') {
       const { config } = applyKnobsChange(ctx.config, payload);
       if (config) ctx.config = config;
     } else if (event.name === 'batch') {
       const spec = payload as unknown as Omit<NewBatch, 'input'>;
+      hex32(ctx.random.ids);
       const input = ctx.uploads.get(spec.inputFileId, spec.account);
       if (input) addBatch(ctx, spec, input.data);
     } else if (event.name === 'cancel') {
