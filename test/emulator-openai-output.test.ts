@@ -135,6 +135,20 @@ describe('the output file', () => {
     expect(emulator.stats().files.ranges_served).toBe(5);
   });
 
+  it('counts bytes, not characters: custom_ids with quotes and non-ASCII resume with Range exactly', async () => {
+    const ids = ['ü-"quoted"', '🙂 smile', 'tab\there', 'plain'];
+    const { emulator, batch } = await completedBatch(ids.map((id) => line(id)).join('\n'));
+    const whole = await download(emulator, batch.output_file_id);
+    expect(
+      linesOf(whole.body)
+        .map((l) => l.custom_id)
+        .sort(),
+    ).toEqual([...ids].sort());
+    const cut = whole.body.indexOf('🙂') + 2;
+    const rest = await download(emulator, batch.output_file_id, `bytes=${cut}-`);
+    expect(Buffer.concat([whole.body.subarray(0, cut), rest.body]).equals(whole.body)).toBe(true);
+  });
+
   it('is cut after cut_output_after_bytes once per file; the client resumes with Range to the same bytes', async () => {
     const { emulator, batch } = await completedBatch(jsonl(6), {
       faults: { cut_output_after_bytes: 100_000 },
