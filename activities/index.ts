@@ -19,6 +19,8 @@ import { storeResultsActivity } from './store-results.js';
 import { collectResultsActivity } from './collect-results.js';
 import { submitSliceActivity } from './submit-slice.js';
 import { carryOverActivity } from './carry-over.js';
+import { prepareFiringActivity } from './manifest-source.js';
+import { notifyActivities } from './notify.js';
 import { openaiBatchActivities } from './openai-batch.js';
 import { openaiBatchCollectActivity } from './openai-batch-collect.js';
 import { openaiGenerateActivity } from './openai-generate.js';
@@ -82,6 +84,9 @@ function buildActivities(resolved: ResolvedDeps, clients: ApiClients, gate: Rate
     configureRateLimit: activity(configureRateLimit),
     applyGroupRates,
     joinRateGovernor: activity(joinRateGovernor),
+    // Schedules and notifications (workflows/scheduled-run.ts, workflows/run-notify.ts).
+    prepareFiring: activity(prepareFiringActivity({ env: resolved.env })),
+    ...notifyActivities({ env: resolved.env }),
   };
 }
 

@@ -9,10 +9,10 @@ import { executionOf, runningShards, type RunExecution } from './run-control.js'
 import { RUN_WORKFLOW_PREFIX, runWorkflowId, taskQueuesOf } from '../common/names.js';
 import { MANIFEST_ATTRIBUTE, PIXELMILL_SEARCH_ATTRIBUTES } from '../common/search-attributes.js';
 import type { PlanRef, RunInput, RunResult } from '../common/types.js';
-import { s3UrlOf } from '../storage/s3-location.js';
 import { normalizeCounts } from '../common/item-counts.js';
 import { loadManifest, type LoadedManifest } from '../manifest/load.js';
 import { ensureSearchAttributes } from '../temporal/server-admin.js';
+import { runMemo, runStaticDetails } from '../common/schedules.js';
 
 export type RunHandle = WorkflowHandle<(input: RunInput) => Promise<RunResult>>;
 
@@ -73,7 +73,7 @@ export interface StartOutcome {
  * an admin on a self-hosted cluster). Where it may not, the run goes without: a workflow that
  * upserts unregistered attributes fails its workflow tasks.
  */
-async function indexable(client: Client): Promise<string | undefined> {
+export async function indexable(client: Client): Promise<string | undefined> {
   try {
     await ensureSearchAttributes(client.connection, client.options.namespace, PIXELMILL_SEARCH_ATTRIBUTES);
     return undefined;
@@ -152,22 +152,9 @@ export async function startOrAttach(
     args: [{ ...input, plan }],
     // Two CLIs starting the same manifest at once end up on one run.
     workflowIdConflictPolicy: 'USE_EXISTING',
-    memo: {
-      manifestHash: input.manifestHash,
-      manifestFile,
-      plan,
-      emulated: input.emulated,
-      ...(input.apiAccount !== undefined
-        ? { apiAccount: input.apiAccount, apiBaseUrl: input.apiBaseUrl }
-        : {}),
-    },
+    memo: runMemo({ ...input, plan }, manifestFile),
     staticSummary: `pixelmill run of ${manifestFile}`,
-    staticDetails: [
-      `**Manifest** \`${manifestFile}\` (sha256 \`${input.manifestHash.slice(0, 12)}\`)`,
-      `**API** ${input.emulated ? 'the built-in emulator (an emulated run)' : (input.apiBaseUrl ?? 'the configured image API')}` +
-        (input.apiAccount ? ` (account \`${input.apiAccount}\`)` : ''),
-      `**Output** \`report.jsonl\` and \`summary.json\` in ${plan.objectStore ? s3UrlOf(plan.objectStore) : "the manifest's output folder"}`,
-    ].join('\n\n'),
+    staticDetails: runStaticDetails({ ...input, plan }, manifestFile),
     // The run passes it on to its shards; it is their cue that the attributes exist.
     ...(unindexed ? {} : { typedSearchAttributes: [{ key: MANIFEST_ATTRIBUTE, value: manifestName }] }),
   });

@@ -3,6 +3,7 @@
 // store (a directory or an S3 prefix), which activities read and write.
 import type { RateCaps } from '../governor/types.js';
 import type { S3Location } from '../storage/s3-location.js';
+import type { NotifyTarget } from './notify-types.js';
 
 /** Final status of an item in report.jsonl. */
 export type ItemStatus = 'completed' | 'failed' | 'cancelled' | 'expired' | 'skipped';
@@ -51,6 +52,10 @@ export interface RunInput {
   tuning?: { shardHistoryLimit?: number; runHistoryLimit?: number; runCheckMs?: number };
   /** State carried over continue-as-new (workflows/run.ts, continueAsNewQuietly). */
   carried?: RunCarriedState;
+  /** The manifest's `notify:` entries (variable names, never URLs): workflows/run-notify.ts. */
+  notify?: NotifyTarget[];
+  /** The schedule whose firing started the run (workflows/scheduled-run.ts), for its notifications. */
+  schedule?: string;
 }
 
 /** What a run carries into its next execution: everything its shards' bookkeeping needs. */

@@ -14,6 +14,7 @@ import {
   LONG_SIDE_TOLERANCE,
 } from '../checks/image-checks.js';
 import { DEFAULTS } from './normalize.js';
+import { DEFAULT_NOTIFY_EVENTS } from '../common/notify-types.js';
 import { MAX_REFERENCE_BYTES } from './references.js';
 import { DEFAULT_PATH_TEMPLATE, MAX_PROMPT_CHARS, PATH_TEMPLATE_FIELDS } from './schema.js';
 
@@ -107,6 +108,12 @@ export const FIELD_DOCS: Record<string, string> = {
   'webhooks.public_url':
     'Address at which the API reaches the receiver (`PIXELMILL_WEBHOOK_URL` takes precedence); the API posts to `<public_url>/hooks/<shard>/callback`. Required with a Temporal cluster; in embedded mode the default is the local receiver.',
   'webhooks.secret_env': `The *name* of the environment variable that holds the account's webhook secret (never the secret itself). Default: \`${DEFAULTS.webhookSecretEnv}\`.`,
+  notify:
+    'Where the run sends a message when it ends or needs a person: one JSON POST per entry whose `on` matches, in the shape Slack incoming webhooks (and Mattermost, Rocket.Chat, ...) take: run, counts, credits, the reason, links to the Temporal UI and the report. Sent by the workers, with a few retries over a few minutes; a message not delivered is recorded in `summary.json` (`notifications`) and never fails the run. See docs/nightly-runs.md.',
+  'notify[]': 'One receiver.',
+  'notify[].url_env':
+    'The *name* of the environment variable that holds the receiver URL on the workers (e.g. `SLACK_WEBHOOK_URL`), never the URL itself: such URLs are secrets.',
+  'notify[].on': `When to send: \`completed\` (every item completed), \`failed\` (items failed or expired, the run failed, or a scheduled firing could not read a valid manifest), \`paused\` (the API refused the key or the credits, 401/402/403: the run waits for \`pixelmill resume\`), \`deadline\` (limits.deadline ended it with items undone), \`budget\` (limits.budget_credits left items unsubmitted). Default: \`[${DEFAULT_NOTIFY_EVENTS.join(', ')}]\`.`,
   pricing: `What an image costs, in the unit of \`limits.budget_credits\`: exactly one of \`per_image\` and \`per_megapixel\`. \`pixelmill plan\` and the budget estimate each task with it until its cost is known. Where the provider reports no cost (\`fal\`, \`replicate\`), the estimate is what a completed task is charged: the budget counts it, the report's credits are it, and \`summary.json\` says \`credits_estimated: true\`. Where the provider reports a cost (\`apimart\`; \`bfl\`, in BFL credits of $0.01: price in those), that cost is charged. Default (credits an image): ${RESOLUTIONS.map((r) => `${r} ${DEFAULT_CREDITS_PER_IMAGE[r]}`).join(', ')}.`,
   'pricing.per_image':
     'The price of one image: one number for every resolution (`0.003`), or one per resolution (`{ 1K: 0.03, 2K: 0.06, 4K: 0.12 }`, all three). An item costs `n` times it.',

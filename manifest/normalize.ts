@@ -11,6 +11,8 @@ import type { RateCaps } from '../governor/types.js';
 import { DEFAULT_CHECK_LEVELS, type CheckLevels } from '../checks/image-checks.js';
 import { parseDeadline, parseDuration, type Deadline } from './durations.js';
 import { DEFAULT_PATH_TEMPLATE, type ItemParams, type Manifest } from './schema.js';
+import { notifyTargetsOf } from './notify.js';
+import type { NotifyTarget } from '../common/notify-types.js';
 
 export const DEFAULTS = {
   size: '1:1',
@@ -111,6 +113,8 @@ export interface RunSettings {
   checks: CheckLevels;
   /** Present when the manifest enables webhooks; the secret itself is only ever in the environment. */
   webhooks?: { publicUrl?: string; secretEnv: string };
+  /** `notify:`: where the run's notifications go (variable names; the URLs stay in the environment). */
+  notify?: NotifyTarget[];
   /** What an image costs per resolution (`pricing`, else the first API's credits). */
   creditsPerImage: Record<string, number>;
   /** The provider reports no cost: credits are `creditsPerImage` estimates, and reports say so. */
@@ -301,6 +305,8 @@ export function runSettings(manifest: Manifest, manifestFile: string, manifestDi
   if (manifest.limits?.budget_credits !== undefined) settings.budgetCredits = manifest.limits.budget_credits;
   const deadline = manifest.limits?.deadline ? parseDeadline(manifest.limits.deadline) : undefined;
   if (deadline !== undefined) settings.deadline = deadline;
+  const notify = notifyTargetsOf(manifest.notify);
+  if (notify) settings.notify = notify;
   if (manifest.webhooks && manifest.webhooks.enabled !== false) {
     settings.webhooks = {
       ...(manifest.webhooks.public_url ? { publicUrl: manifest.webhooks.public_url } : {}),

@@ -8,6 +8,7 @@ import { isS3Url, parseS3Url } from '../storage/s3-location.js';
 import { parseDeadline, parseDuration } from './durations.js';
 import { CHECK_NAMES, type CheckName } from '../checks/image-checks.js';
 import { ItemParamsSchema, ItemSchema, VariantSchema } from './item-schema.js';
+import { NotifySchema } from './notify.js';
 
 export {
   ITEM_ID_PATTERN,
@@ -261,6 +262,7 @@ export const ManifestSchema = z
       )
       .optional(),
     webhooks: WebhooksSchema.optional(),
+    notify: NotifySchema.optional(),
     pricing: PricingSchema.optional(),
     variants: z.array(VariantSchema).min(1).optional(),
     items: z.array(ItemSchema).optional(),

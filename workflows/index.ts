@@ -3,3 +3,4 @@ export { runWorkflow } from './run.js';
 export { shardWorkflow } from './shard.js';
 export { batchShardWorkflow } from './batch-shard.js';
 export { governorWorkflow } from './governor.js';
+export { scheduledRunWorkflow } from './scheduled-run.js';

@@ -36,6 +36,8 @@ import {
   shardPresentation,
 } from './run-shards.js';
 import { RunTotals } from './run-totals.js';
+import { RunNotifier } from './run-notify.js';
+import type { NotifiedRun } from '../common/notify-types.js';
 import { ShardPool } from './run-shard-pool.js';
 
 /**
@@ -57,6 +59,7 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
   const { carried } = input;
   const queues = taskQueuesOf(input.apiAccount);
   const activities = activitiesOn(queues);
+  const notifier = input.notify?.length ? new RunNotifier(input.notify, queues.workflow) : undefined;
   const startedAt = carried?.startedAt ?? workflowInfo().startTime.toISOString();
   let state: RunState = carried?.state ?? 'preparing';
   let reason = carried?.reason;
@@ -69,14 +72,25 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
   /** Every shard of the run, started or not (more come when carried items must be generated). */
   const shards: ShardSpec[] = [];
   const shardPool = new ShardPool(carried);
+  /** What a notification says of this run besides its result. */
+  const notified = (): NotifiedRun => ({
+    runId,
+    name: prepared?.name ?? runId,
+    ...(input.schedule !== undefined ? { schedule: input.schedule } : {}),
+    ...(prepared ? { itemCount: prepared.itemCount } : {}),
+    ...(reason !== undefined ? { reason } : {}),
+  });
   setHandler(pauseSignal, (request?: PauseRequest) => {
     paused = true;
     reason = request?.reason ?? 'paused by the operator';
     if (state === 'running') state = 'paused';
     shardPool.forward(pauseSignal);
+    // Only shards give a reason: the API refused the account, and a person must act.
+    if (request?.reason !== undefined) notifier?.paused(notified());
   });
   setHandler(resumeSignal, () => {
     paused = false;
+    notifier?.resumed();
     reason = undefined;
     if (state === 'paused') state = 'running';
     shardPool.forward(resumeSignal);
@@ -244,6 +258,7 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
   /** A shard failed: so does the run, and its other shards are asked to stop. */
   async function failWithShards(error: Error): Promise<never> {
     await shardPool.cancelAll();
+    await notifier?.failed(notified(), error);
     throw error;
   }
 
@@ -254,7 +269,9 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
    */
   async function continueAsNewQuietly(): Promise<never> {
     draining = true;
-    await condition(() => failed() || (!carry.working && shardPool.signalsInFlight === 0));
+    await condition(
+      () => failed() || (!carry.working && shardPool.signalsInFlight === 0 && (notifier?.idle ?? true)),
+    );
     if (shardPool.failure) return await failWithShards(shardPool.failure);
     return continueAsNew<typeof runWorkflow>({
       ...input,
@@ -277,6 +294,7 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
 
   state = 'reporting';
   const result = await writeRunReport(activities, { input, plan, runId, startedAt, totals });
+  await notifier?.ended(result, notified(), plan.plan.objectStore);
   state = 'finished';
   publish({ counts: result.counts, credits: result.creditsSpent });
   indexCounts(result.counts, result.creditsSpent);

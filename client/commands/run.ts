@@ -1,16 +1,15 @@
 // `pixelmill run MANIFEST`: validate, then start (or attach to) the manifest's run and, by
 // default, watch it to the end. With nothing configured it embeds everything: a local Temporal
 // dev server (persisted under .pixelmill/), the workers, and the emulator as the API.
-import { join } from 'node:path';
 import type { Command } from 'commander';
 import { UserError } from '../../common/errors.js';
 import { runWorkflowId } from '../../common/names.js';
 import { freezePlan } from '../run-files.js';
-import { describePlan, planCatalog, type CatalogPlan } from '../catalog-plan.js';
-import { loadManifest, type LoadedManifest } from '../../manifest/load.js';
-import { STATE_DIR_NAME } from '../../manifest/schema.js';
-import { PUBLIC_URL_ENV } from '../../references/host.js';
-import { REFERENCES_DIR } from '../../references/reference-uri.js';
+import type { LoadedManifest } from '../../manifest/load.js';
+import { CLI_S3_ATTEMPTS } from '../run-files.js';
+import { describePlan, planCatalog } from '../catalog-plan.js';
+import { loadManifestAt } from '../../manifest/store-source.js';
+import { needsIncrementalRun, referenceHosting, requireReferenceUrl } from '../run-start.js';
 import { quietTemporalLogs } from '../embedded.js';
 import { checkOutputFolder } from '../output-check.js';
 import { startLocalWorkers } from '../local-workers.js';
@@ -39,7 +38,7 @@ export function registerRunCommand(program: Command): void {
   program
     .command('run')
     .description('run a manifest: every item generated, fetched and stored, durably on Temporal')
-    .argument('<manifest>', 'the manifest YAML file')
+    .argument('<manifest>', 'the manifest YAML file, or its s3:// URL')
     .option(
       '--new-run',
       'generate every item again, even if this manifest has a run (live runs must be cancelled first)',
@@ -65,6 +64,7 @@ export function registerRunCommand(program: Command): void {
         '  $ pixelmill run manifests/demo.yaml --new-run    # start over',
         '  $ pixelmill run catalog.yaml --dry-run           # what an edited catalog would cost',
         '  $ TEMPORAL_ADDRESS=temporal:7233 pixelmill run catalog.yaml --wait',
+        '  $ pixelmill run s3://shop-exports/catalog.yaml  # items_file and photos beside it in the bucket',
         '',
         'Killing it and running the same command again resumes the run. Once a run has finished,',
         'running an edited manifest generates only its new and changed items: the unchanged ones',
@@ -80,7 +80,16 @@ export function registerRunCommand(program: Command): void {
 }
 
 async function runManifest(file: string, options: RunOptions, debug: boolean): Promise<number> {
-  const loaded = loadManifest(file);
+  // A manifest in a bucket is copied aside with its items_file and photos until its plan is frozen.
+  const at = await loadManifestAt(file, { maxAttempts: CLI_S3_ATTEMPTS });
+  try {
+    return await runLoaded(at.manifest, options, debug);
+  } finally {
+    await at.release();
+  }
+}
+
+async function runLoaded(loaded: LoadedManifest, options: RunOptions, debug: boolean): Promise<number> {
   const { settings } = loaded;
   const prune = Boolean(options.prune);
   if (options.dryRun) {
@@ -145,6 +154,7 @@ async function runManifest(file: string, options: RunOptions, debug: boolean): P
       apiBaseUrl: workers.api.baseUrl,
       emulated,
       ...(webhookBase ? { webhookBaseUrl: webhookBase } : {}),
+      ...(settings.notify ? { notify: settings.notify } : {}),
     };
     const { handle, how, manifestChanged, unindexed } = await startOrAttach(
       session.client,
@@ -181,44 +191,4 @@ async function runManifest(file: string, options: RunOptions, debug: boolean): P
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
   }
-}
-
-/**
- * A local output's reference images are served where the CLI says: output.public_url, else
- * PIXELMILL_PUBLIC_URL in this environment (frozen into the plan, so workers need not have it).
- */
-function referenceHosting(loaded: LoadedManifest, env: NodeJS.ProcessEnv): void {
-  const { settings } = loaded;
-  const fromEnv = env[PUBLIC_URL_ENV];
-  if (loaded.references.length === 0 || settings.objectStore || settings.publicUrl || !fromEnv) return;
-  if (!/^https?:\/\/[^?#]+$/i.test(fromEnv) || !URL.canParse(fromEnv))
-    throw new UserError(
-      'config_invalid',
-      `${PUBLIC_URL_ENV}=${fromEnv} is not an http(s) URL without query or fragment`,
-    );
-  settings.publicUrl = fromEnv;
-}
-
-/** With a cluster, a local output's reference images need an address the provider can reach. */
-function requireReferenceUrl(loaded: LoadedManifest): void {
-  const { settings, references } = loaded;
-  if (references.length === 0 || settings.objectStore || settings.publicUrl) return;
-  throw new UserError(
-    'references_unhosted',
-    `${plural(references.length, 'local reference image')} and a local output: with a Temporal cluster the provider cannot fetch them from this machine; use an s3:// output, or set output.public_url (or ${PUBLIC_URL_ENV}) to where ${join(settings.outputDir, STATE_DIR_NAME, REFERENCES_DIR)}/ is served`,
-  );
-}
-
-/**
- * Whether a finished catalog run is to be followed by an incremental one: its manifest changed,
- * stored files went missing, or removed results are to be pruned.
- */
-function needsIncrementalRun(catalog: CatalogPlan, manifestHash: string, prune: boolean): boolean {
-  const { basis, counts } = catalog.diff;
-  if (!basis) return false;
-  return (
-    basis.manifest_hash !== manifestHash ||
-    counts.restore + counts.regenerate > 0 ||
-    (prune && counts.unused > 0)
-  );
 }
