@@ -8,14 +8,7 @@ import { createInterface } from 'node:readline';
 import { writeItemsFile, writeManifest } from './catalog-files.js';
 import { BENCH_API_KEY, type EmulatorProcess } from './emulator-process.js';
 import { round } from './figures.js';
-import {
-  ProcessSampler,
-  spawnCli,
-  exited,
-  startDevServerIn,
-  stopChild,
-  stopRegisteredDevServer,
-} from './processes.js';
+import { spawnCli, startDevServerIn, stopChild, stopRegisteredDevServer, timeCli } from './processes.js';
 
 export interface BigManifestFigures {
   items: number;
@@ -35,18 +28,10 @@ async function timeValidate(
   manifest: string,
   items: number,
 ): Promise<{ seconds: number; peakRssMb: number }> {
-  const started = performance.now();
-  const child = spawnCli(['validate', manifest], { cwd: dir });
-  const rss = new ProcessSampler(child.pid!, 50);
-  let out = '';
-  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  const code = await exited(child);
-  const seconds = (performance.now() - started) / 1000;
-  const peakRssMb = rss.stop();
-  if (code !== 0 || !out.includes(`${items} items`))
+  const { code, output, seconds, peakRssMb } = await timeCli(['validate', manifest], { cwd: dir });
+  if (code !== 0 || !output.includes(`${items} items`))
     throw new Error(
-      `pixelmill validate failed (code ${code}): ${out.trim().split('\n').slice(0, 3).join(' | ')}`,
+      `pixelmill validate failed (code ${code}): ${output.trim().split('\n').slice(0, 3).join(' | ')}`,
     );
   return { seconds, peakRssMb };
 }

@@ -1,10 +1,16 @@
 // The inputs a benchmark feeds pixelmill, written the way a catalog team would: an items file
-// (JSONL, streamed so 100,000 rows cost no memory to speak of) and a manifest pointing at it.
-import { createWriteStream, writeFileSync } from 'node:fs';
+// (JSONL, streamed so 100,000 rows cost no memory to speak of) and a manifest pointing at it; and
+// the catalog index a finished run would have left, for `plan` to compare a manifest against.
+import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { finished } from 'node:stream/promises';
 import { stringify } from 'yaml';
+import { generationKey } from '../catalog/generation-key.js';
+import { catalogHeader, catalogIndexLines, type CatalogEntry } from '../catalog/index-file.js';
+import type { LoadedManifest } from '../manifest/load.js';
+import type { PlannedItem } from '../manifest/normalize.js';
+import { CATALOG_INDEX_FILE, STATE_DIR_NAME } from '../runstate/index.js';
 
 export function benchItemId(index: number): string {
   return `item-${String(index).padStart(6, '0')}`;
@@ -64,4 +70,52 @@ export function writeManifest(dir: string, spec: ManifestSpec): string {
   };
   writeFileSync(file, stringify(manifest));
   return file;
+}
+
+export interface CatalogIndexSpec {
+  catalog: string;
+  /** The run every entry was made and last used by (`pixelmill/<name>@<execution>`). */
+  run: string;
+  /** Where an item's one image is stored, relative to the output folder. */
+  imagePath: (item: PlannedItem) => string;
+  /** Where the API served it. */
+  sourceUrl: (item: PlannedItem) => string;
+}
+
+/**
+ * The catalog index a finished run of `loaded` leaves in `outputDir`: every item made, one image
+ * each, the image a small file on disk (the plan reads its size, not its bytes).
+ */
+export function writeCatalogIndex(outputDir: string, loaded: LoadedManifest, spec: CatalogIndexSpec): void {
+  const stateDir = join(outputDir, STATE_DIR_NAME);
+  mkdirSync(stateDir, { recursive: true });
+  const folders = new Set<string>();
+  const entries: CatalogEntry[] = loaded.items.map((item) => {
+    const path = spec.imagePath(item);
+    const bytes = Buffer.from(`image of ${item.id}`);
+    const file = join(outputDir, path);
+    if (!folders.has(dirname(file))) {
+      mkdirSync(dirname(file), { recursive: true });
+      folders.add(dirname(file));
+    }
+    writeFileSync(file, bytes);
+    return {
+      key: generationKey(item),
+      id: item.id,
+      images: [{ path, sha256: '0'.repeat(64), bytes: bytes.length, source_url: spec.sourceUrl(item) }],
+      task_id: `task-${item.id}`,
+      attempts: 1,
+      credits_cost: 1,
+      made_by: spec.run,
+      used_by: spec.run,
+    };
+  });
+  const header = catalogHeader({
+    catalog: spec.catalog,
+    run: spec.run,
+    manifest_hash: loaded.hash,
+    items: entries.length,
+    finished_at: new Date().toISOString(),
+  });
+  writeFileSync(join(stateDir, CATALOG_INDEX_FILE), [...catalogIndexLines({ header, entries })].join(''));
 }

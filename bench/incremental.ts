@@ -3,18 +3,15 @@
 // (the emulator's own counts), and its wall time against the first's. Part two: `pixelmill plan`
 // of a 100,000-item manifest (1% edited) against a 100,000-item catalog index whose images are
 // on disk: the time from typing it to its answer.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { generationKey } from '../catalog/generation-key.js';
-import { catalogHeader, catalogIndexLines, type CatalogEntry } from '../catalog/index-file.js';
 import { loadManifest } from '../manifest/load.js';
-import { CATALOG_INDEX_FILE, STATE_DIR_NAME } from '../runstate/index.js';
-import { benchItemId, writeItemsFile, writeManifest } from './catalog-files.js';
+import { benchItemId, writeCatalogIndex, writeItemsFile, writeManifest } from './catalog-files.js';
 import type { CompareSpec } from './compare.js';
 import { startEmulatorProcess } from './emulator-process.js';
 import { round } from './figures.js';
 import { runPixelmill, type PixelmillRunFigures } from './pixelmill-run.js';
-import { exited, ProcessSampler, spawnCli } from './processes.js';
+import { timeCli } from './processes.js';
 
 /** One item in 100 has its prompt edited. */
 const edited = (index: number): boolean => index % 100 === 0;
@@ -96,57 +93,20 @@ export async function incrementalBenchmark(
  * plan reads their sizes, not their bytes), then `plan` of the edited manifest against it.
  */
 async function planFigures(dir: string, items: number): Promise<PlanFigures> {
-  mkdirSync(join(dir, 'out', STATE_DIR_NAME), { recursive: true });
+  mkdirSync(dir, { recursive: true });
   const original = writeManifest(dir, { name: 'bench-plan', itemsFile: await writeItemsFile(dir, items) });
-  const loaded = loadManifest(original);
-
-  const run = 'pixelmill/bench-plan@bench';
-  const entries: CatalogEntry[] = loaded.items.map((item) => {
-    const path = `${item.id}_0.png`;
-    const bytes = Buffer.from(`image of ${item.id}`);
-    writeFileSync(join(dir, 'out', path), bytes);
-    return {
-      key: generationKey(item),
-      id: item.id,
-      images: [
-        {
-          path,
-          sha256: '0'.repeat(64),
-          bytes: bytes.length,
-          source_url: `http://results.invalid/${item.id}/0.png`,
-        },
-      ],
-      task_id: `task-${item.id}`,
-      attempts: 1,
-      credits_cost: 1,
-      made_by: run,
-      used_by: run,
-    };
-  });
-  const header = catalogHeader({
+  writeCatalogIndex(join(dir, 'out'), loadManifest(original), {
     catalog: 'bench-plan',
-    run,
-    manifest_hash: loaded.hash,
-    items,
-    finished_at: new Date().toISOString(),
+    run: 'pixelmill/bench-plan@bench',
+    imagePath: (item) => `${item.id}_0.png`,
+    sourceUrl: (item) => `http://results.invalid/${item.id}/0.png`,
   });
-  writeFileSync(
-    join(dir, 'out', STATE_DIR_NAME, CATALOG_INDEX_FILE),
-    [...catalogIndexLines({ header, entries })].join(''),
-  );
   await writeItemsFile(dir, items, edited);
-  const started = performance.now();
-  const child = spawnCli(['plan', original, '--json'], { cwd: dir });
-  const rss = new ProcessSampler(child.pid!, 50);
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
-  const code = await exited(child);
-  const seconds = (performance.now() - started) / 1000;
-  const peakRssMb = rss.stop();
-  if (code !== 0) throw new Error(`pixelmill plan exited with ${code}: ${err.trim()}`);
-  const plan = JSON.parse(out) as { counts: Record<string, number> };
+  const { code, stdout, stderr, seconds, peakRssMb } = await timeCli(['plan', original, '--json'], {
+    cwd: dir,
+  });
+  if (code !== 0) throw new Error(`pixelmill plan exited with ${code}: ${stderr.trim()}`);
+  const plan = JSON.parse(stdout) as { counts: Record<string, number> };
   if (
     plan.counts.changed !== items / 100 ||
     plan.counts.unchanged !== items - items / 100 ||

@@ -1,6 +1,7 @@
 // The child processes a benchmark starts, and the guarantee that none outlives it: every child and
 // every embedded Temporal dev server is registered here and torn down on exit, on SIGINT/SIGTERM
-// and on an uncaught failure. Also the /proc reader for a child's peak memory.
+// and on an uncaught failure. Also the /proc reader for a child's peak memory, and a `pixelmill`
+// command timed from spawn to exit (timeCli).
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -112,6 +113,43 @@ export async function exited(child: ChildProcess): Promise<number | null> {
   if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
   const [code] = (await once(child, 'exit')) as [number | null];
   return code;
+}
+
+/** A `pixelmill` command run to its exit: its code, what it wrote, and what it cost. */
+export interface CliTiming {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** stdout and stderr as they came. */
+  output: string;
+  /** Spawn to exit. */
+  seconds: number;
+  /** CPU seconds (user and system) of the process. */
+  cpuSeconds: number;
+  /** Its peak resident memory (the kernel's high-water mark). */
+  peakRssMb: number;
+}
+
+/** Runs `pixelmill <args>` to its exit, timed from spawn, its memory and CPU sampled every 50 ms. */
+export async function timeCli(args: string[], options: SpawnOptions = {}): Promise<CliTiming> {
+  const started = performance.now();
+  const child = spawnCli(args, options);
+  const sampler = new ProcessSampler(child.pid!, 50);
+  let stdout = '';
+  let stderr = '';
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+    output += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+    output += chunk.toString();
+  });
+  const code = await exited(child);
+  const seconds = (performance.now() - started) / 1000;
+  const peakRssMb = sampler.stop();
+  return { code, stdout, stderr, output, seconds, cpuSeconds: sampler.cpuSeconds(), peakRssMb };
 }
 
 /** SIGTERM, then SIGKILL if it is still alive after `graceMs`. */

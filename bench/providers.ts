@@ -22,10 +22,9 @@ import { round, target, type Target } from './figures.js';
 import {
   cleanUpAll,
   cleanUpOnSignals,
-  exited,
-  spawnCli,
   startDevServerIn,
   stopRegisteredDevServer,
+  timeCli,
 } from './processes.js';
 import {
   apiCalls,
@@ -87,7 +86,7 @@ async function benchProvider(
         ),
       ].join('\n'),
     );
-    const cli = spawnCli(['run', manifest, '--no-progress'], {
+    const { code, stderr } = await timeCli(['run', manifest, '--no-progress'], {
       cwd: dir,
       env: {
         ...process.env,
@@ -99,10 +98,8 @@ async function benchProvider(
       },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
-    let log = '';
-    cli.stderr?.on('data', (chunk: Buffer) => void (log = (log + chunk.toString()).slice(-4000)));
-    const code = await exited(cli);
-    if (code !== 0) process.stderr.write(`pixelmill run on ${provider} exited ${code}:\n${log}\n`);
+    if (code !== 0)
+      process.stderr.write(`pixelmill run on ${provider} exited ${code}:\n${stderr.slice(-4000)}\n`);
     const summary = JSON.parse(readFileSync(join(dir, 'out', 'summary.json'), 'utf8')) as {
       counts: { completed: number };
       images: number;
