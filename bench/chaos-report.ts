@@ -1,6 +1,6 @@
 // What `npm run chaos` prints: the checks of issue #6 section 2 with their limits, then the
 // disruptions and the faults the emulator really injected, as a plain text table.
-import type { ChaosResult } from './chaos-run.js';
+import type { ChaosResult, DisruptionRecord } from './chaos-run.js';
 import { renderTable } from './report.js';
 
 export interface ChaosCheck {
@@ -50,6 +50,27 @@ export function chaosChecks(result: ChaosResult): ChaosCheck[] {
   ];
 }
 
+/** The checks as a table: name, value, limit, ok or FAIL. */
+export function checksTable(checks: readonly ChaosCheck[]): string {
+  return renderTable([
+    ['check', 'value', 'limit', ''],
+    ...checks.map((check) => [check.name, String(check.value), check.limit, check.ok ? 'ok' : 'FAIL']),
+  ]);
+}
+
+/** The disruptions as a table: when each happened (or that the run was over first), and its detail. */
+export function disruptionsTable(disruptions: readonly DisruptionRecord[]): string {
+  return renderTable([
+    ['disruption', 'at share', 'at s', 'detail'],
+    ...disruptions.map((event) => [
+      event.kind,
+      String(event.at_share),
+      event.at_s === null ? 'skipped (run over)' : String(event.at_s),
+      event.kind === 'kill' ? `worker ${event.worker}` : `down ${event.down_s ?? '?'} s`,
+    ]),
+  ]);
+}
+
 export function formatChaosReport(result: ChaosResult, checks: ChaosCheck[]): string {
   const { audit, faults } = result;
   const lines = [
@@ -60,20 +81,9 @@ export function formatChaosReport(result: ChaosResult, checks: ChaosCheck[]): st
       `(every one of their tasks failed or was lost), ${audit.refused_by_api} refused by the API ` +
       `(poisoned prompts); ${audit.tasks_at_api} tasks at the API, ${audit.tasks_lost_at_api} of them lost there and given up`,
     '',
-    renderTable([
-      ['check', 'value', 'limit', ''],
-      ...checks.map((check) => [check.name, String(check.value), check.limit, check.ok ? 'ok' : 'FAIL']),
-    ]),
+    checksTable(checks),
     '',
-    renderTable([
-      ['disruption', 'at share', 'at s', 'detail'],
-      ...result.disruptions.map((event) => [
-        event.kind,
-        String(event.at_share),
-        event.at_s === null ? 'skipped (run over)' : String(event.at_s),
-        event.kind === 'kill' ? `worker ${event.worker}` : `down ${event.down_s ?? '?'} s`,
-      ]),
-    ]),
+    disruptionsTable(result.disruptions),
     ...(result.unplanned_restarts.length
       ? ['', 'processes that died by themselves (restarted by the harness):', ...result.unplanned_restarts]
       : []),

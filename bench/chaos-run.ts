@@ -32,6 +32,7 @@ import {
   writeChaosManifest,
   type ChaosOptions,
   type ChaosOutput,
+  type Disruption,
   type DisruptionKind,
 } from './chaos-config.js';
 import { exited, spawnNode } from './processes.js';
@@ -158,6 +159,56 @@ export class RunWatch {
   }
 }
 
+/**
+ * Plays the disruption schedule on the cluster as the run reaches each event's share of its
+ * images (`downloaded`: images served whole so far). An event whose moment the run never reached
+ * is recorded with `at_s: null`.
+ */
+export async function playDisruptions({
+  schedule,
+  watch,
+  cluster,
+  downloaded,
+  seconds,
+  webhookOutageMs,
+  log,
+}: {
+  schedule: readonly Disruption[];
+  watch: RunWatch;
+  cluster: ChaosCluster;
+  downloaded: () => number;
+  /** Seconds since the run started. */
+  seconds: () => number;
+  webhookOutageMs: number;
+  log: (line: string) => void;
+}): Promise<DisruptionRecord[]> {
+  const disruptions: DisruptionRecord[] = [];
+  for (const event of schedule) {
+    const record: DisruptionRecord = {
+      kind: event.kind,
+      at_share: Math.round(event.atShare * 1000) / 1000,
+      at_s: null,
+    };
+    if (event.kind === 'kill') record.worker = event.worker;
+    disruptions.push(record);
+    if (!(await watch.reach(event.atShare))) continue;
+    record.at_s = seconds();
+    const images = `(${downloaded()} images downloaded)`;
+    if (event.kind === 'kill') {
+      log(`SIGKILL worker ${event.worker} at ${record.at_s} s ${images}`);
+      await cluster.killWorker(event.worker);
+    } else if (event.kind === 'restart-server') {
+      log(`restarting the Temporal dev server at ${record.at_s} s ${images}`);
+      record.down_s = Math.round((await cluster.restartServer()).downMs / 100) / 10;
+    } else {
+      log(`webhook receiver down for ${webhookOutageMs} ms at ${record.at_s} s ${images}`);
+      await cluster.webhookOutage(webhookOutageMs);
+      record.down_s = webhookOutageMs / 1000;
+    }
+  }
+  return disruptions;
+}
+
 /** `pixelmill run chaos.yaml` against the cluster: starts the run and returns (`env` adds to the API's). */
 export async function startRunWithCli(
   cli: string,
@@ -231,33 +282,16 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     const deadline = started + options.deadlineMs;
     await startRunWithCli(options.cli, cluster, dir, manifest, storeEnv);
     const seconds = (): number => Math.round((Date.now() - started) / 100) / 10;
-    const disruptions: DisruptionRecord[] = [];
     const watch = new RunWatch(() => downloadsServed(emulator), cluster.address, imagesExpected, deadline);
-    for (const event of schedule) {
-      const record: DisruptionRecord = {
-        kind: event.kind,
-        at_share: Math.round(event.atShare * 1000) / 1000,
-        at_s: null,
-      };
-      if (event.kind === 'kill') record.worker = event.worker;
-      disruptions.push(record);
-      if (!(await watch.reach(event.atShare))) continue;
-      record.at_s = seconds();
-      const downloaded = `(${downloadsServed(emulator)} images downloaded)`;
-      if (event.kind === 'kill') {
-        log(`chaos: SIGKILL worker ${event.worker} at ${record.at_s} s ${downloaded}`);
-        await cluster.killWorker(event.worker);
-      } else if (event.kind === 'restart-server') {
-        log(`chaos: restarting the Temporal dev server at ${record.at_s} s ${downloaded}`);
-        record.down_s = Math.round((await cluster.restartServer()).downMs / 100) / 10;
-      } else {
-        log(
-          `chaos: webhook receiver down for ${options.webhookOutageMs} ms at ${record.at_s} s ${downloaded}`,
-        );
-        await cluster.webhookOutage(options.webhookOutageMs);
-        record.down_s = options.webhookOutageMs / 1000;
-      }
-    }
+    const disruptions = await playDisruptions({
+      schedule,
+      watch,
+      cluster,
+      downloaded: () => downloadsServed(emulator),
+      seconds,
+      webhookOutageMs: options.webhookOutageMs,
+      log: (line) => log(`chaos: ${line}`),
+    });
     const finished = await watch.closed();
     const wallS = seconds();
     log(`chaos: run ${finished ? 'finished' : 'NOT finished'} after ${wallS} s; auditing`);

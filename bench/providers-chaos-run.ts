@@ -15,7 +15,13 @@ import { folderFiles } from './audit-files.js';
 import { ChaosCluster } from './chaos-cluster.js';
 import { writeChaosDiagnosis } from './chaos-diagnosis.js';
 import { CHAOS_RUN_NAME, disruptionSchedule } from './chaos-config.js';
-import { RunWatch, startRunWithCli, unfinishedItems, type DisruptionRecord } from './chaos-run.js';
+import {
+  playDisruptions,
+  RunWatch,
+  startRunWithCli,
+  unfinishedItems,
+  type DisruptionRecord,
+} from './chaos-run.js';
 import { round } from './figures.js';
 import { auditProviderChaos, type ChaosItemOf, type ProviderChaosAudit } from './providers-chaos-audit.js';
 import {
@@ -124,28 +130,18 @@ export async function runProviderChaos(options: ProviderChaosOptions): Promise<P
     const deadline = started + options.deadlineMs;
     await startRunWithCli(options.cli, cluster, dir, manifest, { [setup.keyEnv]: setup.key });
     const seconds = (): number => Math.round((Date.now() - started) / 100) / 10;
-    const disruptions: DisruptionRecord[] = [];
     // One image an item: the shares are of the items' images.
     const watch = new RunWatch(() => imagesDownloaded(stats()), cluster.address, items.length, deadline);
-    for (const event of schedule) {
-      const record: DisruptionRecord = {
-        kind: event.kind,
-        at_share: Math.round(event.atShare * 1000) / 1000,
-        at_s: null,
-      };
-      if (event.kind === 'kill') record.worker = event.worker;
-      disruptions.push(record);
-      if (!(await watch.reach(event.atShare))) continue;
-      record.at_s = seconds();
-      const downloaded = `(${imagesDownloaded(stats())} images downloaded)`;
-      if (event.kind === 'kill') {
-        log(`chaos ${provider}: SIGKILL worker ${event.worker} at ${record.at_s} s ${downloaded}`);
-        await cluster.killWorker(event.worker);
-      } else if (event.kind === 'restart-server') {
-        log(`chaos ${provider}: restarting the Temporal dev server at ${record.at_s} s ${downloaded}`);
-        record.down_s = Math.round((await cluster.restartServer()).downMs / 100) / 10;
-      }
-    }
+    // No webhook outage is scheduled: the run polls.
+    const disruptions = await playDisruptions({
+      schedule,
+      watch,
+      cluster,
+      downloaded: () => imagesDownloaded(stats()),
+      seconds,
+      webhookOutageMs: 0,
+      log: (line) => log(`chaos ${provider}: ${line}`),
+    });
     const finished = await watch.closed();
     const wallS = seconds();
     log(`chaos ${provider}: run ${finished ? 'finished' : 'NOT finished'} after ${wallS} s; auditing`);

@@ -20,20 +20,13 @@
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { CLI, cleanUpAll, cleanUpOnSignals } from './processes.js';
-import { renderTable } from './report.js';
+import { checksTable, disruptionsTable, type ChaosCheck } from './chaos-report.js';
 import { runProviderChaos, type ProviderChaosResult } from './providers-chaos-run.js';
 import { PROVIDERS, type Provider } from './providers-setups.js';
 
-export interface ProviderChaosCheck {
-  name: string;
-  value: number | boolean;
-  limit: string;
-  ok: boolean;
-}
-
-export function providerChaosChecks(result: ProviderChaosResult): ProviderChaosCheck[] {
+export function providerChaosChecks(result: ProviderChaosResult): ChaosCheck[] {
   const { audit } = result;
-  const zero = (name: string, value: number): ProviderChaosCheck => ({
+  const zero = (name: string, value: number): ChaosCheck => ({
     name,
     value,
     limit: '0',
@@ -58,7 +51,7 @@ export function providerChaosChecks(result: ProviderChaosResult): ProviderChaosC
   ];
 }
 
-export function formatProviderChaos(result: ProviderChaosResult, checks: ProviderChaosCheck[]): string {
+export function formatProviderChaos(result: ProviderChaosResult, checks: ChaosCheck[]): string {
   const { audit, options } = result;
   const share = result.ready_to_fetch_share;
   return [
@@ -69,19 +62,8 @@ export function formatProviderChaos(result: ProviderChaosResult, checks: Provide
       `${audit.tasks_at_provider} tasks at the provider; ${result.calls.per_image} API calls an image, ` +
       `${result.calls.refused_429} answered 429`,
     `ready to fetched, over the retention: max ${share.max}, p99 ${share.p99} (${share.results} results)`,
-    renderTable([
-      ['check', 'value', 'limit', ''],
-      ...checks.map((check) => [check.name, String(check.value), check.limit, check.ok ? 'ok' : 'FAIL']),
-    ]),
-    renderTable([
-      ['disruption', 'at share', 'at s', 'detail'],
-      ...result.disruptions.map((event) => [
-        event.kind,
-        String(event.at_share),
-        event.at_s === null ? 'skipped (run over)' : String(event.at_s),
-        event.kind === 'kill' ? `worker ${event.worker}` : `down ${event.down_s ?? '?'} s`,
-      ]),
-    ]),
+    checksTable(checks),
+    disruptionsTable(result.disruptions),
     `faults injected: ${JSON.stringify(result.faults)}`,
     `images: ${audit.images_matched_served} matched what the provider serves, ` +
       `${audit.images_gone_at_provider} gone at the provider by the audit (checked on disk and decoded)`,
@@ -140,7 +122,7 @@ async function main(): Promise<number> {
   if (!(timeScale > 0))
     throw new Error(`--time-scale must be a positive number, got ${values['time-scale']}`);
   cleanUpOnSignals();
-  const results: (ProviderChaosResult & { checks: ProviderChaosCheck[] })[] = [];
+  const results: (ProviderChaosResult & { checks: ChaosCheck[] })[] = [];
   try {
     for (const provider of providers) {
       const result = await runProviderChaos({
