@@ -5,9 +5,10 @@ import { startBflEmulator, DEMO_BFL_KEY, loadBflConfig } from './bfl/index.js';
 import type { Clock } from './core/clock.js';
 import { DEMO_API_KEY, loadEmulatorConfig, startEmulator } from './apimart/index.js';
 import { DEMO_FAL_KEY, JWKS_PATH, loadFalConfig, startFalEmulator } from './fal/index.js';
+import { DEMO_OPENAI_KEY, loadOpenAIConfig, startOpenAIEmulator } from './openai/index.js';
 import { DEMO_REPLICATE_TOKEN, loadReplicateConfig, startReplicateEmulator } from './replicate/index.js';
 
-export const EMULATED_PROVIDERS = ['apimart', 'fal', 'replicate', 'bfl'] as const;
+export const EMULATED_PROVIDERS = ['apimart', 'fal', 'replicate', 'bfl', 'openai'] as const;
 export type EmulatedProvider = (typeof EMULATED_PROVIDERS)[number];
 
 /** What every emulator offers its starter. */
@@ -53,6 +54,11 @@ const EMULATORS: Record<EmulatedProvider, EmulatorEntry> = {
     load: loadReplicateConfig,
   },
   bfl: { demoKey: DEMO_BFL_KEY, start: (options) => startBflEmulator(options as never), load: loadBflConfig },
+  openai: {
+    demoKey: DEMO_OPENAI_KEY,
+    start: (options) => startOpenAIEmulator(options as never),
+    load: loadOpenAIConfig,
+  },
 };
 
 export function isEmulatedProvider(name: string): name is EmulatedProvider {
