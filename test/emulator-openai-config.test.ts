@@ -5,13 +5,15 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { waitUntil } from './support/wait.js';
 import {
   api,
   download,
   fixed,
   getBatch,
   jsonl,
+  linesOf,
   ManualClock,
   startBatch,
   startTestOpenAI,
@@ -76,6 +78,26 @@ describe('config', () => {
     expect(() => parseOpenAIConfig({ limits: { images_per_minute: 0 } })).toThrow(
       /invalid openai emulator config/,
     );
+  });
+});
+
+describe('started as pixelmill does (emulator/providers.ts, the system clock)', () => {
+  it('runs a batch to completion in compressed real time and serves its output', async () => {
+    const running = await emulatorOf('openai').start({
+      config: { host: '127.0.0.1', port: 0, time_scale: 0.001, batches: { batch_duration: [100, 100] } },
+    });
+    onTestFinished(() => running.close());
+    const created = await startBatch(running, jsonl(3));
+    const batch = await waitUntil(
+      'the batch to complete',
+      async () => {
+        const now = await getBatch(running, created.id);
+        return now.status === 'completed' ? now : undefined;
+      },
+      10_000,
+      20,
+    );
+    expect(linesOf((await download(running, batch.output_file_id)).body)).toHaveLength(3);
   });
 });
 
