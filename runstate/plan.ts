@@ -143,6 +143,11 @@ export function planMeta(settings: RunSettings, items: readonly PlannedItem[], h
   if (settings.objectStore !== undefined) meta.objectStore = settings.objectStore;
   if (settings.deadline !== undefined) meta.deadline = settings.deadline;
   if (settings.publicUrl !== undefined) meta.publicUrl = settings.publicUrl;
+  // api.mode and its batch settings (a provider that submits several ways: OpenAI).
+  if (settings.apiMode !== undefined) meta.apiMode = settings.apiMode;
+  if (settings.maxEnqueuedImages !== undefined) meta.maxEnqueuedImages = settings.maxEnqueuedImages;
+  if (settings.retryIn !== undefined) meta.retryIn = settings.retryIn;
+  if (settings.batchPollMs !== undefined) meta.batchPollMs = settings.batchPollMs;
   return meta;
 }
 
