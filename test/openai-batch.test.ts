@@ -172,10 +172,10 @@ describe('a catalog on OpenAI in batch mode', () => {
 
 describe('deadline', () => {
   it('cancels a batch at the deadline and keeps what finished', async () => {
-    // A batch of 1,000 to 2,000 s of emulated time (1-2 s here); the deadline comes first.
-    const api = await emulator({ batches: { batch_duration: [1000, 2000] } });
+    // A batch of 20 to 30 s of emulated time (here): the deadline comes first.
+    const api = await emulator({ batches: { batch_duration: [20_000, 30_000] } });
     const { result, lines } = await runCatalog(api.url, 'openai-deadline', 4, {
-      lines: ['limits: { deadline: "1500ms" }'],
+      lines: ['limits: { deadline: "2500ms" }'],
     });
     expect(result.counts.completed + result.counts.cancelled).toBe(4);
     expect(result.counts.cancelled).toBeGreaterThan(0);
