@@ -16,6 +16,8 @@ import type { PlannedItem, RunSettings } from '../manifest/normalize.js';
 import { DEFAULT_EXTENSION, renderResultPath } from '../manifest/result-paths.js';
 import { STATE_DIR_NAME, stateDirOf, type IncrementalPlan, type StateLocation } from '../runstate/index.js';
 import { s3UrlOf } from '../storage/s3-location.js';
+import { providerNamed } from '../providers/registry.js';
+import type { ApiMode } from '../providers/types.js';
 import { runState } from './run-files.js';
 
 /** With `variants`: products x variants, and each variant's outputs and how many to generate. */
@@ -33,6 +35,27 @@ export interface CatalogPlan {
   note?: string;
   /** What an incremental run freezes; undefined when nothing is carried over (a plain run). */
   incremental?: IncrementalPlan;
+  /** A provider with several modes (OpenAI): the one the run takes, why, and the price of each. */
+  mode?: PlanMode;
+}
+
+export interface PlanMode {
+  mode: ApiMode;
+  reason: string;
+  prices: Record<ApiMode, number>;
+}
+
+/** The run's mode and what its items to generate cost in each mode, when the provider has modes. */
+function planMode(settings: RunSettings, generate: readonly PlannedItem[]): PlanMode | undefined {
+  const prices = providerNamed(settings.provider).pricesByMode?.(generate);
+  if (!prices || settings.apiMode === undefined) return undefined;
+  return { mode: settings.apiMode, reason: settings.apiModeReason ?? '', prices };
+}
+
+/** `mode batch (412 items, over 50: ...): $6.20 at batch prices, $12.40 at sync prices`. */
+function describeMode(mode: PlanMode): string {
+  const usd = (amount: number) => `$${amount.toFixed(2)}`;
+  return `mode ${mode.mode} (${mode.reason}): ${usd(mode.prices.batch)} at batch prices, ${usd(mode.prices.sync)} at sync prices`;
 }
 
 export function stateLocationOf(settings: RunSettings): StateLocation {
@@ -117,8 +140,10 @@ export async function planCatalog(
           prune: options.prune,
         }
       : undefined;
+  const mode = planMode(settings, diff.generate);
   return {
     catalog: settings.name,
+    ...(mode ? { mode } : {}),
     diff,
     ...(variants ? { variants } : {}),
     estimate,
@@ -190,7 +215,8 @@ export function describePlan(plan: CatalogPlan, prune: boolean): string {
           ? ` at ${estimate.submitsPerSecond}/s (${estimate.rateSource}) + ${duration(estimate.generationSeconds)} of generation`
           : '');
   const variants = plan.variants ? `${describeVariants(plan.variants)}; ` : '';
-  return `${variants}${parts.join(', ')}; ${credits}; ${time}${plan.note ? ` (${plan.note})` : ''}`;
+  const mode = plan.mode ? `; ${describeMode(plan.mode)}` : '';
+  return `${variants}${parts.join(', ')}; ${credits}${mode}; ${time}${plan.note ? ` (${plan.note})` : ''}`;
 }
 
 /** `plan --json`: the same, for scripts. */
@@ -216,6 +242,9 @@ export function planJson(plan: CatalogPlan, prune: boolean) {
       rate_source: estimate.rateSource,
       generation_seconds: estimate.generationSeconds,
     },
+    ...(plan.mode
+      ? { mode: { mode: plan.mode.mode, reason: plan.mode.reason, prices_usd: plan.mode.prices } }
+      : {}),
     ...(plan.note ? { note: plan.note } : {}),
   };
 }

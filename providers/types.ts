@@ -256,6 +256,11 @@ export interface ImageProvider {
    * unit (OpenAI: US dollars, by mode); absent: pixelmill's 1, 2 and 4 credits.
    */
   defaultCreditsPerImage?(mode: ApiMode | undefined): Record<string, number>;
+  /**
+   * What the items cost in each of its modes (a provider that has several): `plan` shows them side
+   * by side, in the provider's unit.
+   */
+  pricesByMode?(items: readonly ItemRequest[]): Record<ApiMode, number>;
   createClient(options: ProviderClientOptions): ProviderClient;
   /**
    * What a webhook verifier needs from the account itself (Replicate's secret, fetched with the

@@ -7,7 +7,7 @@
 import type { ImageProvider } from '../types.js';
 import { OpenAIClient } from './client.js';
 import { DEFAULT_MODEL, MAX_IMAGES } from './models.js';
-import { defaultCreditsPerImage } from './pricing.js';
+import { defaultCreditsPerImage, priceBothWays } from './pricing.js';
 import { mapOpenAIRequest } from './request.js';
 
 /** Output files are kept 30 days by default: far longer than any run takes to read them. */
@@ -33,6 +33,7 @@ export const openai: ImageProvider = {
   },
   mapRequest: mapOpenAIRequest,
   defaultCreditsPerImage,
+  pricesByMode: priceBothWays,
   createClient: (options) => new OpenAIClient(options),
 };
 
