@@ -2,7 +2,8 @@
 // the bytes on disk and on the result host. It computes figures rather than asserting, so that
 // `npm run chaos` can print them and test/chaos.test.ts can hold them to their bounds. The reading
 // of report.jsonl, summary.json and the ground truth is bench/catalog-audit.ts's, shared
-// with the durability test.
+// with the durability test; what it checks of the report as the providers' audit does is
+// bench/audit-report.ts's.
 import { taskIdOf } from '../common/task-ref.js';
 import { imageFaultOf } from '../emulator/apimart/images/faults.js';
 import type { RunningEmulator } from '../emulator/index.js';
@@ -10,7 +11,8 @@ import type { GroundTruthTask } from '../emulator/apimart/routes/admin.js';
 import type { ReportLine } from '../report/report-line.js';
 import type { JournalLine } from '../runstate/index.js';
 import type { AuditFiles } from './audit-files.js';
-import { groundTruth, mapLimit, parseReport, servedSha256, sha256, type Summary } from './catalog-audit.js';
+import { ReportTally, secondsAfter, summaryCountInconsistencies, type FinishedRun } from './audit-report.js';
+import { groundTruth, mapLimit, servedSha256, sha256 } from './catalog-audit.js';
 import { CHAOS_POISON_WORD, type ChaosItem } from './chaos-config.js';
 import { percentile } from './figures.js';
 
@@ -64,7 +66,6 @@ export interface ChaosAudit {
   problems: string[];
 }
 
-const MAX_PROBLEMS = 20;
 const SERVED_ATTEMPTS = 5;
 
 /** The served bytes' sha256, retried: the result host still truncates some downloads on purpose. */
@@ -95,8 +96,6 @@ export async function auditChaosRun({
   maxAttempts,
   startedAtMs,
 }: AuditInput): Promise<ChaosAudit> {
-  const problems: string[] = [];
-  const problem = (line: string): void => void (problems.length < MAX_PROBLEMS && problems.push(line));
   const tasks = await groundTruth(emulator);
   const tasksByPrompt = new Map<string, GroundTruthTask[]>();
   for (const task of tasks) {
@@ -127,34 +126,18 @@ export async function auditChaosRun({
     report_inconsistencies: 0,
     tasks_at_api: tasks.length,
     resubmitted: [],
-    problems,
+    problems: [],
   };
-
-  const [reportBytes, summaryBytes] = await Promise.all([
-    files.read('report.jsonl'),
-    files.read('summary.json'),
-  ]);
-  if (!reportBytes || !summaryBytes) {
-    audit.items_lost = items.length;
-    problem('no report.jsonl or summary.json: the run did not finish');
-    return audit;
-  }
-  const report = new Map(parseReport(reportBytes.toString('utf8')).map((line) => [line.id, line]));
-  const inconsistent = (line: string): void => {
-    audit.report_inconsistencies++;
-    problem(line);
-  };
-  if (report.size !== items.length) inconsistent(`report has ${report.size} lines for ${items.length} items`);
+  const tally = new ReportTally(audit, 'API');
+  const { problem, inconsistent } = tally;
+  const run = await tally.readRun(files, items.length);
+  if (!run) return audit;
 
   const toCheck: ImageToCheck[] = [];
   for (const item of items) {
-    const line = report.get(item.id);
     const submitted = tasksByPrompt.get(item.prompt) ?? [];
-    if (!line) {
-      audit.items_lost++;
-      problem(`${item.id}: not in the report (${submitted.length} tasks at the API)`);
-      continue;
-    }
+    const line = tally.lineOf(run, item.id, submitted.length);
+    if (!line) continue;
     if (item.prompt.includes(CHAOS_POISON_WORD)) {
       if (refusedAsReported(line) && submitted.length === 0) audit.refused_by_api++;
       else {
@@ -165,8 +148,6 @@ export async function auditChaosRun({
       }
       continue;
     }
-    // Without crashes each attempt is exactly one task; more means a submit was repeated.
-    const extra = submitted.length - line.attempts;
     // An item is resubmitted only after a failed task or a rejected image, so a completed task
     // with good images it does not report is a duplicate; failed ones were refunded.
     for (const task of submitted) {
@@ -176,16 +157,11 @@ export async function auditChaosRun({
         audit.credits_rejected_by_checks += task.credits_cost;
       } else audit.credits_charged_for_duplicates += task.credits_cost;
     }
-    if (extra > 0) {
-      audit.prompts_submitted_more_than_once++;
-      audit.extra_submissions += extra;
-      if (audit.resubmitted.length < MAX_PROBLEMS) {
-        const at = submitted.map((task) => Math.round((task.submitted_at_ms - startedAtMs) / 100) / 10);
-        audit.resubmitted.push({ id: item.id, submitted_s: at });
-      }
-    } else if (extra < 0) {
-      inconsistent(`${item.id}: ${line.attempts} attempts reported but ${submitted.length} tasks at the API`);
-    }
+    // Without crashes each attempt is exactly one task; more means a submit was repeated.
+    tally.extraTasks(line, submitted.length, () => ({
+      id: item.id,
+      submitted_s: submitted.map((task) => secondsAfter(startedAtMs, task.submitted_at_ms)),
+    }));
 
     const task = line.task_id === null ? undefined : taskById.get(line.task_id);
     if (line.status === 'completed') {
@@ -236,9 +212,7 @@ export async function auditChaosRun({
 
   audit.images_bad += await badImages(toCheck, files, problem);
   const charged = emulator.stats().credits_charged;
-  const summary = JSON.parse(summaryBytes.toString('utf8')) as Summary;
-  for (const line of summaryInconsistencies(summary, [...report.values()], charged, audit))
-    inconsistent(line);
+  for (const line of summaryInconsistencies(run, charged, audit)) inconsistent(line);
   return audit;
 }
 
@@ -330,8 +304,7 @@ async function badImages(
 
 /** summary.json against the report, and the API's total charge against report + duplicates. */
 function summaryInconsistencies(
-  summary: Summary,
-  lines: ReportLine[],
+  { byId, summary }: FinishedRun,
   charged: number,
   audit: Pick<
     ChaosAudit,
@@ -341,14 +314,8 @@ function summaryInconsistencies(
     | 'credits_rejected_by_checks'
   >,
 ): string[] {
-  const found: string[] = [];
-  const count = (status: string): number => lines.filter((line) => line.status === status).length;
-  for (const status of ['completed', 'failed', 'cancelled', 'expired', 'skipped'] as const) {
-    if (summary.counts[status] !== count(status))
-      found.push(`summary counts ${summary.counts[status]} ${status}, the report ${count(status)}`);
-  }
-  const images = lines.reduce((sum, line) => sum + line.images.length, 0);
-  if (summary.images !== images) found.push(`summary counts ${summary.images} images, the report ${images}`);
+  const lines = [...byId.values()];
+  const found = summaryCountInconsistencies(summary, lines);
   const credits = lines.reduce((sum, line) => sum + line.credits_cost, 0);
   const rejected = audit.credits_rejected_by_checks;
   if (summary.credits_charged !== credits + rejected)

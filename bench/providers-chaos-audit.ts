@@ -4,12 +4,13 @@
 // image on disk as its report line says (size, sha256), whole (it decodes), and, where the provider
 // still serves it, the bytes it serves; submits beyond one per attempt; results the provider
 // deleted before anyone fetched them, told apart by whose they were. Figures, not assertions:
-// bench/providers-chaos.ts holds them to issue 39's targets.
+// bench/providers-chaos.ts holds them to issue 39's targets. The report is read and checked as
+// bench/chaos-audit.ts reads it (bench/audit-report.ts).
 import sharp from 'sharp';
 import { request } from 'undici';
-import type { ReportLine } from '../report/report-line.js';
 import type { AuditFiles } from './audit-files.js';
-import { mapLimit, parseReport, sha256, type Summary } from './catalog-audit.js';
+import { ReportTally, secondsAfter, summaryCountInconsistencies } from './audit-report.js';
+import { mapLimit, sha256 } from './catalog-audit.js';
 import { journalFigures, type ChaosAudit } from './chaos-audit.js';
 import type { TaskTruth } from './providers-setups.js';
 
@@ -61,8 +62,6 @@ export interface ProviderChaosAudit {
   problems: string[];
 }
 
-const MAX_LISTED = 20;
-
 interface AuditInput {
   items: ChaosItemOf[];
   files: AuditFiles;
@@ -78,8 +77,6 @@ export async function auditProviderChaos({
   maxAttempts,
   startedAtMs,
 }: AuditInput): Promise<ProviderChaosAudit> {
-  const problems: string[] = [];
-  const problem = (line: string): void => void (problems.length < MAX_LISTED && problems.push(line));
   const byPrompt = new Map<string, TaskTruth[]>();
   for (const task of tasks) byPrompt.set(task.prompt, [...(byPrompt.get(task.prompt) ?? []), task]);
   const byId = new Map(tasks.map((task) => [task.id, task]));
@@ -104,49 +101,24 @@ export async function auditProviderChaos({
     tasks_at_provider: tasks.length,
     resubmitted: [],
     slowest_fetches: slowestFetches(tasks, startedAtMs),
-    problems,
+    problems: [],
   };
-  const [reportBytes, summaryBytes] = await Promise.all([
-    files.read('report.jsonl'),
-    files.read('summary.json'),
-  ]);
-  if (!reportBytes || !summaryBytes) {
-    audit.items_lost = items.length;
-    problem('no report.jsonl or summary.json: the run did not finish');
-    return audit;
-  }
-  const lines = parseReport(reportBytes.toString('utf8'));
-  const report = new Map(lines.map((line) => [line.id, line]));
-  const inconsistent = (line: string): void => {
-    audit.report_inconsistencies++;
-    problem(line);
-  };
-  if (report.size !== items.length) inconsistent(`report has ${report.size} lines for ${items.length} items`);
+  const tally = new ReportTally(audit, 'provider');
+  const { problem, inconsistent } = tally;
+  const run = await tally.readRun(files, items.length);
+  if (!run) return audit;
 
   const toCheck: ImageToCheck[] = [];
   for (const item of items) {
-    const line = report.get(item.id);
     const submitted = byPrompt.get(item.prompt) ?? [];
-    if (!line) {
-      audit.items_lost++;
-      problem(`${item.id}: not in the report (${submitted.length} tasks at the provider)`);
-      continue;
-    }
-    const extra = submitted.length - line.attempts;
+    const line = tally.lineOf(run, item.id, submitted.length);
+    if (!line) continue;
+    const extra = tally.extraTasks(line, submitted.length, () => ({
+      id: item.id,
+      attempts: line.attempts,
+      submitted_s: submitted.map((task) => secondsAfter(startedAtMs, task.submittedAtMs)),
+    }));
     countRetention(audit, submitted, extra);
-    if (extra > 0) {
-      audit.prompts_submitted_more_than_once++;
-      audit.extra_submissions += extra;
-      if (audit.resubmitted.length < MAX_LISTED)
-        audit.resubmitted.push({
-          id: item.id,
-          attempts: line.attempts,
-          submitted_s: submitted.map((task) => Math.round((task.submittedAtMs - startedAtMs) / 100) / 10),
-        });
-    } else if (extra < 0)
-      inconsistent(
-        `${item.id}: ${line.attempts} attempts reported but ${submitted.length} tasks at the provider`,
-      );
 
     if (line.status === 'completed') {
       audit.completed++;
@@ -183,8 +155,7 @@ export async function auditProviderChaos({
   audit.images_bad += images.bad;
   audit.images_matched_served = images.matchedServed;
   audit.images_gone_at_provider = images.gone;
-  const summary = JSON.parse(summaryBytes.toString('utf8')) as Summary;
-  for (const line of summaryInconsistencies(summary, lines)) inconsistent(line);
+  for (const line of summaryCountInconsistencies(run.summary, run.lines)) inconsistent(line);
   return audit;
 }
 
@@ -194,14 +165,13 @@ function slowestFetches(
   tasks: readonly TaskTruth[],
   startedAtMs: number,
 ): ProviderChaosAudit['slowest_fetches'] {
-  const seconds = (ms: number): number => Math.round(ms / 100) / 10;
   return tasks
     .filter((task) => task.succeeded && task.readyAtMs !== null && task.fetchedAtMs !== null)
     .map((task) => ({
       task: task.id,
-      ready_s: seconds(task.readyAtMs! - startedAtMs),
-      fetched_s: seconds(task.fetchedAtMs! - startedAtMs),
-      lag_s: seconds(task.fetchedAtMs! - task.readyAtMs!),
+      ready_s: secondsAfter(startedAtMs, task.readyAtMs!),
+      fetched_s: secondsAfter(startedAtMs, task.fetchedAtMs!),
+      lag_s: secondsAfter(task.readyAtMs!, task.fetchedAtMs!),
     }))
     .sort((a, b) => b.lag_s - a.lag_s)
     .slice(0, SLOWEST_LISTED);
@@ -303,16 +273,4 @@ async function checkImages(
     }
   });
   return { bad, matchedServed, gone };
-}
-
-function summaryInconsistencies(summary: Summary, lines: ReportLine[]): string[] {
-  const found: string[] = [];
-  const count = (status: string): number => lines.filter((line) => line.status === status).length;
-  for (const status of ['completed', 'failed', 'cancelled', 'expired', 'skipped'] as const) {
-    if (summary.counts[status] !== count(status))
-      found.push(`summary counts ${summary.counts[status]} ${status}, the report ${count(status)}`);
-  }
-  const images = lines.reduce((sum, line) => sum + line.images.length, 0);
-  if (summary.images !== images) found.push(`summary counts ${summary.images} images, the report ${images}`);
-  return found;
 }
