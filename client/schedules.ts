@@ -322,3 +322,12 @@ export function describeScheduleLines(view: ScheduleView): string[] {
     );
   return lines;
 }
+
+/**
+ * Fires schedule `name` now, under its own overlap policy: skipped while its last firing runs.
+ * (A trigger's default policy is ALLOW_ALL, under which the schedule does not even track what it
+ * started, so later firings would not be skipped either.)
+ */
+export async function fireNow(client: Client, name: string): Promise<void> {
+  await (await requireSchedule(client, name)).trigger(ScheduleOverlapPolicy.SKIP);
+}

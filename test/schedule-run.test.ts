@@ -1,0 +1,216 @@
+// Schedules end to end (issue 42): a real Temporal dev server and its Schedules, pixelmill's
+// workers in this process, the emulator over HTTP (its ground truth counts every task) and a real
+// S3-compatible server holding the catalog. A schedule every few seconds fires again and again;
+// the first firing runs the catalog, the next one that finds it edited in the bucket generates
+// only the edited and added items; a manifest made invalid fails its firing with the reason and
+// leaves the output as it was. A firing while the last one still runs is skipped and counted.
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import type { Client } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { groundTruth, parseReport } from '../bench/catalog-audit.js';
+import { startS3Server, type S3TestServer } from '../bench/s3-server.js';
+import { createActivityRuntime } from '../activities/index.js';
+import { indexable } from '../client/runs.js';
+import {
+  createSchedule,
+  describeSchedule,
+  describeScheduleLines,
+  fireNow,
+  parseScheduleTimes,
+  requireSchedule,
+  scheduledApi,
+  type FiringView,
+} from '../client/schedules.js';
+import { taskQueuesOf } from '../common/names.js';
+import { scheduleIdOf, type ScheduledApi } from '../common/schedules.js';
+import { DEMO_API_KEY, type RunningEmulator } from '../emulator/index.js';
+import { createPixelmillWorkers } from '../worker/workers.js';
+import { FAST_EMULATOR, startCatalogHarness } from './support/catalog-harness.js';
+import { waitUntil } from './support/wait.js';
+
+const BUCKET = 'exports';
+const MANIFEST = `s3://${BUCKET}/nightly/catalog.yaml`;
+let s3: S3TestServer;
+let client: Client;
+let emulator: RunningEmulator;
+let api: ScheduledApi;
+const cleanups: (() => Promise<unknown>)[] = [];
+
+const put = (key: string, body: string) =>
+  s3.client.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: body }));
+const text = async (key: string) =>
+  (await s3.client.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }))).Body!.transformToString();
+const tasks = async (): Promise<number> => (await groundTruth(emulator)).length;
+
+/** Every object under the output with its ETag: what "left alone" means. */
+async function outputObjects(): Promise<string[]> {
+  const listed = await s3.client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'nightly/out/' }));
+  return (listed.Contents ?? []).map((object) => `${object.Key} ${object.ETag}`).sort();
+}
+
+function writeManifest(extra: string[] = []): Promise<unknown> {
+  return put(
+    'nightly/catalog.yaml',
+    [
+      'name: nightly',
+      'limits: { requests_per_second: 200 }',
+      'output:',
+      `  dir: s3://${BUCKET}/nightly/out`,
+      `  endpoint: ${s3.endpoint}`,
+      '  force_path_style: true',
+      'items_file: items.csv',
+      ...extra,
+    ].join('\n'),
+  );
+}
+
+const writeItems = (rows: string[]) => put('nightly/items.csv', ['id,prompt', ...rows].join('\n'));
+
+/** The firings of `name` the server remembers, oldest first, with how each ended. */
+async function firings(name: string): Promise<FiringView[]> {
+  return (await describeSchedule(client, name, 10))?.recent ?? [];
+}
+
+beforeAll(async () => {
+  const harness = await startCatalogHarness(FAST_EMULATOR);
+  ({ emulator } = harness);
+  client = harness.env.client;
+  s3 = await startS3Server();
+  cleanups.push(() => s3.stop());
+  await s3.createBucket(BUCKET);
+  // The worker's environment: the bucket's keys, and where the store is for a manifest's s3:// URL
+  // (an output names its endpoint; a manifest's location is reached as the AWS environment says).
+  // The planning code reads process.env, as `pixelmill worker` does.
+  Object.assign(process.env, s3.env, { AWS_ENDPOINT_URL_S3: s3.endpoint });
+  api = scheduledApi(
+    { apiKeyEnv: 'PIXELMILL_API_KEY' },
+    {
+      PIXELMILL_API_BASE_URL: emulator.url,
+      PIXELMILL_API_KEY: DEMO_API_KEY,
+    },
+  );
+  const runtime = createActivityRuntime({ apiBaseUrl: emulator.url, apiKey: DEMO_API_KEY, env: process.env });
+  const workers = await createPixelmillWorkers({
+    connection: harness.env.nativeConnection,
+    namespace: 'default',
+    queues: taskQueuesOf(api.account),
+    activities: runtime.activities,
+    shutdownGraceTime: '1 second',
+  });
+  const running = workers.run();
+  cleanups.push(async () => {
+    workers.shutdown();
+    await running;
+    await runtime.close();
+  });
+}, 120_000);
+
+afterAll(async () => {
+  for (const name of ['nightly', 'held'])
+    await client?.schedule
+      .getHandle(scheduleIdOf(name))
+      .delete()
+      .catch(() => undefined);
+  for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+});
+
+describe('a schedule of a catalog in a bucket', () => {
+  it('fires again and again: the first run generates the catalog, the next one only what was edited', async () => {
+    await writeManifest();
+    await writeItems(['p1,lamp one', 'p2,lamp two', 'p3,lamp three']);
+    await createSchedule(client, {
+      name: 'nightly',
+      times: parseScheduleTimes({ every: '3s' }),
+      input: {
+        schedule: 'nightly',
+        manifest: MANIFEST,
+        api,
+        indexed: (await indexable(client)) === undefined,
+      },
+      catalog: 'nightly',
+    });
+    const started = (list: FiringView[]) =>
+      list.filter(
+        (firing) =>
+          firing.outcome && firing.status === 'COMPLETED' && !/^nothing changed/.test(firing.outcome),
+      );
+    await waitUntil('the first run', async () => started(await firings('nightly')).length >= 1);
+    expect(await tasks()).toBe(3);
+    expect(parseReport(await text('nightly/out/report.jsonl')).map((line) => line.status)).toEqual([
+      'completed',
+      'completed',
+      'completed',
+    ]);
+
+    // Tonight's export: one prompt edited, one product added.
+    await writeItems(['p1,lamp one', 'p2,lamp two on oak', 'p3,lamp three', 'p4,lamp four']);
+    const [, second] = await waitUntil('the run of the edited catalog', async () => {
+      const list = started(await firings('nightly'));
+      return list.length >= 2 ? list : undefined;
+    });
+    expect(second!.outcome).toBe('4 of 4 items completed; 2 credits');
+    expect(await tasks()).toBe(5); // p2 and p4 only
+    const report = parseReport(await text('nightly/out/report.jsonl'));
+    expect(report.map((line) => [line.id, line.status])).toEqual([
+      ['p1', 'completed'],
+      ['p2', 'completed'],
+      ['p3', 'completed'],
+      ['p4', 'completed'],
+    ]);
+    const view = (await describeSchedule(client, 'nightly'))!;
+    expect(view.firings).toBeGreaterThanOrEqual(2);
+    expect(view.nextFiring).not.toBeNull();
+  }, 120_000);
+
+  it('fails a firing whose manifest is invalid, with the reason, and leaves the output alone', async () => {
+    const before = await outputObjects();
+    expect(before.length).toBeGreaterThan(4);
+    const firedBefore = (await firings('nightly')).length;
+    await writeManifest(['limits_typo: 3']);
+    const failed = await waitUntil('a failed firing', async () =>
+      (await firings('nightly')).find((firing) => firing.status === 'FAILED'),
+    );
+    expect(failed.outcome).toMatch(
+      new RegExp(`^${MANIFEST}: 1 problem: ${MANIFEST}:\\d+:\\d+ .*limits_typo`),
+    );
+    expect(await outputObjects()).toEqual(before);
+    expect(firedBefore).toBeGreaterThan(0);
+    const lines = describeScheduleLines((await describeSchedule(client, 'nightly'))!);
+    expect(lines.join('\n')).toContain(`failed: ${MANIFEST}: 1 problem`);
+
+    const handle = await requireSchedule(client, 'nightly');
+    await handle.pause();
+    const paused = (await describeSchedule(client, 'nightly'))!;
+    expect(paused).toMatchObject({ paused: true, nextFiring: null });
+  }, 60_000);
+
+  it('skips a firing while the last one still runs, and says so', async () => {
+    // Runs of an account no worker serves: its firing stays running.
+    const idle: ScheduledApi = {
+      account: 'a0123456789abcdef',
+      baseUrl: 'http://127.0.0.1:9',
+      emulated: false,
+    };
+    await createSchedule(client, {
+      name: 'held',
+      times: parseScheduleTimes({ every: '1h' }),
+      input: { schedule: 'held', manifest: MANIFEST, api: idle, indexed: false },
+      catalog: 'nightly',
+      paused: true,
+    });
+    await fireNow(client, 'held');
+    await waitUntil('the first firing to run', async () => (await describeSchedule(client, 'held'))!.running);
+    await fireNow(client, 'held');
+    const view = await waitUntil('the second firing to be skipped', async () => {
+      const described = (await describeSchedule(client, 'held'))!;
+      return described.skippedOverlap > 0 ? described : undefined;
+    });
+    expect(view).toMatchObject({ firings: 1, skippedOverlap: 1, running: true });
+    expect(describeScheduleLines(view)[1]).toBe(
+      '  1 firing, 1 skipped while the last one still ran; one running now',
+    );
+    const [firing] = view.recent;
+    await (await requireSchedule(client, 'held')).delete();
+    await client.workflow.getHandle(firing!.workflowId).terminate('test over');
+  });
+});
