@@ -8,7 +8,9 @@ import {
   batchCounts,
   creditsOf,
   endOpen,
+  endOverBudget,
   freshBatchState,
+  itemsWithinAllowance,
   nextPollMs,
   openItems,
   startRound,
@@ -144,5 +146,61 @@ describe('a round of the batch shard', () => {
     expect(waits.slice(0, 3)).toEqual([150, 225, 338]);
     expect(Math.max(...waits)).toBe(2000);
     expect(nextPollMs(30_000 * 19, 30_000)).toBe(600_000);
+  });
+});
+
+describe("a batch shard's allowance (budget_credits)", () => {
+  it('cuts the first round to the items whose estimates fit, and ends the rest skipped', () => {
+    const s = freshBatchState(5, 100, false, false);
+    s.estimates = [0.02, 0.02, 0.02, 0.02, 0.02];
+    const fit = itemsWithinAllowance(s, 0.07);
+    expect(fit).toBe(3);
+    expect(endOverBudget(s, indexOf, fit)).toBe(2);
+    expect(s.budgetStopped).toBe(true);
+    expect(s.final).toEqual([null, null, null, 'skipped', 'skipped']);
+    expect(s.outcomes.map((o) => [o.index, o.status, o.error?.code])).toEqual([
+      [1003, 'skipped', 'budget_exhausted'],
+      [1004, 'skipped', 'budget_exhausted'],
+    ]);
+    expect(startRound(s, indexOf, fit).map((item) => item.index)).toEqual([1000, 1001, 1002]);
+  });
+
+  it('counts what the earlier rounds charged before a retry round', () => {
+    const s = freshBatchState(4, 100, false, false);
+    s.estimates = [0.02, 0.02, 0.02, 0.02];
+    const items = startRound(s, indexOf, itemsWithinAllowance(s, 0.1));
+    expect(items).toHaveLength(4);
+    // Two completed at a higher cost than estimated; two expired, for the retry round.
+    applyRound(
+      s,
+      {
+        items,
+        outcomes: [done(0.04), done(0.04), { s: 'missing' }, { s: 'missing' }],
+        batch: { status: 'expired' },
+        images: 2,
+      },
+      retry,
+      undefined,
+    );
+    // 0.08 charged: one more estimate (0.02) fits in 0.1, the second would pass it.
+    const fit = itemsWithinAllowance(s, 0.1);
+    expect(fit).toBe(1);
+    expect(endOverBudget(s, indexOf, fit)).toBe(1);
+    expect(startRound(s, indexOf, fit)).toEqual([{ index: 1002, attempt: 2 }]);
+    expect(s.final[3]).toBe('skipped');
+  });
+
+  it('sends nothing when the allowance is spent, and everything within it untouched', () => {
+    const spent = freshBatchState(2, 100, false, false);
+    spent.estimates = [0.5, 0.5];
+    expect(itemsWithinAllowance(spent, 0.4)).toBe(0);
+    expect(endOverBudget(spent, indexOf, 0)).toBe(2);
+    expect(openItems(spent)).toEqual([]);
+
+    const ample = freshBatchState(3, 100, false, false);
+    ample.estimates = [0.1, 0.1, 0.1];
+    expect(itemsWithinAllowance(ample, 0.3)).toBe(3);
+    expect(endOverBudget(ample, indexOf, 3)).toBe(0);
+    expect(ample.budgetStopped).toBeUndefined();
   });
 });

@@ -4,6 +4,7 @@
 // without a line for an item means (expired, cancelled, completed without it); a batch whose every
 // request failed. Carried over continue-as-new as plain data.
 import type { BatchItem, BatchStatusOutput, CollectedOutcome } from '../common/batch-types.js';
+import { FailureType } from '../common/failure-types.js';
 import { zeroApiCalls, zeroCounts } from '../common/item-counts.js';
 import type {
   ApiCallCounts,
@@ -54,6 +55,10 @@ export interface BatchShardState {
   stopReason?: string;
   /** Items given up at task_timeout. */
   givenUp: number;
+  /** Per item: its estimated credits (planShard), loaded at the first round when the shard has an allowance. */
+  estimates?: number[];
+  /** Set once a round was cut to what the allowance left (the rest ended as skipped). */
+  budgetStopped?: boolean;
 }
 
 export function freshBatchState(
@@ -86,9 +91,13 @@ export function openItems(s: BatchShardState): number[] {
   return s.final.flatMap((status, k) => (status === null && !inRound.has(k) ? [k] : []));
 }
 
-/** The round's items as the activities take them, and each one's attempt counted. */
-export function startRound(s: BatchShardState, planIndexOf: (k: number) => number): BatchItem[] {
-  s.inRound = openItems(s);
+/** The round's items as the activities take them (the first `fit` open ones), and each one's attempt counted. */
+export function startRound(
+  s: BatchShardState,
+  planIndexOf: (k: number) => number,
+  fit = Infinity,
+): BatchItem[] {
+  s.inRound = openItems(s).slice(0, fit);
   return s.inRound.map((k) => ({ index: planIndexOf(k), attempt: ++s.attempts[k]! }));
 }
 
@@ -200,6 +209,45 @@ export function endOpen(s: BatchShardState, planIndexOf: (k: number) => number, 
     ended++;
   }
   return ended;
+}
+
+/**
+ * How many of the open items (in order) the next round may send within `allowance` credits: what
+ * was charged so far (every attempt's cost) plus each one's estimate, as shardWorkflow's
+ * nextWouldExceed counts. A round runs alone, so nothing else is committed meanwhile.
+ */
+export function itemsWithinAllowance(s: BatchShardState, allowance: number): number {
+  let committed = s.credits.reduce((sum, c) => sum + c, 0);
+  let fit = 0;
+  for (const k of openItems(s)) {
+    committed += s.estimates?.[k] ?? 0;
+    // A thousandth of a cent of float error never cuts an item that fits exactly.
+    if (committed > allowance + 1e-9) break;
+    fit++;
+  }
+  return fit;
+}
+
+/** Open items past the allowance: final as skipped (budget_exhausted), as the task shards end them. */
+export function endOverBudget(s: BatchShardState, planIndexOf: (k: number) => number, fit: number): number {
+  const over = openItems(s).slice(fit);
+  for (const k of over) {
+    s.final[k] = 'skipped';
+    s.outcomes.push({
+      index: planIndexOf(k),
+      status: 'skipped',
+      taskId: null,
+      attempts: s.attempts[k]!,
+      creditsCost: s.credits[k]!,
+      error: {
+        type: FailureType.BudgetExhausted,
+        code: 'budget_exhausted',
+        message: "submitting it would exceed the run's budget_credits",
+      },
+    });
+  }
+  if (over.length > 0) s.budgetStopped = true;
+  return over.length;
 }
 
 /** Items by where they are, as the run counts them. */

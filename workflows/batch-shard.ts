@@ -30,7 +30,9 @@ import {
   batchCounts,
   creditsOf,
   endOpen,
+  endOverBudget,
   freshBatchState,
+  itemsWithinAllowance,
   nextPollMs,
   openItems,
   startRound,
@@ -117,9 +119,11 @@ async function workBatchShard(input: BatchShardInput): Promise<ShardResult> {
       continue;
     }
     if (historyFull(limits)) return carryOn(ctx);
+    const fit = await roundWithinBudget(ctx);
+    if (fit === 0) break;
     const sync = limits.submission === 'held-call' || (s.round > 1 && limits.batch?.retryIn === 'sync');
-    if (sync) await heldCallRound(ctx);
-    else await submitRound(ctx);
+    if (sync) await heldCallRound(ctx, fit);
+    else await submitRound(ctx, fit);
   }
 
   const stop = s.cancelled
@@ -136,16 +140,37 @@ async function workBatchShard(input: BatchShardInput): Promise<ShardResult> {
     apiCalls: { ...s.apiCalls },
     images: s.images,
   };
-  if (s.stopReason !== undefined) result.stopReason = s.stopReason;
+  const stopReason = s.stopReason ?? (s.budgetStopped ? 'budget exhausted' : undefined);
+  if (stopReason !== undefined) result.stopReason = stopReason;
   if (stop?.code === 'deadline' && endedByDeadline > 0) result.endedByDeadline = endedByDeadline;
   if (s.givenUp > 0) result.tasksGivenUp = s.givenUp;
   return result;
 }
 
-/** A new batch for the open items; the run is told once that the shard holds what it will. */
-async function submitRound(ctx: BatchShard): Promise<void> {
+/**
+ * Under a budget (the shard's allowance), how many open items the next round may send: never a
+ * batch whose estimated cost would pass the allowance. The items past it end as skipped
+ * (budget_exhausted) and the shard's result says 'budget exhausted'. Without a budget: all of them.
+ */
+async function roundWithinBudget(ctx: BatchShard): Promise<number> {
   const { s, input, a } = ctx;
-  const items = startRound(s, ctx.indexOf);
+  const { allowance } = input.limits;
+  if (allowance === undefined) return Infinity;
+  if (s.estimates === undefined) {
+    const { offset, count, indices } = input.shard;
+    s.estimates = (
+      await a.planShard({ plan: input.plan, offset, count, ...(indices ? { indices } : {}) })
+    ).credits;
+  }
+  const fit = itemsWithinAllowance(s, allowance);
+  if (endOverBudget(s, ctx.indexOf, fit) > 0) await recordFinished(ctx);
+  return fit;
+}
+
+/** A new batch for the first `fit` open items; the run is told once that the shard holds what it will. */
+async function submitRound(ctx: BatchShard, fit: number): Promise<void> {
+  const { s, input, a } = ctx;
+  const items = startRound(s, ctx.indexOf, fit);
   const submitted = await a.openaiBatchSubmit({
     plan: input.plan,
     runId: input.runId,
@@ -220,10 +245,10 @@ async function collectRound(ctx: BatchShard, batch: BatchStatusOutput): Promise<
   await recordFinished(ctx);
 }
 
-/** Sync mode (or a retry in sync): each open item one held call, at most max_in_flight at once. */
-async function heldCallRound(ctx: BatchShard): Promise<void> {
+/** Sync mode (or a retry in sync): each open item (the first `fit`) one held call, at most max_in_flight at once. */
+async function heldCallRound(ctx: BatchShard, fit: number): Promise<void> {
   const { s, input, a } = ctx;
-  const items = startRound(s, ctx.indexOf);
+  const items = startRound(s, ctx.indexOf, fit);
   const outcomes: CollectedOutcome[] = new Array(items.length);
   let next = 0;
   let images = 0;
