@@ -275,7 +275,9 @@ export async function describeSchedule(
     skippedOverlap: info.numActionsSkippedOverlap,
     missedCatchupWindow: info.numActionsMissedCatchupWindow,
     running: info.runningActions.length > 0,
-    recent: await Promise.all(info.recentActions.slice(-recent).map((action) => firingView(client, action))),
+    recent: await Promise.all(
+      (recent > 0 ? info.recentActions.slice(-recent) : []).map((action) => firingView(client, action)),
+    ),
   };
 }
 
@@ -330,4 +332,33 @@ export function describeScheduleLines(view: ScheduleView): string[] {
  */
 export async function fireNow(client: Client, name: string): Promise<void> {
   await (await requireSchedule(client, name)).trigger(ScheduleOverlapPolicy.SKIP);
+}
+
+/** What `status` and `list` say of the schedule that started a run (its memo's `schedule`). */
+export interface RunSchedule {
+  name: string;
+  paused: boolean;
+  /** null when paused, deleted or done. */
+  nextFiring: string | null;
+}
+
+/** The schedule named in a run's memo, as it is now; null for a run started by hand or a schedule gone. */
+export async function scheduleOfRun(
+  client: Client,
+  memo: Record<string, unknown> | undefined,
+): Promise<RunSchedule | null> {
+  const name = memo?.schedule;
+  if (typeof name !== 'string') return null;
+  const view = await describeSchedule(client, name, 0).catch(() => undefined);
+  return { name, paused: view?.paused ?? false, nextFiring: view?.nextFiring ?? null };
+}
+
+/** `schedule nightly, next firing ...`: one line for `status`, a suffix for `list`. */
+export function runScheduleText(schedule: RunSchedule): string {
+  const next = schedule.paused
+    ? 'paused'
+    : schedule.nextFiring
+      ? `next firing ${schedule.nextFiring}`
+      : 'no next firing';
+  return `schedule ${schedule.name}, ${next}`;
 }

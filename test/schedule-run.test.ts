@@ -11,6 +11,8 @@ import { groundTruth, parseReport } from '../bench/catalog-audit.js';
 import { startS3Server, type S3TestServer } from '../bench/s3-server.js';
 import { createActivityRuntime } from '../activities/index.js';
 import { indexable } from '../client/runs.js';
+import { listRuns } from '../client/commands/list.js';
+import { runStatus } from '../client/commands/status.js';
 import {
   createSchedule,
   describeSchedule,
@@ -160,6 +162,13 @@ describe('a schedule of a catalog in a bucket', () => {
     const view = (await describeSchedule(client, 'nightly'))!;
     expect(view.firings).toBeGreaterThanOrEqual(2);
     expect(view.nextFiring).not.toBeNull();
+
+    // `status` and `list` say which schedule started the run, and when it fires next.
+    const status = await runStatus(client, 'pixelmill/nightly', undefined);
+    expect(status).toMatchObject({ status: 'COMPLETED', schedule: { name: 'nightly', paused: false } });
+    expect(Date.parse(status.schedule!.nextFiring!)).toBeGreaterThan(Date.parse(status.closeTime!));
+    const [listed] = (await listRuns(client, 10)).filter((run) => run.runId === 'pixelmill/nightly');
+    expect(listed!.schedule).toMatchObject({ name: 'nightly', paused: false });
   }, 120_000);
 
   it('fails a firing whose manifest is invalid, with the reason, and leaves the output alone', async () => {

@@ -21,6 +21,7 @@ import {
   type RunLocation,
 } from '../run-files.js';
 import { describeRun } from '../runs.js';
+import { runScheduleText, scheduleOfRun, type RunSchedule } from '../schedules.js';
 import { describeRetrying, type Retrying } from '../retrying.js';
 import { pendingRequests, workersServing, type PendingRequest } from '../run-control.js';
 import { workflowUrl } from '../session.js';
@@ -71,6 +72,8 @@ export interface RunStatus {
   /** Why a run that did not complete ended: its failure, or the reason it was terminated. */
   failure: string | null;
   ui: string | null;
+  /** The schedule that started the run (`pixelmill schedule`), with its next firing; null for a run by hand. */
+  schedule: RunSchedule | null;
 }
 
 interface Summary {
@@ -161,6 +164,7 @@ export async function runStatus(
     pendingRequests: [],
     failure: null,
     ui: ui ?? null,
+    schedule: await scheduleOfRun(client, description.memo),
   };
   const location = await locateRun(client, runId, manifest).catch(() => undefined);
   if (location) {
@@ -283,6 +287,7 @@ function statusText(status: RunStatus, color: boolean): string {
     lines.push(`retry ${retry.runId}: ${retry.items} items${retry.inReport ? ', in the report' : ''}`);
   }
   if (status.report) lines.push(`report: ${status.report}`);
+  if (status.schedule) lines.push(runScheduleText(status.schedule));
   if (status.ui) lines.push(`Temporal Web UI: ${status.ui}`);
   return lines.join('\n');
 }
