@@ -3,7 +3,7 @@
 // answer). A model id may carry a sub-path (fal-ai/flux/dev); request URLs use only owner/app
 // (namespaced apps such as workflows/owner/app keep their namespace).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { ADMIN_PREFIX } from '../core/admin-routes.js';
+import { ADMIN_PREFIX, matchAdminRoute, type AdminMatch } from '../core/admin-routes.js';
 import { requestTarget, sendJson } from '../core/http.js';
 import { authenticate } from './auth.js';
 import type { FalContext, RequestClass } from './context.js';
@@ -37,7 +37,7 @@ type Resolved =
   | { kind: 'queue'; route: QueueRoute; app: string; model: string; id: string }
   | { kind: 'cdn'; rest: string }
   | { kind: 'jwks' }
-  | { kind: 'admin'; name: string; allowed: string }
+  | AdminMatch
   | { kind: 'unmatched' };
 
 function decode(segment: string): string {
@@ -48,14 +48,11 @@ function decode(segment: string): string {
   }
 }
 
-function resolve(path: string): Resolved {
+function resolve(method: string, path: string): Resolved {
   if (path === JWKS_PATH) return { kind: 'jwks' };
   if (path.startsWith(CDN_PREFIX)) return { kind: 'cdn', rest: path.slice(CDN_PREFIX.length) };
-  if (path.startsWith(ADMIN_PREFIX)) {
-    const name = path.slice(ADMIN_PREFIX.length);
-    const allowed = ADMIN_ROUTES.get(name);
-    return allowed === undefined ? { kind: 'unmatched' } : { kind: 'admin', name, allowed };
-  }
+  if (path.startsWith(ADMIN_PREFIX))
+    return matchAdminRoute(method, path, ADMIN_ROUTES) ?? { kind: 'unmatched' };
   const segments = path.split('/').slice(1).map(decode);
   if (segments.some((segment) => segment === '')) return { kind: 'unmatched' };
   const appLength = NAMESPACES.has(segments[0] ?? '') ? 3 : 2;
@@ -106,7 +103,7 @@ export function createFalServer(ctx: FalContext, log: (line: string) => void): S
     setLabel: (label: string) => void,
   ): Promise<void> {
     const { path, query } = requestTarget(req);
-    const resolved = resolve(path);
+    const resolved = resolve(method, path);
     switch (resolved.kind) {
       case 'jwks':
         setLabel(JWKS_PATH);
@@ -125,9 +122,11 @@ export function createFalServer(ctx: FalContext, log: (line: string) => void): S
         if (answer) send(res, answer);
         return;
       }
+      case 'wrong_method':
+        setLabel(resolved.pattern);
+        return send(res, wrongMethod(resolved.allow));
       case 'admin': {
         setLabel(`${ADMIN_PREFIX}${resolved.name}`);
-        if (!resolved.allowed.split(', ').includes(method)) return send(res, wrongMethod(resolved.allowed));
         const answer = await handleAdmin(ctx, req, res, method, resolved.name);
         if (answer) send(res, answer);
         return;
