@@ -11,9 +11,11 @@ import { registerValidateCommand } from './commands/validate.js';
 import { registerPlanCommand } from './commands/plan.js';
 import { registerRunCommand } from './commands/run.js';
 import { registerControlCommands } from './commands/control.js';
+import { registerScheduleCommand } from './commands/schedule.js';
 import { exitCodesHelp } from './exit-codes.js';
 import { registerWorkerCommand } from './commands/worker.js';
 import { registerWebhookServerCommand } from './commands/webhook-server.js';
+import { registerSetupCommand } from './commands/setup.js';
 import { userErrorText } from './user-error-text.js';
 
 function packageVersion(): string {
@@ -31,12 +33,14 @@ export function buildProgram(): Command {
   registerRunCommand(program);
   registerPlanCommand(program);
   registerControlCommands(program);
+  registerScheduleCommand(program);
   program.addHelpText(
     'after',
     `\nExamples:\n  $ pixelmill run manifests/demo.yaml\n  $ pixelmill list\n  $ pixelmill <command> --help\n\n${exitCodesHelp()}\nErrors are one line on stderr; --debug adds the stack trace.`,
   );
   registerInitCommand(program);
   registerValidateCommand(program);
+  registerSetupCommand(program);
   registerWorkerCommand(program);
   registerEmulatorCommand(program);
   registerWebhookServerCommand(program);

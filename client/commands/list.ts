@@ -12,6 +12,7 @@ import {
   ITEMS_ATTRIBUTE,
 } from '../../common/search-attributes.js';
 import { runResultOf } from '../runs.js';
+import { runScheduleText, scheduleOfRun, type RunSchedule } from '../schedules.js';
 import { colorEnabled } from '../display/display.js';
 import { finishedItems } from '../../common/item-counts.js';
 import { liveProgress } from '../progress.js';
@@ -28,6 +29,8 @@ export interface RunListing {
   completed: number | null;
   failed: number | null;
   credits: number | null;
+  /** The schedule that started the run, with its next firing (`pixelmill schedule`); null for a run by hand. */
+  schedule: RunSchedule | null;
 }
 
 const RUN_QUERY = "WorkflowType = 'runWorkflow'";
@@ -79,18 +82,28 @@ async function counts(
   return { items: null, completed: null, failed: null, credits: null };
 }
 
-export async function listRuns(client: Client, limit: number): Promise<RunListing[]> {
+/** `where`: a visibility query the runs must also match, e.g. `PixelmillFailed > 0`. */
+export async function listRuns(client: Client, limit: number, where?: string): Promise<RunListing[]> {
   const newest = new Map<string, WorkflowExecutionInfo>();
+  const query = where ? `${RUN_QUERY} AND (${where})` : RUN_QUERY;
   // Visibility lists executions newest first; a --new-run leaves older ones under the same id.
-  for await (const info of client.workflow.list({ query: RUN_QUERY })) {
+  for await (const info of client.workflow.list({ query })) {
     if (!newest.has(info.workflowId)) newest.set(info.workflowId, info);
     if (newest.size >= limit) break;
   }
   const infos = [...newest.values()].sort((a, b) => b.startTime.getTime() - a.startTime.getTime());
   const listings: RunListing[] = [];
+  // One look at each schedule, however many of its runs are listed.
+  const schedules = new Map<unknown, Promise<RunSchedule | null>>();
+  const scheduleOf = (memo: Record<string, unknown> | undefined) => {
+    const name = memo?.schedule;
+    if (!schedules.has(name)) schedules.set(name, scheduleOfRun(client, memo));
+    return schedules.get(name)!;
+  };
   for (let i = 0; i < infos.length; i += LOOKUPS_AT_ONCE) {
     const batch = infos.slice(i, i + LOOKUPS_AT_ONCE);
     const found = await Promise.all(batch.map((info) => counts(client, info)));
+    const scheduled = await Promise.all(batch.map((info) => scheduleOf(info.memo)));
     batch.forEach((info, j) =>
       listings.push({
         runId: info.workflowId,
@@ -99,6 +112,7 @@ export async function listRuns(client: Client, limit: number): Promise<RunListin
         closeTime: info.closeTime?.toISOString() ?? null,
         emulated: Boolean((info.memo as { emulated?: boolean } | undefined)?.emulated),
         ...found[j]!,
+        schedule: scheduled[j] ?? null,
       }),
     );
   }
@@ -136,6 +150,7 @@ function table(listings: RunListing[], color: boolean): string {
         .join('  ')
         .trimEnd(),
     ),
+    ...listings.flatMap((run) => (run.schedule ? [`${run.runId}: ${runScheduleText(run.schedule)}`] : [])),
   ].join('\n');
 }
 
@@ -145,20 +160,26 @@ export function registerListCommand(program: Command): void {
     .description('list runs, newest first, with their status and counts')
     .option('--json', 'print a JSON array (fields documented in docs/cli.md)')
     .option('--limit <n>', 'show at most this many runs', positiveInt, 20)
+    .option(
+      '--query <where>',
+      'only runs matching this visibility query, e.g. "PixelmillManifest = \'catalog\'"',
+    )
     .addHelpText(
       'after',
       examples(
         'pixelmill list',
         'pixelmill list --limit 5',
         "pixelmill list --json | jq '.[] | select(.failed > 0)'",
+        'pixelmill list --query "PixelmillManifest = \'catalog\' AND PixelmillFailed > 0"',
       ) +
         '\n\nRetries made by `pixelmill retry-failed` are listed as <run>/retry-N.' +
+        '\n--query can name the Pixelmill* search attributes (on a cluster: `pixelmill setup` adds them).' +
         '\nExit codes: 0 listed (also when there are no runs), 1 error (e.g. Temporal unreachable).',
     )
-    .action(async (options: { json?: boolean; limit: number }) => {
+    .action(async (options: { json?: boolean; limit: number; query?: string }) => {
       const session = await openSession();
       try {
-        const listings = await listRuns(session.client, options.limit);
+        const listings = await listRuns(session.client, options.limit, options.query);
         if (options.json) process.stdout.write(`${JSON.stringify(listings, null, 2)}\n`);
         else if (listings.length === 0)
           process.stdout.write(`pixelmill: no runs on ${session.endpoint.display}\n`);

@@ -7,7 +7,8 @@ set -eu
 : "${POSTGRES_USER:?POSTGRES_USER must be set}"
 : "${SQL_PASSWORD:?SQL_PASSWORD must be set}"
 port="${DB_PORT:-5432}"
-schemas=/etc/temporal/schema/postgresql/v12
+# The admin-tools image's copy; the cluster tests point it at the schemas of the server they built.
+schemas="${TEMPORAL_SCHEMA_DIR:-/etc/temporal/schema/postgresql/v12}"
 
 sql() {
   temporal-sql-tool --plugin postgres12 --ep "$POSTGRES_SEEDS" -p "$port" -u "$POSTGRES_USER" "$@"

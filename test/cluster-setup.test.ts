@@ -1,0 +1,213 @@
+// The production path on a real cluster (issue 43): Temporal built from its Go module at the
+// version docker-compose.yml pins, four services as separate processes on PostgreSQL with SQL
+// visibility (test/support/cluster.ts). `pixelmill setup` makes a fresh namespace ready, a run of
+// 20 items on the emulator completes there with `pixelmill worker` and `run --wait`, and `list
+// --query` finds it by its search attributes, `status` reads it.
+//
+// Skipped, saying why, only on a machine without Go (the server cannot be built there).
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Connection } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PIXELMILL_SEARCH_ATTRIBUTES } from '../common/search-attributes.js';
+import { DEMO_API_KEY, type RunningEmulator } from '../emulator/index.js';
+import { INDEXED_VALUE_TYPES } from '../temporal/server-admin.js';
+import { readReport } from '../bench/catalog-audit.js';
+import { FAST_EMULATOR, writeCatalog } from './support/catalog-harness.js';
+import { CLI, collectOutput, type CliResult } from './support/cli.js';
+import { clusterTools, startTemporalCluster, type TemporalCluster } from './support/cluster.js';
+import { startTestEmulator } from './support/emulator.js';
+import { waitUntil } from './support/wait.js';
+
+const installed = await clusterTools();
+const skipReason = 'skip' in installed ? installed.skip : undefined;
+
+/** A namespace no one has set up: `pixelmill setup` creates it. */
+const NAMESPACE = 'catalog-ops';
+
+let cluster: TemporalCluster;
+let emulator: RunningEmulator;
+let dir: string;
+/** This process's environment without any Temporal, pixelmill or AWS setting of the machine. */
+let baseEnv: NodeJS.ProcessEnv;
+
+beforeAll(async () => {
+  if (!('tools' in installed)) return;
+  dir = mkdtempSync(join(tmpdir(), 'pixelmill-cluster-setup-'));
+  baseEnv = {
+    ...Object.fromEntries(
+      Object.entries(process.env).filter(
+        ([name]) => !/^(TEMPORAL|PIXELMILL|AWS)_/.test(name) && name !== 'XDG_CONFIG_HOME',
+      ),
+    ),
+    HOME: dir,
+  };
+  cluster = await startTemporalCluster(installed.tools);
+  process.stderr.write(`cluster-setup: the cluster started in ${(cluster.startMs / 1000).toFixed(1)} s\n`);
+  emulator = await startTestEmulator(FAST_EMULATOR);
+}, 600_000);
+
+afterAll(async () => {
+  await cluster?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+function pixelmill(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    cwd: dir,
+    env: { ...baseEnv, TEMPORAL_ADDRESS: cluster.address, TEMPORAL_NAMESPACE: NAMESPACE, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return collectOutput(child);
+}
+
+async function registeredAttributes(namespace: string): Promise<Record<string, number>> {
+  const connection = await Connection.connect(cluster.connectionOptions);
+  try {
+    const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
+    return Object.fromEntries(
+      Object.entries(customAttributes ?? {}).map(([name, type]) => [name, Number(type)]),
+    );
+  } finally {
+    await connection.close();
+  }
+}
+
+const wanted = Object.fromEntries(
+  PIXELMILL_SEARCH_ATTRIBUTES.map(({ name, type }) => [name, INDEXED_VALUE_TYPES[type]]),
+);
+
+describe.skipIf(skipReason !== undefined)(
+  `pixelmill on a Temporal cluster on PostgreSQL${skipReason ? ` (skipped: ${skipReason})` : ''}`,
+  () => {
+    it('runs the version docker-compose.yml pins, with 4 history shards and SQL visibility on PostgreSQL', async () => {
+      const connection = await Connection.connect(cluster.connectionOptions);
+      try {
+        const info = await connection.workflowService.getClusterInfo({});
+        expect(info.serverVersion).toBe('tools' in installed ? installed.tools.version : '');
+        expect(info.historyShardCount).toBe(4);
+        expect(info.persistenceStore).toBe('postgres12');
+        expect(info.visibilityStore).toBe('postgres12');
+      } finally {
+        await connection.close();
+      }
+    });
+
+    it('`pixelmill setup` creates the namespace and the search attributes; a second run says they exist', async () => {
+      const first = await pixelmill(['setup']);
+      expect(first.stderr).toBe('');
+      expect(first.code).toBe(0);
+      expect(first.stdout).toContain(`pixelmill setup: created namespace ${NAMESPACE}`);
+      expect(first.stdout).toContain(
+        `pixelmill setup: created search attributes in namespace ${NAMESPACE}: `,
+      );
+      expect(await registeredAttributes(NAMESPACE)).toEqual(wanted);
+
+      const second = await pixelmill(['setup']);
+      expect(second.code).toBe(0);
+      expect(second.stdout).not.toContain('created');
+      expect(second.stdout).toContain(`namespace ${NAMESPACE} already has pixelmill's search attributes`);
+      expect(await registeredAttributes(NAMESPACE)).toEqual(wanted);
+    }, 60_000);
+
+    it('with an API key (Temporal Cloud) adds nothing and prints the tcld command for each missing attribute', async () => {
+      // The namespace the cluster support registered, without pixelmill's attributes. An API key
+      // turns TLS on by default; this cluster speaks plain gRPC and ignores the key.
+      const secret = 'tmprl-cluster-setup-secret-0123456789';
+      const result = await pixelmill(['setup'], {
+        TEMPORAL_NAMESPACE: cluster.namespace,
+        TEMPORAL_API_KEY: secret,
+        TEMPORAL_TLS: 'false',
+      });
+      expect(result.code).toBe(1);
+      expect(result.stdout).toBe('');
+      const lines = result.stderr.trim().split('\n');
+      expect(lines[0]).toMatch(/^pixelmill: Temporal Cloud adds search attributes through its control plane/);
+      expect(lines.slice(1, -1)).toEqual(
+        PIXELMILL_SEARCH_ATTRIBUTES.map(
+          ({ name, type }) =>
+            `  tcld namespace search-attributes add --namespace ${cluster.namespace} --search-attribute ${name}=${type}`,
+        ),
+      );
+      expect(lines.at(-1)).toContain(`https://cloud.temporal.io/namespaces/${cluster.namespace}`);
+      expect(result.stderr).not.toContain(secret);
+      expect(await registeredAttributes(cluster.namespace)).toEqual({});
+    }, 60_000);
+
+    it('a 20-item run completes on the cluster; `list --query` finds it by its search attributes, `status` reads it', async () => {
+      const worker = spawn(process.execPath, [CLI, 'worker'], {
+        cwd: dir,
+        env: {
+          ...baseEnv,
+          TEMPORAL_ADDRESS: cluster.address,
+          TEMPORAL_NAMESPACE: NAMESPACE,
+          PIXELMILL_API_BASE_URL: emulator.url,
+          PIXELMILL_API_KEY: DEMO_API_KEY,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let workerOutput = '';
+      worker.stdout.on('data', (chunk: Buffer) => (workerOutput += chunk.toString()));
+      worker.stderr.on('data', (chunk: Buffer) => (workerOutput += chunk.toString()));
+      const exited = new Promise((resolve) => worker.once('exit', resolve));
+      try {
+        await waitUntil(
+          'the worker to connect',
+          () => {
+            if (worker.exitCode !== null) throw new Error(`pixelmill worker exited:\n${workerOutput}`);
+            return workerOutput.includes('pixelmill worker connected');
+          },
+          60_000,
+        );
+        const catalog = writeCatalog(dir, {
+          name: 'cluster-setup',
+          baseUrl: emulator.url,
+          items: Array.from({ length: 20 }, (_, i) => ({ id: `c${i}`, prompt: `cluster product ${i}` })),
+        });
+        const account = /serving API account (a[0-9a-f]{16}) \(/.exec(workerOutput)?.[1];
+        expect(account, workerOutput).toBeDefined();
+        const run = await pixelmill([
+          'run',
+          catalog.file,
+          '--wait',
+          '--no-progress',
+          '--api-account',
+          account!,
+        ]);
+        expect(run.stderr).toContain(`on ${cluster.address} (namespace ${NAMESPACE})`);
+        expect(run.code, run.stderr).toBe(0);
+        const report = readReport(catalog);
+        expect(report).toHaveLength(20);
+        expect(report.every((line) => line.status === 'completed')).toBe(true);
+
+        // Found by a custom attribute's value, and only by the right one (SQL visibility).
+        const listed = await pixelmill(['list', '--json', '--query', "PixelmillManifest = 'cluster-setup'"]);
+        expect(listed.code, listed.stderr).toBe(0);
+        expect(JSON.parse(listed.stdout)).toMatchObject([
+          { runId: catalog.runId, status: 'COMPLETED', items: 20, completed: 20, failed: 0 },
+        ]);
+        const byCount = await pixelmill([
+          'list',
+          '--json',
+          '--query',
+          'PixelmillCompleted = 20 AND PixelmillFailed = 0',
+        ]);
+        expect(JSON.parse(byCount.stdout).map((run: { runId: string }) => run.runId)).toEqual([
+          catalog.runId,
+        ]);
+        const none = await pixelmill(['list', '--json', '--query', "PixelmillManifest = 'another'"]);
+        expect(none.code).toBe(0);
+        expect(JSON.parse(none.stdout)).toEqual([]);
+
+        const status = await pixelmill(['status', 'cluster-setup', '--json']);
+        expect(status.code, status.stderr).toBe(0);
+        expect(JSON.parse(status.stdout)).toMatchObject({ runId: catalog.runId, status: 'COMPLETED' });
+      } finally {
+        if (worker.exitCode === null) worker.kill('SIGTERM');
+        await exited;
+      }
+    }, 240_000);
+  },
+);
