@@ -76,7 +76,7 @@ function buildActivities(resolved: ResolvedDeps, clients: ApiClients, gate: Rate
     storeResults: failuresMapped(storeResultsActivity({ clients, resolved })),
     collectResults: failuresMapped(collectResultsActivity({ clients, resolved, api: { gate, evidence } })),
     carryOver: failuresMapped(carryOverActivity({ clients, resolved })),
-    ...batchActivities(resolved, clients),
+    ...batchActivities(resolved, clients, gate),
     recordOutcomes: activity(recordOutcomesActivity(runState)),
     writeReport: activity(
       writeReportActivity({ runState, now: resolved.now, resultStore: resolved.resultStore }),
@@ -91,7 +91,7 @@ function buildActivities(resolved: ResolvedDeps, clients: ApiClients, gate: Rate
 }
 
 /** The batch shard's (workflows/batch-shard.ts): OpenAI's Batch API and held calls. */
-function batchActivities(resolved: ResolvedDeps, clients: ApiClients) {
+function batchActivities(resolved: ResolvedDeps, clients: ApiClients, gate: RateGate) {
   const { openaiBatchSubmit, openaiBatchStatus, openaiBatchCancel } = openaiBatchActivities({
     clients,
     runState: resolved.runState,
@@ -102,7 +102,7 @@ function batchActivities(resolved: ResolvedDeps, clients: ApiClients) {
     openaiBatchCancel: activity(openaiBatchCancel),
     // It beats with its progress itself.
     openaiBatchCollect: failuresMapped(openaiBatchCollectActivity({ clients, resolved })),
-    openaiGenerate: activity(openaiGenerateActivity({ clients, resolved })),
+    openaiGenerate: activity(openaiGenerateActivity({ clients, resolved, gate })),
   };
 }
 
