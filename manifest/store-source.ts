@@ -32,7 +32,7 @@ export function manifestObjectOf(url: string): { folder: S3Location; name: strin
   if ('problems' in parsed) throw new UserError('manifest_invalid', `${url}: ${parsed.problems.join('; ')}`);
   const slash = parsed.prefix.lastIndexOf('/');
   const name = parsed.prefix.slice(slash + 1);
-  if (name === '')
+  if (name === '' || url.endsWith('/'))
     throw new UserError('manifest_invalid', `${url}: names a bucket or a folder, not a manifest`);
   return { folder: { bucket: parsed.bucket, prefix: slash < 0 ? '' : parsed.prefix.slice(0, slash) }, name };
 }
