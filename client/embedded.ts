@@ -14,7 +14,10 @@ import { connectWorkerConnection, type TemporalEndpoint } from '../temporal/conn
 import type { TaskQueues } from '../common/names.js';
 import { createPixelmillWorkers, type InFlightActivities } from '../worker/workers.js';
 
-/** Embedded runs compress the emulator's clock 10x by default: a 50 s generation takes 5 s. */
+/**
+ * Embedded runs compress the emulator's clock 10x by default: a 50 s generation takes 5 s. An
+ * emulator may ask for more (emulator/providers.ts: OpenAI's batches last minutes even so).
+ */
 export const EMBEDDED_TIME_SCALE = 0.1;
 
 let runtimeInstalled = false;
@@ -56,7 +59,7 @@ export async function startEmbeddedEmulator(
   // Only a hint: a damaged record is written anew below.
   const saved = readJsonFile<{ port?: number }>(record, 'ignore') ?? {};
   const config: Record<string, unknown> = {
-    time_scale: EMBEDDED_TIME_SCALE,
+    time_scale: emulator.embeddedTimeScale ?? EMBEDDED_TIME_SCALE,
     state_file: join(stateDir, named('emulator-tasks.jsonl')),
     ...fromFile,
     ...(provider === 'apimart' && webhookSecret !== undefined
