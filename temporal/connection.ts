@@ -10,6 +10,7 @@ import { loadClientConfigProfile, toClientOptions, type ClientConnectConfig } fr
 import { NativeConnection } from '@temporalio/worker';
 import { UserError } from '../common/errors.js';
 import type { DevServer } from './dev-server.js';
+import { diagnoseTls } from './tls-diagnosis.js';
 
 /** Options both `Connection.connect` (client) and `NativeConnection.connect` (worker) accept. */
 export interface TemporalConnectionOptions {
@@ -84,10 +85,13 @@ export function devServerEndpoint(
   };
 }
 
-function unreachable(endpoint: TemporalEndpoint, error: unknown): UserError {
+async function unreachable(endpoint: TemporalEndpoint, error: unknown): Promise<UserError> {
   // The SDK's messages name the address at most; the key is masked all the same.
   const cause = error instanceof Error ? (error.cause instanceof Error ? error.cause : error) : undefined;
   let reason = (cause?.message ?? String(error)).split('\n')[0] ?? '';
+  // A TLS mismatch reaches the SDK as a deadline: our own handshake tells which setting is wrong.
+  const tls = await diagnoseTls(endpoint.connection.address, endpoint.connection.tls).catch(() => undefined);
+  if (tls) reason = tls;
   const key = endpoint.connection.apiKey;
   if (key) reason = reason.split(key).join('<api key>');
   return new UserError(
@@ -103,7 +107,7 @@ export async function connectClient(
   try {
     connection = await Connection.connect(endpoint.connection);
   } catch (error) {
-    throw unreachable(endpoint, error);
+    throw await unreachable(endpoint, error);
   }
   const client = new Client({ connection, namespace: endpoint.namespace });
   return { client, connection, close: () => connection.close() };
@@ -113,6 +117,6 @@ export async function connectWorkerConnection(endpoint: TemporalEndpoint): Promi
   try {
     return await NativeConnection.connect(endpoint.connection);
   } catch (error) {
-    throw unreachable(endpoint, error);
+    throw await unreachable(endpoint, error);
   }
 }
