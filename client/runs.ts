@@ -12,6 +12,7 @@ import type { PlanRef, RunInput, RunResult } from '../common/types.js';
 import { normalizeCounts } from '../common/item-counts.js';
 import { loadManifest, type LoadedManifest } from '../manifest/load.js';
 import { ensureSearchAttributes } from '../temporal/server-admin.js';
+import { isS3Url } from '../storage/s3-location.js';
 import { runMemo, runStaticDetails } from '../common/schedules.js';
 
 export type RunHandle = WorkflowHandle<(input: RunInput) => Promise<RunResult>>;
@@ -35,6 +36,12 @@ export interface RunArgument {
 
 /** RUN on the command line: a manifest file, a run id (`pixelmill/<name>`), or a manifest name. */
 export function resolveRun(run: string): RunArgument {
+  if (isS3Url(run)) {
+    throw new UserError(
+      'run_argument_invalid',
+      `${run}: name the run by its id (pixelmill/<name>) or its manifest's name; only run and schedule create read a manifest from a bucket`,
+    );
+  }
   if (/\.ya?ml$/i.test(run) || existsSync(run)) {
     const manifest = loadManifest(run);
     return { runId: runWorkflowId(manifest.settings.name), manifest };

@@ -28,6 +28,7 @@ import { scheduleIdOf, type ScheduledApi } from '../common/schedules.js';
 import { DEMO_API_KEY, type RunningEmulator } from '../emulator/index.js';
 import { createPixelmillWorkers } from '../worker/workers.js';
 import { FAST_EMULATOR, startCatalogHarness } from './support/catalog-harness.js';
+import { startLoopbackServer } from './support/loopback-server.js';
 import { waitUntil } from './support/wait.js';
 
 const BUCKET = 'exports';
@@ -36,6 +37,8 @@ let s3: S3TestServer;
 let client: Client;
 let emulator: RunningEmulator;
 let api: ScheduledApi;
+/** What the receiver standing in for Slack got. */
+const messages: string[] = [];
 const cleanups: (() => Promise<unknown>)[] = [];
 
 const put = (key: string, body: string) =>
@@ -61,6 +64,7 @@ function writeManifest(extra: string[] = []): Promise<unknown> {
       `  endpoint: ${s3.endpoint}`,
       '  force_path_style: true',
       'items_file: items.csv',
+      'notify: [{ url_env: NOTIFY_OPS, on: [completed, failed] }]',
       ...extra,
     ].join('\n'),
   );
@@ -91,6 +95,12 @@ beforeAll(async () => {
       PIXELMILL_API_KEY: DEMO_API_KEY,
     },
   );
+  const receiver = await startLoopbackServer((_req, res, body) => {
+    messages.push((JSON.parse(body.toString()) as { text: string }).text);
+    res.writeHead(200).end('ok');
+  });
+  cleanups.push(() => receiver.close());
+  process.env.NOTIFY_OPS = `${receiver.origin}/hook`;
   const runtime = createActivityRuntime({ apiBaseUrl: emulator.url, apiKey: DEMO_API_KEY, env: process.env });
   const workers = await createPixelmillWorkers({
     connection: harness.env.nativeConnection,
@@ -127,6 +137,8 @@ describe('a schedule of a catalog in a bucket', () => {
         schedule: 'nightly',
         manifest: MANIFEST,
         api,
+        // As `schedule create` takes them from the manifest: told when a firing cannot read it.
+        notify: [{ urlEnv: 'NOTIFY_OPS', on: ['failed'] }],
         indexed: (await indexable(client)) === undefined,
       },
       catalog: 'nightly',
@@ -159,6 +171,11 @@ describe('a schedule of a catalog in a bucket', () => {
       ['p3', 'completed'],
       ['p4', 'completed'],
     ]);
+    // The runs' own notifications, from the manifest's notify: (the last one is the edited catalog's).
+    expect(messages.filter((message) => message.includes('completed'))).toEqual([
+      'pixelmill: pixelmill/nightly (schedule nightly) completed: 3 completed of 3; 3 credits',
+      'pixelmill: pixelmill/nightly (schedule nightly) completed: 4 completed of 4; 2 credits',
+    ]);
     const view = (await describeSchedule(client, 'nightly'))!;
     expect(view.firings).toBeGreaterThanOrEqual(2);
     expect(view.nextFiring).not.toBeNull();
@@ -183,6 +200,15 @@ describe('a schedule of a catalog in a bucket', () => {
       new RegExp(`^${MANIFEST}: 1 problem: ${MANIFEST}:\\d+:\\d+ .*limits_typo`),
     );
     expect(await outputObjects()).toEqual(before);
+    // Told by the entries the manifest had when the schedule was made: it cannot be read now.
+    const told = await waitUntil('the failed firing told', () =>
+      messages.find((message) => message.includes('limits_typo')),
+    );
+    expect(told).toMatch(
+      new RegExp(
+        `^pixelmill: pixelmill-schedule/nightly-\\S+ \\(schedule nightly\\) failed\\. ${MANIFEST}: 1 problem: `,
+      ),
+    );
     expect(firedBefore).toBeGreaterThan(0);
     const lines = describeScheduleLines((await describeSchedule(client, 'nightly'))!);
     expect(lines.join('\n')).toContain(`failed: ${MANIFEST}: 1 problem`);

@@ -8,6 +8,7 @@ import {
   setCurrentDetails,
   startChild,
   WorkflowIdReusePolicy,
+  workflowInfo,
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { prepareFiringActivity } from '../activities/manifest-source.js';
@@ -58,8 +59,9 @@ export async function scheduledRunWorkflow(input: ScheduledRunInput): Promise<Sc
   } catch (error) {
     const reason = error instanceof ActivityFailure && error.cause ? error.cause.message : String(error);
     if (input.notify?.length) {
+      // The firing is what failed: its workflow is the one the Temporal UI link shows.
       await new RunNotifier(input.notify, queues.workflow).send(['failed'], {
-        runId: input.schedule,
+        runId: workflowInfo().workflowId,
         name: input.schedule,
         schedule: input.schedule,
         outcome: `the firing could not start a run: ${reason}`,
