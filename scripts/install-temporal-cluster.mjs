@@ -82,8 +82,9 @@ function go(args, { cwd, log }) {
     const out = openSync(log, 'a');
     const child = spawn(process.env.PIXELMILL_GO || 'go', args, {
       cwd,
-      // CGO off, as Temporal's release builds: no C toolchain needed, a static binary.
-      env: { ...process.env, CGO_ENABLED: '0' },
+      // CGO off, as Temporal's release builds: no C toolchain needed, a static binary. The
+      // machine's Go or a clear failure, never a toolchain fetched behind our back.
+      env: { ...process.env, CGO_ENABLED: '0', GOTOOLCHAIN: process.env.GOTOOLCHAIN ?? 'local' },
       stdio: ['ignore', 'pipe', out],
     });
     let stdout = '';
