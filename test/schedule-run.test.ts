@@ -11,6 +11,7 @@ import { groundTruth, parseReport } from '../bench/catalog-audit.js';
 import { startS3Server, type S3TestServer } from '../bench/s3-server.js';
 import { createActivityRuntime } from '../activities/index.js';
 import { indexable } from '../client/runs.js';
+import { buildProgram } from '../client/program.js';
 import { listRuns } from '../client/commands/list.js';
 import { runStatus } from '../client/commands/status.js';
 import {
@@ -37,6 +38,7 @@ let s3: S3TestServer;
 let client: Client;
 let emulator: RunningEmulator;
 let api: ScheduledApi;
+let temporalAddress: string;
 /** What the receiver standing in for Slack got. */
 const messages: string[] = [];
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -81,6 +83,7 @@ beforeAll(async () => {
   const harness = await startCatalogHarness(FAST_EMULATOR);
   ({ emulator } = harness);
   client = harness.env.client;
+  temporalAddress = harness.env.address;
   s3 = await startS3Server();
   cleanups.push(() => s3.stop());
   await s3.createBucket(BUCKET);
@@ -247,5 +250,58 @@ describe('a schedule of a catalog in a bucket', () => {
     const [firing] = view.recent;
     await (await requireSchedule(client, 'held')).delete();
     await client.workflow.getHandle(firing!.workflowId).terminate('test over');
+  });
+
+  it('is what `pixelmill schedule create` makes: cron in a time zone, listed with its next firing', async () => {
+    const saved = { ...process.env };
+    Object.assign(process.env, {
+      TEMPORAL_ADDRESS: temporalAddress,
+      TEMPORAL_NAMESPACE: 'default',
+      PIXELMILL_API_BASE_URL: emulator.url,
+      PIXELMILL_API_KEY: DEMO_API_KEY,
+    });
+    const said: string[] = [];
+    const written: string[] = [];
+    const stderr = process.stderr.write.bind(process.stderr);
+    const stdout = process.stdout.write.bind(process.stdout);
+    process.stderr.write = ((chunk: string) => (said.push(chunk), true)) as typeof process.stderr.write;
+    process.stdout.write = ((chunk: string) => (written.push(chunk), true)) as typeof process.stdout.write;
+    const pixelmill = (...args: string[]) => buildProgram().parseAsync(['node', 'pixelmill', ...args]);
+    try {
+      await writeManifest();
+      await pixelmill(
+        'schedule',
+        'create',
+        MANIFEST,
+        '--cron',
+        '0 2 * * *',
+        '--timezone',
+        'Europe/Berlin',
+        '--name',
+        'berlin',
+      );
+      await pixelmill('schedule', 'list', '--json');
+      await pixelmill('schedule', 'delete', 'berlin');
+    } finally {
+      process.stderr.write = stderr;
+      process.stdout.write = stdout;
+      process.env = saved;
+    }
+    expect(said[0]).toMatch(
+      new RegExp(
+        `^pixelmill: schedule berlin created on .*: cron "0 2 \\* \\* \\*" in Europe/Berlin, next firing \\S+; each firing runs what changed in ${MANIFEST} as pixelmill/nightly\n$`,
+      ),
+    );
+    expect(said[1]).toBe(
+      `pixelmill: firings are served by \`pixelmill worker\` with API account ${api.account} (${emulator.url}): keep one running\n`,
+    );
+    const listed = (
+      JSON.parse(written.join('')) as { name: string; nextFiring: string; when: string }[]
+    ).find((view) => view.name === 'berlin');
+    // 02:00 in Berlin is 01:00 or 00:00 UTC, as daylight saving time says.
+    expect(listed).toMatchObject({ when: 'cron "0 2 * * *" in Europe/Berlin', paused: false });
+    expect(listed!.nextFiring).toMatch(/T0[01]:00:00\.000Z$/);
+    expect(said.at(-1)).toBe('pixelmill: schedule berlin deleted\n');
+    expect(await describeSchedule(client, 'berlin')).toBeUndefined();
   });
 });
