@@ -6,7 +6,7 @@
 //
 // Skipped, saying why, only on a machine without Go (the server cannot be built there).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Connection } from '@temporalio/client';
@@ -75,6 +75,58 @@ async function registeredAttributes(namespace: string): Promise<Record<string, n
   }
 }
 
+/** `pixelmill worker` on the cluster, serving the emulator's demo account, once it has connected. */
+async function startWorker(): Promise<{
+  output: () => string;
+  account: string;
+  stop: () => Promise<unknown>;
+}> {
+  const worker = spawn(process.execPath, [CLI, 'worker'], {
+    cwd: dir,
+    env: {
+      ...baseEnv,
+      TEMPORAL_ADDRESS: cluster.address,
+      TEMPORAL_NAMESPACE: NAMESPACE,
+      PIXELMILL_API_BASE_URL: emulator.url,
+      PIXELMILL_API_KEY: DEMO_API_KEY,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  worker.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  worker.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise((resolve) => worker.once('exit', resolve));
+  const stop = async (): Promise<unknown> => {
+    if (worker.exitCode === null) worker.kill('SIGTERM');
+    return exited;
+  };
+  try {
+    await waitUntil(
+      'the worker to connect',
+      () => {
+        if (worker.exitCode !== null) throw new Error(`pixelmill worker exited:\n${output}`);
+        return output.includes('pixelmill worker connected');
+      },
+      60_000,
+    );
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  // This machine has no API key: a run names the account the worker serves, by its id.
+  const account = /serving API account (a[0-9a-f]{16}) \(/.exec(output)?.[1];
+  if (!account) throw new Error(`no account in the worker's output:\n${output}`);
+  return { output: () => output, account, stop };
+}
+
+function catalogOf(name: string, count: number) {
+  return writeCatalog(dir, {
+    name,
+    baseUrl: emulator.url,
+    items: Array.from({ length: count }, (_, i) => ({ id: `${name}-${i}`, prompt: `${name} product ${i}` })),
+  });
+}
+
 const wanted = Object.fromEntries(
   PIXELMILL_SEARCH_ATTRIBUTES.map(({ name, type }) => [name, INDEXED_VALUE_TYPES[type]]),
 );
@@ -137,44 +189,16 @@ describe.skipIf(skipReason !== undefined)(
     }, 60_000);
 
     it('a 20-item run completes on the cluster; `list --query` finds it by its search attributes, `status` reads it', async () => {
-      const worker = spawn(process.execPath, [CLI, 'worker'], {
-        cwd: dir,
-        env: {
-          ...baseEnv,
-          TEMPORAL_ADDRESS: cluster.address,
-          TEMPORAL_NAMESPACE: NAMESPACE,
-          PIXELMILL_API_BASE_URL: emulator.url,
-          PIXELMILL_API_KEY: DEMO_API_KEY,
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let workerOutput = '';
-      worker.stdout.on('data', (chunk: Buffer) => (workerOutput += chunk.toString()));
-      worker.stderr.on('data', (chunk: Buffer) => (workerOutput += chunk.toString()));
-      const exited = new Promise((resolve) => worker.once('exit', resolve));
+      const worker = await startWorker();
       try {
-        await waitUntil(
-          'the worker to connect',
-          () => {
-            if (worker.exitCode !== null) throw new Error(`pixelmill worker exited:\n${workerOutput}`);
-            return workerOutput.includes('pixelmill worker connected');
-          },
-          60_000,
-        );
-        const catalog = writeCatalog(dir, {
-          name: 'cluster-setup',
-          baseUrl: emulator.url,
-          items: Array.from({ length: 20 }, (_, i) => ({ id: `c${i}`, prompt: `cluster product ${i}` })),
-        });
-        const account = /serving API account (a[0-9a-f]{16}) \(/.exec(workerOutput)?.[1];
-        expect(account, workerOutput).toBeDefined();
+        const catalog = catalogOf('cluster-setup', 20);
         const run = await pixelmill([
           'run',
           catalog.file,
           '--wait',
           '--no-progress',
           '--api-account',
-          account!,
+          worker.account,
         ]);
         expect(run.stderr).toContain(`on ${cluster.address} (namespace ${NAMESPACE})`);
         expect(run.code, run.stderr).toBe(0);
@@ -194,7 +218,7 @@ describe.skipIf(skipReason !== undefined)(
           '--query',
           'PixelmillCompleted = 20 AND PixelmillFailed = 0',
         ]);
-        expect(JSON.parse(byCount.stdout).map((run: { runId: string }) => run.runId)).toEqual([
+        expect(JSON.parse(byCount.stdout).map((listing: { runId: string }) => listing.runId)).toEqual([
           catalog.runId,
         ]);
         const none = await pixelmill(['list', '--json', '--query', "PixelmillManifest = 'another'"]);
@@ -205,8 +229,38 @@ describe.skipIf(skipReason !== undefined)(
         expect(status.code, status.stderr).toBe(0);
         expect(JSON.parse(status.stdout)).toMatchObject({ runId: catalog.runId, status: 'COMPLETED' });
       } finally {
-        if (worker.exitCode === null) worker.kill('SIGTERM');
-        await exited;
+        await worker.stop();
+      }
+    }, 240_000);
+
+    it('after a SIGKILL of the history service and a PostgreSQL restart, runs are read and a new one completes', async () => {
+      await cluster.restartHistory();
+      await cluster.restartPostgres();
+      // Each restart is real: a second start of the history process, a second PostgreSQL start.
+      expect(readFileSync(cluster.logs.history, 'utf8').match(/"msg":"Build info\."/g)).toHaveLength(2);
+      expect(readFileSync(cluster.logs.postgres, 'utf8').match(/ready to accept connections/g)).toHaveLength(
+        2,
+      );
+
+      const status = await pixelmill(['status', 'cluster-setup', '--json']);
+      expect(status.code, status.stderr).toBe(0);
+      expect(JSON.parse(status.stdout)).toMatchObject({ status: 'COMPLETED' });
+
+      const worker = await startWorker();
+      try {
+        const catalog = catalogOf('cluster-restarted', 5);
+        const run = await pixelmill([
+          'run',
+          catalog.file,
+          '--wait',
+          '--no-progress',
+          '--api-account',
+          worker.account,
+        ]);
+        expect(run.code, `${run.stderr}\n${worker.output()}`).toBe(0);
+        expect(readReport(catalog).map((line) => line.status)).toEqual(Array(5).fill('completed'));
+      } finally {
+        await worker.stop();
       }
     }, 240_000);
   },
