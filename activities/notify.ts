@@ -4,11 +4,12 @@
 // secret: it is read here, sent nowhere else, and no error or log line ever quotes it.
 // A refusal that another attempt cannot change (a 4xx, no URL) fails for good; a 429, a 5xx or
 // an unreachable receiver is retried by Temporal (workflows/run-notify.ts bounds the attempts).
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { ApplicationFailure } from '@temporalio/activity';
 import { request } from 'undici';
 import type { NotifyInput, NotifyOutput, RecordNotificationsInput } from '../common/notify-types.js';
 import { slackMessage } from '../notify/message.js';
+import { writeFileAtomic } from '../runstate/files.js';
 import { S3Objects } from '../storage/s3-objects.js';
 import { isS3Url, parseS3Url } from '../storage/s3-location.js';
 import { activityContext } from './context.js';
@@ -109,7 +110,7 @@ export function notifyActivities(deps: { env: NodeJS.ProcessEnv }) {
       return `${JSON.stringify({ ...summary, notifications }, null, 2)}\n`;
     };
     if (!isS3Url(summaryFile)) {
-      await writeFile(summaryFile, patch(await readFile(summaryFile, 'utf8')));
+      await writeFileAtomic(summaryFile, [patch(await readFile(summaryFile, 'utf8'))]);
       return;
     }
     const parsed = parseS3Url(summaryFile);

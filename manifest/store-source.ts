@@ -12,7 +12,7 @@ import { parse as parseYaml } from 'yaml';
 import { isUserError, UserError } from '../common/errors.js';
 import { classifyS3Error, type S3CallContext } from '../storage/errors.js';
 import { s3ConnectionOf, type S3ConnectionOptions } from '../storage/s3-connection.js';
-import { isS3Url, parseS3Url, s3UrlOf, type S3Location } from '../storage/s3-location.js';
+import { isS3Url, keyProblem, parseS3Url, s3UrlOf, type S3Location } from '../storage/s3-location.js';
 import { loadManifest, type LoadedManifest } from './load.js';
 import { STATE_DIR_NAME } from './schema.js';
 
@@ -124,7 +124,9 @@ class ObjectReader {
         }
         for (const { Key } of page.Contents ?? []) {
           const path = (Key ?? '').slice(base.length);
-          if (IMAGE_EXTENSIONS.has(extname(path).toLowerCase())) found.push(path);
+          // A key with "." or ".." segments would land outside the scratch folder: never copied.
+          if (IMAGE_EXTENSIONS.has(extname(path).toLowerCase()) && keyProblem(path) === undefined)
+            found.push(path);
         }
         if (found.length > MAX_MIRRORED_IMAGES) {
           throw new UserError(
