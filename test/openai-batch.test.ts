@@ -184,3 +184,20 @@ describe('deadline', () => {
     expect(api.stats().batches.cancelled).toBe(1);
   });
 });
+
+describe('budget_credits', () => {
+  it('sends a batch of only the items whose estimates fit the allowance, and skips the rest', async () => {
+    const api = await emulator();
+    // Each image estimated at 0.3 (budget_credits is a whole number): three fit in 1.
+    const { result, lines } = await runCatalog(api.url, 'openai-budget', 8, {
+      lines: ['limits: { budget_credits: 1 }', 'pricing: { per_image: 0.3 }'],
+    });
+    expect(result.counts).toMatchObject({ completed: 3, skipped: 5 });
+    // The batch held the three alone: the skipped were never sent.
+    expect(api.stats().batch_requests).toBe(3);
+    const skipped = lines.filter((line) => line.status === 'skipped');
+    expect(skipped.map((line) => line.id)).toEqual(['item-3', 'item-4', 'item-5', 'item-6', 'item-7']);
+    for (const line of skipped) expect(line.error?.code).toBe('budget_exhausted');
+    expect(result.creditsSpent).toBeLessThanOrEqual(1);
+  });
+});
