@@ -10,6 +10,9 @@
 // handled after the last beat is handled again, and its images, already in the store byte for
 // byte, are not written again. A download cut off fails the attempt only after every complete
 // line it brought is handled, so the retry starts there.
+//
+// A worker streams at most STREAMS_PER_WORKER batches' files at once; the others' collects wait
+// for a turn, heartbeating.
 import { activityContext, appendSequence, recordDetails, whileAlive } from './context.js';
 import type { BatchCollectInput, BatchCollectOutput, CollectedOutcome } from '../common/batch-types.js';
 import { generationKey } from '../catalog/generation-key.js';
@@ -35,6 +38,53 @@ export interface CollectHeartbeat {
   calls: number;
   bytes: number;
 }
+
+/**
+ * Batch files a worker streams at once. Each stream holds its current line several times over (its
+ * bytes, its text, the parsed base64, the decoded image, the checks' pixels): about 30 MB for a line
+ * of one 1K image padded to 3 MB (4.4 MB of base64). Ten batches of 2 GB output files ending together
+ * on one worker (the transfer queue runs 16 activities) took it to 520 MB of RSS; two at a time keep
+ * it near 300 MB (BENCHMARKS.md, OpenAI Batch), and the CPU, which decoding and checking bind, as busy.
+ */
+export const STREAMS_PER_WORKER = 2;
+
+/** Turns to stream, first come first served; a collect cancelled while it waits leaves the queue. */
+class StreamTurns {
+  #free: number;
+  readonly #waiting: (() => void)[] = [];
+
+  constructor(size: number) {
+    this.#free = size;
+  }
+
+  async take(signal?: AbortSignal): Promise<() => void> {
+    if (this.#free > 0) this.#free--;
+    else
+      await new Promise<void>((resolve, reject) => {
+        const abort = (): void => {
+          const at = this.#waiting.indexOf(ready);
+          if (at >= 0) this.#waiting.splice(at, 1);
+          reject(signal!.reason);
+        };
+        const ready = (): void => {
+          signal?.removeEventListener('abort', abort);
+          resolve();
+        };
+        this.#waiting.push(ready);
+        signal?.addEventListener('abort', abort, { once: true });
+      });
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.#waiting.shift();
+      if (next) next();
+      else this.#free++;
+    };
+  }
+}
+
+const streamTurns = new StreamTurns(STREAMS_PER_WORKER);
 
 interface Round {
   input: BatchCollectInput;
@@ -75,7 +125,14 @@ export function openaiBatchCollectActivity(deps: { clients: ApiClients; resolved
     const record = (): Promise<void> =>
       runState.appendOutcomes(input.plan, input.shard, progress.lines, appendSequence(context));
     try {
-      await whileAlive(() => collectFiles(round));
+      await whileAlive(async () => {
+        const done = await streamTurns.take(context?.cancellationSignal);
+        try {
+          await collectFiles(round);
+        } finally {
+          done();
+        }
+      });
     } catch (error) {
       round.beat();
       await record().catch(() => undefined);

@@ -14,7 +14,7 @@
 //            batch, no item sent again after a line of it succeeded, no custom_id twice.
 //
 //   npm run build && node dist/bench/openai-batch.js [--phases batch,expired] [--items 5000]
-//       [--padding-bytes 3200000] [--expired-items 1000] [--time-scale 0.002] [--json out.json]
+//       [--padding-bytes 3300000] [--expired-items 1000] [--time-scale 0.002] [--json out.json]
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -250,7 +250,7 @@ async function main(): Promise<void> {
     options: {
       phases: { type: 'string', default: PHASES.join(',') },
       items: { type: 'string', default: '5000' },
-      'padding-bytes': { type: 'string', default: '3200000' },
+      'padding-bytes': { type: 'string', default: '3300000' },
       'expired-items': { type: 'string', default: '1000' },
       'time-scale': { type: 'string', default: '0.002' },
       json: { type: 'string' },
