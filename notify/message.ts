@@ -4,6 +4,7 @@
 // message; api.slack.com/messaging/webhooks), which Mattermost, Rocket.Chat and most chat tools
 // accept as well. Nothing here reads the environment: the URL stays in the activity.
 import type { ItemCounts, RunResult } from '../common/types.js';
+import { plural } from '../common/words.js';
 import type { NotifiedRun, NotifyEvent, NotifyTarget } from '../common/notify-types.js';
 
 /** The events a finished run matches: at most one of `completed` and the others. */
@@ -75,7 +76,7 @@ export function slackMessage(
   const what = events.map((event) => HEADLINES[event]).join('; ');
   const counts = countsLine(run.counts, run.itemCount);
   const credits =
-    run.creditsSpent !== undefined ? `${Math.round(run.creditsSpent * 100) / 100} credits` : undefined;
+    run.creditsSpent !== undefined ? plural(Math.round(run.creditsSpent * 100) / 100, 'credit') : undefined;
   const by = run.schedule ? ` (schedule ${run.schedule})` : '';
   const text =
     `pixelmill: ${run.runId}${by} ${what}` +

@@ -91,6 +91,12 @@ describe('the message', () => {
     for (const block of message.blocks) expect(['section', 'context']).toContain(block.type);
   });
 
+  it('counts one credit as one', () => {
+    expect(slackMessage({ ...run, creditsSpent: 1, reason: undefined }, ['completed']).text).toMatch(
+      /; 1 credit$/,
+    );
+  });
+
   it('says a pause as needing a person, without counts it does not have', () => {
     const message = slackMessage({ runId: 'pixelmill/shop', name: 'shop', reason: 'top up' }, ['paused']);
     expect(message.text).toBe('pixelmill: pixelmill/shop paused: it needs a person. top up');
