@@ -13,8 +13,11 @@
 // into place only when complete, so a killed build never leaves a half folder taken for whole; a
 // lock whose process is gone is taken over.
 //
-// Exit codes: 0 installed, 1 the build failed, 3 no Go toolchain on this machine (the tests skip
-// on that one only, saying so).
+// The cluster also needs Debian's PostgreSQL server: installed here with apt-get when missing
+// (as root; otherwise the message says what to install).
+//
+// Exit codes: 0 installed, 1 the build or PostgreSQL's install failed, 3 no Go toolchain on this
+// machine (the tests skip on that one only, saying so).
 import { spawn, spawnSync } from 'node:child_process';
 import {
   chmodSync,
@@ -193,12 +196,50 @@ async function build(tools, goLine) {
   return undefined;
 }
 
+/** The newest PostgreSQL server binaries of Debian's packages, or undefined. */
+export function postgresBinDir() {
+  const base = '/usr/lib/postgresql';
+  const versions = existsSync(base) ? readdirSync(base).filter((v) => /^\d+$/.test(v)) : [];
+  return versions
+    .sort((a, b) => Number(b) - Number(a))
+    .map((version) => join(base, version, 'bin'))
+    .find((dir) => ['initdb', 'pg_ctl', 'postgres'].every((name) => existsSync(join(dir, name))));
+}
+
+function aptGet(args) {
+  const result = spawnSync('apt-get', args, {
+    encoding: 'utf8',
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+  });
+  return result.status === 0 ? undefined : `${result.stderr ?? result.error ?? ''}`.trim().split('\n').pop();
+}
+
+/** Debian's PostgreSQL, installed when missing (as root); resolves to its bin folder or a problem. */
+async function ensurePostgres() {
+  const found = postgresBinDir();
+  if (found) return { pgBin: found };
+  const manual = 'install the PostgreSQL server (Debian: apt-get install -y postgresql)';
+  if (process.getuid?.() !== 0 || !existsSync('/usr/bin/apt-get'))
+    return { problem: `no PostgreSQL server binaries under /usr/lib/postgresql/*/bin: ${manual}` };
+  return withLock(join(toolsDir, 'temporal-cluster', 'postgresql.lock'), async () => {
+    if (postgresBinDir()) return { pgBin: postgresBinDir() };
+    say("installing PostgreSQL from Debian's packages (apt-get install -y postgresql; once per machine)");
+    const install = ['install', '-y', '--no-install-recommends', 'postgresql'];
+    // A machine whose package lists are stale or missing needs them read first.
+    const problem = aptGet(install) && (aptGet(['update']) ?? aptGet(install));
+    const pgBin = postgresBinDir();
+    return pgBin ? { pgBin } : { problem: `apt-get could not install PostgreSQL (${problem}): ${manual}` };
+  });
+}
+
 /**
- * Installs the pinned version unless it is there. Resolves to { ok: true, tools } or
- * { ok: false, noGo, problem } (one line); never throws for a failed build.
+ * Installs the pinned version unless it is there, and PostgreSQL. Resolves to { ok: true, tools }
+ * or { ok: false, noGo, problem } (one line); never throws for a failed build.
  */
 export async function installTemporalCluster() {
-  const tools = clusterToolsOf();
+  const postgres = await ensurePostgres();
+  if (postgres.problem) return { ok: false, noGo: false, problem: postgres.problem };
+  const tools = { ...clusterToolsOf(), pgBin: postgres.pgBin };
   if (isInstalled(tools)) return { ok: true, tools };
   const goLine = goVersion();
   if (!goLine) {

@@ -17,11 +17,9 @@ import {
   chmodSync,
   chownSync,
   closeSync,
-  existsSync,
   mkdirSync,
   mkdtempSync,
   openSync,
-  readdirSync,
   readFileSync,
   rmSync,
   symlinkSync,
@@ -45,6 +43,8 @@ export interface ClusterTools {
   server: string;
   sqlTool: string;
   schemaDir: string;
+  /** Debian's PostgreSQL server binaries (initdb, pg_ctl, postgres). */
+  pgBin: string;
 }
 
 /** Certificates for a frontend that serves TLS and asks every client for a certificate (mTLS). */
@@ -103,19 +103,6 @@ export async function clusterTools(): Promise<{ tools: ClusterTools } | { skip: 
   throw new Error(`scripts/install-temporal-cluster.mjs failed (exit ${code}): ${stderr.trim()}`);
 }
 
-/** The directory of the newest PostgreSQL on this machine with initdb, pg_ctl and postgres. */
-export function postgresBinDir(): string {
-  const base = '/usr/lib/postgresql';
-  const versions = existsSync(base) ? readdirSync(base).filter((v) => /^\d+$/.test(v)) : [];
-  for (const version of versions.sort((a, b) => Number(b) - Number(a))) {
-    const dir = join(base, version, 'bin');
-    if (['initdb', 'pg_ctl', 'postgres'].every((name) => existsSync(join(dir, name)))) return dir;
-  }
-  throw new Error(
-    'no PostgreSQL server binaries under /usr/lib/postgresql/*/bin: `apt-get install -y postgresql` (Debian) installs them',
-  );
-}
-
 // ---- docker-compose.yml: the settings the cluster shares with the compose stack -------------
 
 interface ComposeService {
@@ -167,19 +154,34 @@ function postgresUser(): { uid: number; gid: number } | undefined {
   return { uid: Number(uid), gid: Number(gid) };
 }
 
-async function retryUntil<T>(
-  what: string,
-  attempt: () => Promise<T>,
-  timeoutMs = READY_TIMEOUT_MS,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
+/** A service process ended while the cluster was starting: waiting longer cannot help. */
+class ServiceExited extends Error {
+  override name = 'ServiceExited';
+}
+
+/** Fails at once when one of `children` has exited, naming it and the end of its log. */
+function checkAlive(children: Map<ClusterService, ChildProcess>, logs: TemporalCluster['logs']): void {
+  for (const [service, child] of children) {
+    if (child.exitCode === null && child.signalCode === null) continue;
+    const tail = readFileSync(logs[service], 'utf8').trim().split('\n').pop() ?? '';
+    throw new ServiceExited(
+      `the ${service} service exited (${child.exitCode ?? child.signalCode}): ${tail.slice(0, 300)}`,
+    );
+  }
+}
+
+/** Retries `attempt` until it succeeds; `alive` throws ServiceExited when waiting is pointless. */
+async function retryUntil<T>(what: string, attempt: () => Promise<T>, alive: () => void): Promise<T> {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
   for (;;) {
+    alive();
     try {
       return await attempt();
     } catch (error) {
+      if (error instanceof ServiceExited) throw error;
       if (Date.now() > deadline) {
         const reason = error instanceof Error ? error.message : String(error);
-        throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}: ${reason}`);
+        throw new Error(`timed out after ${READY_TIMEOUT_MS / 1000} s waiting for ${what}: ${reason}`);
       }
     }
     await sleep(250);
@@ -194,19 +196,23 @@ type DescribeTaskQueueRequest = Parameters<Connection['workflowService']['descri
  * by the history service owning its shard, NOT_FOUND once it serves. 32 ids reach all 4 shards but
  * for a chance of 1 in 25,000.
  */
-async function waitForHistory(connection: Connection, namespace: string): Promise<void> {
+async function waitForHistory(connection: Connection, namespace: string, alive: () => void): Promise<void> {
   for (let i = 0; i < 32; i++) {
-    await retryUntil('the history service', async () => {
-      try {
-        await connection.workflowService.describeWorkflowExecution({
-          namespace,
-          execution: { workflowId: `pixelmill-cluster-probe-${i}` },
-        });
-      } catch (error) {
-        if (isGrpcServiceError(error) && error.code === GRPC_NOT_FOUND) return;
-        throw error;
-      }
-    });
+    await retryUntil(
+      'the history service',
+      async () => {
+        try {
+          await connection.workflowService.describeWorkflowExecution({
+            namespace,
+            execution: { workflowId: `pixelmill-cluster-probe-${i}` },
+          });
+        } catch (error) {
+          if (isGrpcServiceError(error) && error.code === GRPC_NOT_FOUND) return;
+          throw error;
+        }
+      },
+      alive,
+    );
   }
 }
 
@@ -225,7 +231,7 @@ export async function startTemporalCluster(
     [...CLUSTER_SERVICES, 'postgres'].map((name) => [name, join(logsDir, `${name}.log`)]),
   ) as TemporalCluster['logs'];
   const children = new Map<ClusterService, ChildProcess>();
-  const pgBin = postgresBinDir();
+  const { pgBin } = tools;
   const pgDir = join(dir, 'postgres');
   const pgData = join(pgDir, 'data');
   let pgRunning = false;
@@ -357,7 +363,12 @@ export async function startTemporalCluster(
       closeSync(out);
       children.set(service, child);
     };
-    for (const service of CLUSTER_SERVICES) startService(service);
+    // The frontend first: on a new database the first process to start writes the cluster's
+    // metadata, and two writing it at once fail one of them ("failed to initialize current
+    // cluster metadata"). Compose runs the services in one process; separate processes on a
+    // new database rely on restarts, which would hide real crashes here.
+    const alive = (): void => checkAlive(children, logs);
+    startService('frontend');
 
     const address = `127.0.0.1:${ports.FRONTEND_GRPC_PORT}`;
     const connectionOptions = {
@@ -372,23 +383,26 @@ export async function startTemporalCluster(
           }
         : {}),
     };
-    const connection = await retryUntil('the frontend', async () => {
-      for (const [service, child] of children) {
-        if (child.exitCode !== null) throw new Error(`${service} exited (${logs[service]})`);
-      }
-      return Connection.connect({ ...connectionOptions, connectTimeout: 2_000 });
-    });
+    const connection = await retryUntil(
+      'the frontend',
+      () => Connection.connect({ ...connectionOptions, connectTimeout: 2_000 }),
+      alive,
+    );
+    for (const service of CLUSTER_SERVICES) if (service !== 'frontend') startService(service);
     try {
-      await retryUntil(`namespace ${namespace}`, () => ensureNamespace(connection, namespace));
-      await waitForHistory(connection, namespace);
+      await retryUntil(`namespace ${namespace}`, () => ensureNamespace(connection, namespace), alive);
+      await waitForHistory(connection, namespace, alive);
       // Matching answers (a task queue's description comes from its owner). 1: WORKFLOW queues.
       const taskQueueType = 1 as unknown as DescribeTaskQueueRequest['taskQueueType'];
-      await retryUntil('the matching service', () =>
-        connection.workflowService.describeTaskQueue({
-          namespace,
-          taskQueue: { name: 'pixelmill-cluster-probe' },
-          taskQueueType,
-        }),
+      await retryUntil(
+        'the matching service',
+        () =>
+          connection.workflowService.describeTaskQueue({
+            namespace,
+            taskQueue: { name: 'pixelmill-cluster-probe' },
+            taskQueueType,
+          }),
+        alive,
       );
     } finally {
       await connection.close();
@@ -416,7 +430,7 @@ export async function startTemporalCluster(
         startService('history');
         const probe = await Connection.connect(connectionOptions);
         try {
-          await waitForHistory(probe, namespace);
+          await waitForHistory(probe, namespace, alive);
         } finally {
           await probe.close();
         }
