@@ -13,7 +13,7 @@ import { Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PIXELMILL_SEARCH_ATTRIBUTES } from '../common/search-attributes.js';
 import { DEMO_API_KEY, type RunningEmulator } from '../emulator/index.js';
-import { INDEXED_VALUE_TYPES } from '../temporal/server-admin.js';
+import { ensureNamespace, INDEXED_VALUE_TYPES } from '../temporal/server-admin.js';
 import { readReport } from '../bench/catalog-audit.js';
 import { FAST_EMULATOR, writeCatalog } from './support/catalog-harness.js';
 import { CLI, collectOutput, type CliResult } from './support/cli.js';
@@ -162,6 +162,30 @@ describe.skipIf(skipReason !== undefined)(
       expect(second.stdout).not.toContain('created');
       expect(second.stdout).toContain(`namespace ${NAMESPACE} already has pixelmill's search attributes`);
       expect(await registeredAttributes(NAMESPACE)).toEqual(wanted);
+    }, 60_000);
+
+    it('`pixelmill setup` refuses a namespace where one of its attributes has another type, one line per conflict', async () => {
+      const namespace = 'conflicting';
+      const connection = await Connection.connect(cluster.connectionOptions);
+      try {
+        await ensureNamespace(connection, namespace);
+        // 2: Keyword, where pixelmill needs Int.
+        const searchAttributes = { PixelmillItems: 2 } as unknown as Parameters<
+          Connection['operatorService']['addSearchAttributes']
+        >[0]['searchAttributes'];
+        await connection.operatorService.addSearchAttributes({ namespace, searchAttributes });
+      } finally {
+        await connection.close();
+      }
+      const result = await pixelmill(['setup'], { TEMPORAL_NAMESPACE: namespace });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toBe(
+        `pixelmill: namespace ${namespace} is not usable as it is:\n` +
+          `  PixelmillItems exists in namespace ${namespace} as Keyword, pixelmill needs Int: remove it ` +
+          `(temporal operator search-attribute remove --namespace ${namespace} --name PixelmillItems) or use another namespace\n`,
+      );
+      // Nothing was added beside the conflict.
+      expect(await registeredAttributes(namespace)).toEqual({ PixelmillItems: 2 });
     }, 60_000);
 
     it('with an API key (Temporal Cloud) adds nothing and prints the tcld command for each missing attribute', async () => {
