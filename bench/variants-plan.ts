@@ -6,6 +6,9 @@
 // index of every output with its file on disk (target: validate + plan within 10 s and 1 GB).
 //
 //   npm run build && node dist/bench/variants-plan.js [--products 100000] [--json figures.json]
+//
+// `--keep DIR` writes the catalog, the manifest and the index in DIR and leaves them there, to
+// profile a command on them (`node --cpu-prof dist/client/main.js plan DIR/catalog.yaml --json`).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -166,9 +169,14 @@ export async function variantsPlan(dir: string, products: number): Promise<Varia
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { products: { type: 'string', default: '100000' }, json: { type: 'string' } },
+    options: {
+      products: { type: 'string', default: '100000' },
+      json: { type: 'string' },
+      keep: { type: 'string' },
+    },
   });
-  const dir = mkdtempSync(join(tmpdir(), 'pixelmill-bench-variants-'));
+  const dir = values.keep ?? mkdtempSync(join(tmpdir(), 'pixelmill-bench-variants-'));
+  if (values.keep) mkdirSync(dir, { recursive: true });
   try {
     const figures = await variantsPlan(dir, Number(values.products));
     const result = {
@@ -180,7 +188,7 @@ async function main(): Promise<void> {
     console.log(JSON.stringify(result, null, 2));
     if (values.json) writeFileSync(values.json, `${JSON.stringify(result, null, 2)}\n`);
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    if (!values.keep) rmSync(dir, { recursive: true, force: true });
   }
 }
 

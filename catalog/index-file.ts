@@ -4,7 +4,9 @@
 // Every run rewrites it when its report is written; the next run of the catalog reads it to carry
 // over what did not change. It is a guide, not the truth: what is really stored is checked.
 import { z } from 'zod';
-import { ImageRecordSchema, parseJsonLines } from '../runstate/index.js';
+// Not runstate/index.js: `plan` reads the index of a local output without loading the S3 client.
+import { parsedLine } from '../runstate/files.js';
+import { ImageRecordSchema } from '../runstate/outcomes.js';
 
 const FORMAT = 1;
 
@@ -49,21 +51,69 @@ export interface CatalogIndex {
 
 /** The index in `text`, or undefined when its header is not one (a foreign or damaged file). */
 export function parseCatalogIndex(text: string): CatalogIndex | undefined {
-  const lines = parseJsonLines(text);
-  const first = lines.next();
-  const header = first.done ? undefined : HeaderSchema.safeParse(first.value);
-  if (!header?.success) return undefined;
-  const entries: CatalogEntry[] = [];
-  // A damaged line loses its entry, not the index: that item is generated again. The usual
-  // line is checked by hand (zod's parse of 100,000 entries was a tenth of a big plan's time).
-  for (const value of lines) {
-    if (isWellFormed(value)) entries.push(value);
-    else {
-      const entry = EntrySchema.safeParse(value);
-      if (entry.success) entries.push(entry.data);
-    }
+  const reader = new IndexReader();
+  let start = 0;
+  while (start < text.length && !reader.refused) {
+    const end = text.indexOf('\n', start);
+    reader.add(text.slice(start, end === -1 ? text.length : end));
+    start = end === -1 ? text.length : end + 1;
   }
-  return { header: header.data, entries };
+  return reader.index();
+}
+
+/**
+ * The index read from its lines as they come (runstate's readCatalogIndexLines), never the whole
+ * text at once: a 300,000-output index is 130 MB of text beside its parsed entries. Stops
+ * reading at a header that is not one.
+ */
+export async function readCatalogIndex(batches: AsyncIterable<string[]>): Promise<CatalogIndex | undefined> {
+  const reader = new IndexReader();
+  for await (const lines of batches) {
+    for (const line of lines) reader.add(line);
+    if (reader.refused) break;
+  }
+  return reader.index();
+}
+
+/** Takes an index's lines one at a time: its header first, then its entries. */
+class IndexReader {
+  #header: CatalogHeader | undefined;
+  readonly #entries: CatalogEntry[] = [];
+  /** The first value was not a header: the file is not an index. */
+  refused = false;
+
+  add(line: string): void {
+    // A blank, torn or garbled line is skipped (runstate/files.ts).
+    const value = parsedLine(line);
+    if (value === undefined || this.refused) return;
+    if (this.#header === undefined) {
+      const header = HeaderSchema.safeParse(value);
+      if (header.success) this.#header = header.data;
+      else this.refused = true;
+      return;
+    }
+    // A damaged line loses its entry, not the index: that item is generated again. The usual
+    // line is checked by hand (zod's parse of 100,000 entries was a tenth of a big plan's time).
+    const entry = isWellFormed(value) ? value : EntrySchema.safeParse(value).data;
+    if (entry === undefined) return;
+    // A few runs made every result: one copy of each name, not one per entry (30 MB at 300,000).
+    entry.made_by = this.#run(entry.made_by);
+    entry.used_by = this.#run(entry.used_by);
+    this.#entries.push(entry);
+  }
+
+  readonly #runs = new Map<string, string>();
+
+  #run(name: string): string {
+    const known = this.#runs.get(name);
+    if (known !== undefined) return known;
+    this.#runs.set(name, name);
+    return name;
+  }
+
+  index(): CatalogIndex | undefined {
+    return this.#header && { header: this.#header, entries: this.#entries };
+  }
 }
 
 const isCount = (value: unknown): value is number => Number.isInteger(value) && (value as number) >= 0;

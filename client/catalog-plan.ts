@@ -7,18 +7,20 @@ import { extname, join } from 'node:path';
 import { diffCatalog, type CatalogDiff } from '../catalog/diff.js';
 import { estimatePlan, type PlanEstimate } from '../catalog/estimate.js';
 import { generationKey } from '../catalog/generation-key.js';
-import { parseCatalogIndex, type CatalogEntry, type CatalogIndex } from '../catalog/index-file.js';
+import { readCatalogIndex, type CatalogEntry, type CatalogIndex } from '../catalog/index-file.js';
 import { rebuildCatalogIndex } from '../catalog/rebuild-index.js';
 import { plural } from '../common/words.js';
 import type { Expansion } from '../manifest/expand.js';
 import type { LoadedManifest } from '../manifest/load.js';
 import type { PlannedItem, RunSettings } from '../manifest/normalize.js';
 import { DEFAULT_EXTENSION, renderResultPath } from '../manifest/result-paths.js';
-import { STATE_DIR_NAME, stateDirOf, type IncrementalPlan, type StateLocation } from '../runstate/index.js';
+// Not runstate/index.js nor run-files.js: `plan` of a local output loads no S3 client and no Temporal.
+import { LocalRunStateStore } from '../runstate/local.js';
+import { STATE_DIR_NAME, stateDirOf, type IncrementalPlan } from '../runstate/plan.js';
+import type { RunStateStore, StateLocation } from '../runstate/store.js';
 import { s3UrlOf } from '../storage/s3-location.js';
 import { providerNamed } from '../providers/registry.js';
 import type { ApiMode } from '../providers/types.js';
-import { runState } from './run-files.js';
 
 /** With `variants`: products x variants, and each variant's outputs and how many to generate. */
 export interface PlanVariants {
@@ -65,15 +67,21 @@ export function stateLocationOf(settings: RunSettings): StateLocation {
     : { stateDir: stateDirOf(settings.outputDir) };
 }
 
+/** The CLI's run state for an S3 output (run-files.ts), imported only then. */
+async function cliRunState() {
+  return (await import('./run-files.js')).runState;
+}
+
 async function readIndex(settings: RunSettings): Promise<{ index?: CatalogIndex; note?: string }> {
-  const text = await runState.readCatalogIndex(stateLocationOf(settings));
-  if (text === undefined) {
+  const runState: RunStateStore = settings.objectStore ? await cliRunState() : new LocalRunStateStore();
+  const lines = await runState.readCatalogIndexLines(stateLocationOf(settings));
+  if (lines === undefined) {
     const rebuilt = await rebuildCatalogIndex(runState, stateLocationOf(settings), settings.name);
     if (!rebuilt) return {};
     const note = `the output had no catalog index: rebuilt from the plans and outcomes of ${plural(rebuilt.runs, 'run')}`;
     return { index: rebuilt.index, note };
   }
-  const index = parseCatalogIndex(text);
+  const index = await readCatalogIndex(lines);
   if (!index) return { note: "the output's catalog index is damaged: every item is generated again" };
   if (index.header.catalog !== settings.name) {
     return {
@@ -92,7 +100,8 @@ async function storedSizes(
   settings: RunSettings,
   entries: readonly CatalogEntry[],
 ): Promise<Map<string, number>> {
-  if (settings.objectStore) return runState.s3.objectsOf(settings.objectStore, { under: '' }).listSizes('');
+  if (settings.objectStore)
+    return (await cliRunState()).s3.objectsOf(settings.objectStore, { under: '' }).listSizes('');
   const sizes = new Map<string, number>();
   for (const entry of entries) {
     for (const { path } of entry.images) {

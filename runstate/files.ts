@@ -2,8 +2,9 @@
 // fsync, rename) and JSON lines appended whole, so that a reader after a crash sees either the old
 // file or the new one, and at worst one torn last line, which readers skip.
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { mkdir, open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 
 /** Chunks of about this size are written at once when a file is built from many lines. */
 const WRITE_CHUNK_CHARS = 1 << 20;
@@ -67,11 +68,46 @@ export function* parseJsonLines(text: string): Generator<unknown> {
     // A last line without its newline may be torn; if it still parses, it was written whole.
     const line = text.slice(start, end === -1 ? text.length : end);
     start = end === -1 ? text.length : end + 1;
-    if (line.trim() === '') continue;
-    try {
-      yield JSON.parse(line) as unknown;
-    } catch {
-      // A torn line from a crashed writer: ignored by design.
+    const value = parsedLine(line);
+    if (value !== undefined) yield value;
+  }
+}
+
+/** A JSON line's value; undefined for a blank line or a torn or garbled one (ignored by design). */
+export function parsedLine(line: string): unknown {
+  if (line.trim() === '') return undefined;
+  try {
+    return JSON.parse(line) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Bytes read from a file at a time by fileLines. */
+const READ_CHUNK_BYTES = 1 << 16;
+
+/**
+ * The lines of an open file, a chunk at a time: at most a chunk and one line are in memory, not
+ * the file (a 300,000-output catalog index is 130 MB of text). The handle is closed at the end, or
+ * when the reader stops early. Lines are yielded a chunk's worth at once (an await per line costs
+ * more than the split).
+ */
+export async function* fileLines(handle: FileHandle): AsyncGenerator<string[]> {
+  try {
+    const decoder = new StringDecoder('utf8');
+    const buffer = Buffer.allocUnsafe(READ_CHUNK_BYTES);
+    let pending = '';
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+      if (bytesRead === 0) break;
+      const text = pending + decoder.write(buffer.subarray(0, bytesRead));
+      const lines = text.split('\n');
+      pending = lines.pop()!;
+      if (lines.length > 0) yield lines;
     }
+    pending += decoder.end();
+    if (pending !== '') yield [pending];
+  } finally {
+    await handle.close();
   }
 }

@@ -1,7 +1,7 @@
 // Run state on local disk, under `<output>/.pixelmill/` (the PlanRef's state dir): the plan files
 // (plan.ts), the outcome files (outcomes.ts) and the submit journals (submit-journal.ts), in the
 // format every existing run directory has. Plans are read once per store (plan-cache.ts).
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { open, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PlanRef } from '../common/types.js';
 import type { LoadedManifest } from '../manifest/load.js';
@@ -22,7 +22,7 @@ import {
   type RunStateStore,
   type StateLocation,
 } from './store.js';
-import { writeFileAtomic } from './files.js';
+import { fileLines, writeFileAtomic } from './files.js';
 import { appendJournalLine, readJournal, type JournalLine } from './submit-journal.js';
 
 export interface LocalRunStateOptions {
@@ -107,6 +107,15 @@ export class LocalRunStateStore implements RunStateStore {
   async readCatalogIndex(state: StateLocation): Promise<string | undefined> {
     try {
       return await readFile(join(state.stateDir, CATALOG_INDEX_FILE), 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+  }
+
+  async readCatalogIndexLines(state: StateLocation): Promise<AsyncIterable<string[]> | undefined> {
+    try {
+      return fileLines(await open(join(state.stateDir, CATALOG_INDEX_FILE), 'r'));
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw error;

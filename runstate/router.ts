@@ -79,6 +79,10 @@ export class RunStateRouter implements RunStateStore {
     return this.#for(state).readCatalogIndex(state);
   }
 
+  readCatalogIndexLines(state: StateLocation) {
+    return this.#for(state).readCatalogIndexLines(state);
+  }
+
   writeCatalogIndex(state: StateLocation, lines: Iterable<string>) {
     return this.#for(state).writeCatalogIndex(state, lines);
   }

@@ -238,6 +238,12 @@ export class S3RunStateStore implements RunStateStore {
     return this.#store(state).read(CATALOG_INDEX_FILE);
   }
 
+  /** Read whole, then split: the object store client reads an object as one text. */
+  async readCatalogIndexLines(state: StateLocation): Promise<AsyncIterable<string[]> | undefined> {
+    const text = await this.readCatalogIndex(state);
+    return text === undefined ? undefined : oneBatch(text.split('\n'));
+  }
+
   async writeCatalogIndex(state: StateLocation, lines: Iterable<string>): Promise<void> {
     await this.#store(state).write(CATALOG_INDEX_FILE, [...lines].join(''), {
       contentType: 'application/x-ndjson',
@@ -286,4 +292,8 @@ function parseMeta(ref: PlanRef, text: string): PlanMeta {
   } catch {
     throw planMissing(ref, 'its meta object is not JSON');
   }
+}
+
+async function* oneBatch<T>(values: T[]): AsyncGenerator<T[]> {
+  yield values;
 }

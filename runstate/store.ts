@@ -72,6 +72,11 @@ export interface RunStateStore {
   listPlans(state: StateLocation): Promise<PlanRef[]>;
   /** The text of the output's catalog index (catalog/index-file.ts), undefined when it has none. */
   readCatalogIndex(state: StateLocation): Promise<string | undefined>;
+  /**
+   * The output's catalog index line by line (in batches), undefined when it has none: what a
+   * reader of a big catalog uses, which never holds the whole text (catalog/index-file.ts).
+   */
+  readCatalogIndexLines(state: StateLocation): Promise<AsyncIterable<string[]> | undefined>;
   /** Replaces the output's catalog index, all at once. */
   writeCatalogIndex(state: StateLocation, lines: Iterable<string>): Promise<void>;
 }

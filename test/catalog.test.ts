@@ -1,6 +1,9 @@
 // The catalog's pure parts (issue #16): generation keys, the comparison of a manifest with the
 // output's index, the index a run leaves behind (with --prune), and the plan's estimate.
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { diffCatalog, RESTORE_MARGIN_MS } from '../catalog/diff.js';
 import { estimatePlan } from '../catalog/estimate.js';
 import { generationKey } from '../catalog/generation-key.js';
@@ -8,11 +11,12 @@ import {
   catalogHeader,
   catalogIndexLines,
   parseCatalogIndex,
+  readCatalogIndex,
   type CatalogEntry,
 } from '../catalog/index-file.js';
 import { updatedIndex } from '../catalog/update-index.js';
 import type { PlannedItem } from '../manifest/normalize.js';
-import type { OutcomeLine } from '../runstate/index.js';
+import { CATALOG_INDEX_FILE, LocalRunStateStore, type OutcomeLine } from '../runstate/index.js';
 
 const NOW = Date.UTC(2026, 10, 24, 12);
 const RUN1 = 'pixelmill/chairs@run-1';
@@ -157,6 +161,28 @@ describe('comparing a manifest with the catalog', () => {
     const damaged = text.replace(/\n\{"key[^\n]*"id":"b"[^\n]*\n/, '\n{"key": 1}\n');
     expect(parseCatalogIndex(damaged)!.entries.map((e) => e.id)).toEqual(['a', 'c', 'd', 'f', 'g']);
     expect(parseCatalogIndex('{"not":"a header"}\n')).toBeUndefined();
+  });
+
+  it('reads a file line by line as it reads the text, across chunks and characters cut by them', async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), 'pixelmill-index-'));
+    onTestFinished(() => rmSync(stateDir, { recursive: true, force: true }));
+    const store = new LocalRunStateStore();
+    expect(await store.readCatalogIndexLines({ stateDir })).toBeUndefined();
+    // 2,000 entries mostly of 3-byte characters: about 1 MB, so the reader's 64 KB chunks end inside
+    // lines and inside characters; a blank line and a torn last line are skipped as in the text.
+    const many = Array.from({ length: 2000 }, (_, k) => {
+      const of = item(`p${k}`, `chair ${k}`);
+      return entry(of, { id: `${'本'.repeat(100 + (k % 7))}-${k}`, made_by: `${'€'.repeat(k % 3)}run` });
+    });
+    const big = { header, entries: many };
+    const text = `${[...catalogIndexLines(big)].join('')}\n{"key":"g1-torn","id":"`;
+    writeFileSync(join(stateDir, CATALOG_INDEX_FILE), text);
+    const lines = await store.readCatalogIndexLines({ stateDir });
+    const read = await readCatalogIndex(lines!);
+    expect(read).toEqual(big);
+    expect(read).toEqual(parseCatalogIndex(text));
+    writeFileSync(join(stateDir, CATALOG_INDEX_FILE), `{"not":"a header"}\n${text}`);
+    expect(await readCatalogIndex((await store.readCatalogIndexLines({ stateDir }))!)).toBeUndefined();
   });
 });
 

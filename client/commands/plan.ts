@@ -4,7 +4,7 @@
 import type { Command } from 'commander';
 import { loadManifest } from '../../manifest/load.js';
 import { describePlan, planCatalog, planJson } from '../catalog-plan.js';
-import { examples } from './with-run.js';
+import { examples } from './examples.js';
 
 export function registerPlanCommand(program: Command): void {
   program

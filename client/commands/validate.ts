@@ -1,9 +1,7 @@
 // `pixelmill validate FILE`: the same check every run does before it starts.
 import type { Command } from 'commander';
 import { loadManifest } from '../../manifest/load.js';
-import { manifestJsonSchema } from '../../manifest/json-schema.js';
-import { manifestReference } from '../../manifest/reference.js';
-import { examples } from './with-run.js';
+import { examples } from './examples.js';
 import { plural } from '../../common/words.js';
 
 export function registerValidateCommand(program: Command): void {
@@ -37,9 +35,11 @@ export function registerValidateCommand(program: Command): void {
         '\n\nWith the YAML language server, point a manifest at the schema with a first line of' +
         '\n  # yaml-language-server: $schema=./manifest.schema.json',
     )
-    .action((options: { markdown?: boolean }) => {
-      process.stdout.write(
-        options.markdown ? manifestReference() : `${JSON.stringify(manifestJsonSchema(), null, 2)}\n`,
-      );
+    .action(async (options: { markdown?: boolean }) => {
+      // Imported here: the field docs read run state's formats, which validate does not need.
+      const text = options.markdown
+        ? (await import('../../manifest/reference.js')).manifestReference()
+        : `${JSON.stringify((await import('../../manifest/json-schema.js')).manifestJsonSchema(), null, 2)}\n`;
+      process.stdout.write(text);
     });
 }
