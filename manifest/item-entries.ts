@@ -3,6 +3,7 @@
 // the item schema here; what the items become (variants, templates, references) is expand.ts's.
 import { extname } from 'node:path';
 import { formatPath } from '../common/problems.js';
+import { acceptedItem } from './item-check.js';
 import { ItemSchema, type ManifestItem } from './item-schema.js';
 import { readCsvRows, readJsonlRows, type ItemRows, type ReadOptions } from './items-file.js';
 import { MANIFEST_ROOT, zodProblems, type PathSegment, type Where } from './problems.js';
@@ -83,7 +84,10 @@ export function fileEntries(
       row.value?.prompt === undefined &&
       row.value?.prompt_template === undefined;
     if (noPrompt) problems.push(`${at} prompt: is required`);
-    const item = ItemSchema.safeParse(row.value, { reportInput: true });
+    const accepted = acceptedItem(row.value);
+    const item = accepted
+      ? { success: true as const, data: accepted }
+      : ItemSchema.safeParse(row.value, { reportInput: true });
     if (!item.success) {
       const issues = item.error.issues.filter((issue) => !absent.has(issue.path[0] ?? ''));
       return problems.push(

@@ -9,6 +9,8 @@ export const ITEM_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 /** A variant's id ends each of its outputs' ids (`<item>-<variant>`): the same characters, shorter. */
 export const VARIANT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 export const MAX_PROMPT_CHARS = 32_000;
+/** An aspect ratio (`16:9`) or `auto`. */
+export const SIZE_PATTERN = /^(\d{1,3}:\d{1,3}|auto)$/;
 
 const scalar = z.union([z.string(), z.number(), z.boolean()], {
   error: 'must be text, a number or true/false',
@@ -41,10 +43,7 @@ export const ItemParamsSchema = z.strictObject({
     .refine((template) => template.trim().length > 0, 'must not be empty')
     .optional(),
   model: z.string().min(1).optional(),
-  size: z
-    .string()
-    .regex(/^(\d{1,3}:\d{1,3}|auto)$/, 'must be an aspect ratio like "16:9" (or "auto")')
-    .optional(),
+  size: z.string().regex(SIZE_PATTERN, 'must be an aspect ratio like "16:9" (or "auto")').optional(),
   resolution: z.enum(RESOLUTIONS).optional(),
   n: z.number().int().min(1).max(10).optional(),
   /** http(s) URLs, or local image files and globs (manifest/references.ts checks them). */

@@ -89,3 +89,36 @@ describe('items_file readers', () => {
     ]);
   });
 });
+
+describe('CSV without quotes (read by splitting, not by csv-parse)', () => {
+  /** The same text with its header's last cell quoted: csv-parse reads it, to the same records. */
+  const quotedHeader = (text: string): string =>
+    text.replace(/^(\uFEFF?(?:\n)*)([^\n]*?)([^,\n]*)(\n|$)/, (_, lead, before, last, end) => {
+      return `${lead}${before}"${last}"${end}`;
+    });
+  const texts: Record<string, string> = {
+    plain: 'id,prompt,size\na,oak chair,1:1\nb,pine chair,16:9\n',
+    'blank lines, before the header too, and no last line break': '\n\nid,prompt\n\na,x\n\n\nb,y',
+    'a byte order mark': '\uFEFFid,prompt\na,x\n',
+    'a line of spaces': 'id,prompt\na,x\n   \nb,y\n',
+    'a row with a cell too many': 'id,prompt\na,x\nb,y,z\nc,w\n',
+    'a row with a cell too few': 'id,prompt\na\n',
+    'one column, with a line of spaces': 'prompt\nx\n \n\ny\n',
+    'an unnamed last column': 'prompt,\nx,\ny,5\n',
+    'empty cells and a row of commas': 'id,prompt,n,image_urls\na,x,,\n,,,\nb,y,2,p.png|q.png\n',
+    'variables named like numbers and like fields': 'id,prompt,2,variables,colour,10\na,x,two,v,red,ten\n',
+    'a misspelt column': 'id,promt,size\na,hello,1:1\n',
+    'a column twice': 'id,prompt,id\na,b,c\n',
+    'a header alone': 'id,prompt\n',
+  };
+  for (const [name, text] of Object.entries(texts)) {
+    it(`reads ${name} as csv-parse does`, () => {
+      expect(quotedHeader(text)).not.toEqual(text);
+      for (const maxRows of [Number.POSITIVE_INFINITY, 1])
+        for (const options of [{}, { promptFromTemplates: true }])
+          expect(readCsvRows(text, maxRows, options)).toEqual(
+            readCsvRows(quotedHeader(text), maxRows, options),
+          );
+    });
+  }
+});

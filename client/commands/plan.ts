@@ -4,6 +4,7 @@
 import type { Command } from 'commander';
 import { loadManifest } from '../../manifest/load.js';
 import { describePlan, planCatalog, planJson } from '../catalog-plan.js';
+import { growHeapAdaptively } from '../heap-growth.js';
 import { examples } from './examples.js';
 
 export function registerPlanCommand(program: Command): void {
@@ -23,6 +24,7 @@ export function registerPlanCommand(program: Command): void {
         '\nExit codes: 0 planned, 1 invalid manifest or unreadable output.',
     )
     .action(async (file: string, options: { json?: boolean; prune?: boolean }) => {
+      growHeapAdaptively();
       const prune = Boolean(options.prune);
       const plan = await planCatalog(loadManifest(file), { prune });
       process.stdout.write(

@@ -1,6 +1,7 @@
 // `pixelmill validate FILE`: the same check every run does before it starts.
 import type { Command } from 'commander';
 import { loadManifest } from '../../manifest/load.js';
+import { growHeapAdaptively } from '../heap-growth.js';
 import { examples } from './examples.js';
 import { plural } from '../../common/words.js';
 
@@ -14,6 +15,7 @@ export function registerValidateCommand(program: Command): void {
       '\nExamples:\n  $ pixelmill validate manifests/demo.yaml\n\nExit codes: 0 valid, 1 invalid (every problem is listed).',
     )
     .action((file: string) => {
+      growHeapAdaptively();
       const { settings, items, expansion } = loadManifest(file);
       const images = items.reduce((sum, item) => sum + item.n, 0);
       // With variants, what each made: a variant whose `where` selects nothing shows as 0.
