@@ -6,6 +6,7 @@
 import type { ImageProvider } from '../providers/types.js';
 import { derivedItemId, plannedParams, type PlannedItem, type RunSettings } from './normalize.js';
 import type { ItemEntry } from './item-entries.js';
+import type { PathSegment } from './problems.js';
 import { MAX_PROMPT_CHARS } from './item-schema.js';
 
 /** The longest item id (ITEM_ID_PATTERN): file names and workflow ids take it. */
@@ -16,7 +17,9 @@ import {
   imageSource,
   placeText,
   selects,
+  type FieldPlace,
   type Layer,
+  type TemplateAt,
   type VariantLayer,
 } from './layers.js';
 import {
@@ -29,7 +32,7 @@ import {
 } from './output-values.js';
 import type { ReferenceFiles } from './references.js';
 import { unwritablePath } from './result-paths.js';
-import { renderTemplate } from './template.js';
+import { renderTemplate, type PlaceholderValues } from './template.js';
 
 /** What `variants` made of the items: `plan` and `validate` show it. */
 export interface Expansion {
@@ -72,61 +75,59 @@ export function expandItems(input: ExpandInput): { items: PlannedItem[]; expansi
   const outputs = variants?.map(() => 0) ?? [];
   /** Entries already said to repeat a product: once each, not once per variant. */
   const repeated = new Set<number>();
+  const defaultModel = input.provider.defaultModel;
+  // What each variant (or the manifest, without variants) gives an item that sets no parameter
+  // of its own: worked out once, not for each of 300,000 outputs.
+  const inherited = (variants ?? [undefined]).map((variant) =>
+    plannedParams('', [variant?.params, defaults?.params], defaultModel),
+  );
 
   entries.forEach((entry, entryIndex) => {
     const { item } = entry;
     const product = products?.[entryIndex];
     const ownLayer = itemLayer(entry, input);
+    const ownParams = PARAM_FIELDS.some((field) => item[field] !== undefined);
     const itemVariables = asText(item.variables);
-    const ownImages = new Map<string, string[] | undefined>();
+    let ownImages: Map<string, string[] | undefined> | undefined;
     (variants ?? [undefined]).forEach((variant, v) => {
       if (variant?.where && !selects(variant, entry, itemVariables)) return;
-      const layers = [ownLayer, variant, defaults];
-      const params = plannedParams(
-        '',
-        layers.map((layer) => layer?.params),
-        input.provider.defaultModel,
-      );
+      const params = ownParams
+        ? plannedParams('', [item, variant?.params, defaults?.params], defaultModel)
+        : inherited[v]!;
       const values = valuesOf(item, product, itemVariables, params, variant);
-      const prompt = promptOf(entry, layers, values, missing, variant, input);
+      const template = firstOf(ownLayer.template, variant?.template, defaults?.template);
+      const prompt = promptOf(entry, template, values, missing, variant, input);
       if (prompt === undefined) return;
-      const source = layers.find((layer) => layer?.params.image_urls !== undefined);
-      const images = source && imagesOf(source, source === ownLayer ? ownImages : undefined);
-      if (images === null) return;
-      const planned: Omit<PlannedItem, 'id'> = { ...params, prompt };
-      if (images?.length) planned.image_urls = images;
-      else delete planned.image_urls;
-
-      function imagesOf(
-        layer: Layer,
-        cache: Map<string, string[] | undefined> | undefined,
-      ): string[] | undefined | null {
-        const from = layer.images;
-        if (from === undefined) return undefined;
-        if (from === 'broken') return null;
-        if ('resolved' in from) return from.resolved;
-        const rendered: string[] = [];
-        for (const template of from.templates) {
-          const text = renderTemplate(template.compiled, values);
-          if ('missing' in text) {
-            for (const name of text.missing) missing.add(template, variant, name, entry);
-            return null;
-          }
-          missing.use(template, variant, entry);
-          rendered.push(text.text);
-        }
-        const key = rendered.join('\n');
-        if (cache?.has(key)) return cache.get(key) ?? null;
-        const resolved = input.referenceFiles.resolve(
-          rendered,
-          (k) => `${entry.at} ${from.templates[k]!.path} for ${describeItem(entry, variant)}`,
-          problems,
+      const source = [ownLayer, variant, defaults].find((layer) => layer?.params.image_urls !== undefined);
+      const images =
+        source &&
+        imagesOf(
+          source,
+          values,
+          source === ownLayer ? (ownImages ??= new Map()) : undefined,
+          entry,
+          variant,
+          {
+            missing,
+            referenceFiles: input.referenceFiles,
+            problems,
+          },
         );
-        cache?.set(key, resolved);
-        return resolved ?? null;
-      }
-
-      const id = product !== undefined ? `${product}-${variant!.id}` : (item.id ?? derivedItemId(planned));
+      if (images === null) return;
+      // Its fields in the order plans, reports and generation keys have always had them.
+      const output: PlannedItem = {
+        id: '',
+        prompt,
+        model: params.model,
+        size: params.size,
+        resolution: params.resolution,
+        n: params.n,
+      };
+      if (images?.length) output.image_urls = images;
+      if (params.language) output.language = params.language;
+      if (params.params) output.params = ownParams ? params.params : { ...params.params };
+      output.id = product !== undefined ? `${product}-${variant!.id}` : (item.id ?? derivedItemId(output));
+      const { id } = output;
       // Both parts match the id pattern already: only the length is left to check.
       if (product !== undefined && id.length > MAX_ITEM_ID_CHARS) {
         problems.push(
@@ -134,11 +135,12 @@ export function expandItems(input: ExpandInput): { items: PlannedItem[]; expansi
         );
         return;
       }
-      const mapped = input.provider.mapRequest(planned);
+      const mapped = input.provider.mapRequest(output);
       if ('problems' in mapped)
-        for (const problem of mapped.problems)
-          mappingProblems.add(`${placeText(placeOfField(layers, entry, problem.path))}: ${problem.message}`);
-      const output: PlannedItem = { id, ...planned };
+        for (const problem of mapped.problems) {
+          const place = placeOfField([ownLayer, variant, defaults], entry, problem.path);
+          mappingProblems.add(`${placeText(place)}: ${problem.message}`);
+        }
       if (product !== undefined) {
         output.product = product;
         output.variant = variant!.id;
@@ -183,10 +185,57 @@ export function expandItems(input: ExpandInput): { items: PlannedItem[]; expansi
   return expansion ? { items, expansion } : { items };
 }
 
+/** The item fields plannedParams reads: an item that sets none takes its variant's as they are. */
+const PARAM_FIELDS = ['model', 'size', 'resolution', 'n', 'image_urls', 'language', 'params'] as const;
+
+/** The first of a field's values that is set, the item's before its variant's before the defaults'. */
+function firstOf<T>(own: T | undefined, ofVariant: T | undefined, ofDefaults: T | undefined): T | undefined {
+  return own !== undefined ? own : ofVariant !== undefined ? ofVariant : ofDefaults;
+}
+
+/**
+ * The reference images `layer` gives one output: undefined when it has none, null when they
+ * could not be made (the problem is said), else its plain list or its templates rendered and
+ * checked (once per distinct list for an item's own, through `cache`).
+ */
+function imagesOf(
+  layer: Layer,
+  values: PlaceholderValues,
+  cache: Map<string, string[] | undefined> | undefined,
+  entry: ItemEntry,
+  variant: VariantLayer | undefined,
+  context: Pick<ExpandInput, 'referenceFiles' | 'problems'> & { missing: MissingValues },
+): string[] | undefined | null {
+  const from = layer.images;
+  if (from === undefined) return undefined;
+  if (from === 'broken') return null;
+  if ('resolved' in from) return from.resolved;
+  const rendered: string[] = [];
+  for (const template of from.templates) {
+    const text = renderTemplate(template.compiled, values);
+    if ('missing' in text) {
+      for (const name of text.missing) context.missing.add(template, variant, name, entry);
+      return null;
+    }
+    context.missing.use(template, variant, entry);
+    rendered.push(text.text);
+  }
+  const key = rendered.join('\n');
+  if (cache?.has(key)) return cache.get(key) ?? null;
+  const resolved = context.referenceFiles.resolve(
+    rendered,
+    (k) => `${entry.at} ${from.templates[k]!.path} for ${describeItem(entry, variant)}`,
+    context.problems,
+  );
+  cache?.set(key, resolved);
+  return resolved ?? null;
+}
+
 /** The item's own block as a layer: its template compiled, its plain image_urls checked. */
 function itemLayer(entry: ItemEntry, input: ExpandInput): Layer {
   const { item } = entry;
-  const layer: Layer = { params: item, placeOf: entry.placeOf };
+  const placeOf = (path: readonly PathSegment[]): FieldPlace => entry.placeOf(path);
+  const layer: Layer = { params: item, placeOf };
   if (item.prompt_template !== undefined) {
     const template = compileAt(
       item.prompt_template,
@@ -196,19 +245,18 @@ function itemLayer(entry: ItemEntry, input: ExpandInput): Layer {
     );
     layer.template = template === 'broken' ? template : { ...template, ofItem: true };
   }
-  if (item.image_urls?.length) layer.images = imageSource(item.image_urls, entry.placeOf, input);
+  if (item.image_urls?.length) layer.images = imageSource(item.image_urls, placeOf, input);
   return layer;
 }
 
 function promptOf(
   entry: ItemEntry,
-  layers: readonly (Layer | undefined)[],
-  values: (name: string) => string | undefined,
+  template: TemplateAt | 'broken' | undefined,
+  values: PlaceholderValues,
   missing: MissingValues,
   variant: VariantLayer | undefined,
   { problems, promptRequired }: Pick<ExpandInput, 'problems' | 'promptRequired'>,
 ): string | undefined {
-  const template = layers.find((layer) => layer?.template !== undefined)?.template;
   if (template === 'broken') return undefined;
   if (template === undefined) {
     if (entry.item.prompt !== undefined) return entry.item.prompt;
@@ -224,17 +272,17 @@ function promptOf(
     return undefined;
   }
   missing.use(template, variant, entry);
+  const { text } = rendered;
+  if (text.length > 0 && text.length <= MAX_PROMPT_CHARS && text.trim() !== '') return text;
+  // Worded only for a problem: 300,000 good prompts need none of it.
   const where = `${template.ofItem ? template.at : entry.at} ${template.path}`;
   const whose = `${describeItem(entry, variant)}${template.ofItem ? '' : `; the template is at ${template.at}`}`;
-  if (rendered.text.trim() === '') {
+  if (text.trim() === '') {
     problems.push(`${where}: renders an empty prompt for ${whose}`);
     return undefined;
   }
-  if (rendered.text.length > MAX_PROMPT_CHARS) {
-    problems.push(
-      `${where}: renders a prompt of ${rendered.text.length} characters for ${whose}, over ${MAX_PROMPT_CHARS}`,
-    );
-    return undefined;
-  }
-  return rendered.text;
+  problems.push(
+    `${where}: renders a prompt of ${text.length} characters for ${whose}, over ${MAX_PROMPT_CHARS}`,
+  );
+  return undefined;
 }

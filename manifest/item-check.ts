@@ -74,13 +74,19 @@ const CHECKS: ReadonlyMap<string, Check> = new Map<keyof ManifestItem, Check>([
  */
 export function acceptedItem(row: unknown): ManifestItem | undefined {
   if (!isPlainObject(row)) return undefined;
-  for (const field of Object.keys(row)) if (!CHECKS.has(field) || row[field] === undefined) return undefined;
-  const item: Record<string, unknown> = {};
+  const fields = Object.keys(row);
+  for (const field of fields) if (!CHECKS.has(field) || row[field] === undefined) return undefined;
+  let k = 0;
+  let inOrder = true;
   for (const [field, check] of CHECKS) {
     const value = row[field];
     if (value === undefined) continue;
     if (!check(value)) return undefined;
-    item[field] = value;
+    inOrder &&= fields[k++] === field;
   }
+  // A row already in the schema's order is its own item: one object less for each of 100,000.
+  if (inOrder) return row as ManifestItem;
+  const item: Record<string, unknown> = {};
+  for (const field of CHECKS.keys()) if (row[field] !== undefined) item[field] = row[field];
   return item as ManifestItem;
 }

@@ -39,6 +39,34 @@ export function inlineEntries(items: readonly ManifestItem[], where: Where): Ite
   }));
 }
 
+/**
+ * A row of an items file as an entry. Its place is worked out when a message needs it: a
+ * 100,000-row file would otherwise keep two strings and a function for each row.
+ */
+class FileRowEntry implements ItemEntry {
+  promptSaidOnce?: true;
+
+  constructor(
+    readonly item: ManifestItem,
+    private readonly file: string,
+    private readonly line: number,
+    private readonly col: number,
+    private readonly index: number,
+  ) {}
+
+  get at(): string {
+    return `${this.file}:${this.line}:${this.col}`;
+  }
+
+  get label(): string {
+    return `row ${this.index + 1}`;
+  }
+
+  placeOf(path: readonly PathSegment[]): FieldPlace {
+    return { at: this.at, path: `${this.label} ${formatPath(path, MANIFEST_ROOT)}` };
+  }
+}
+
 /** The rows of an items file read whole; undefined (with a problem) when it cannot be. */
 export function readItemsFile(
   file: string,
@@ -76,14 +104,14 @@ export function fileEntries(
   const absent = new Set<PropertyKey>(read.absentFields);
   const entries: ItemEntry[] = [];
   read.rows.forEach((row, index) => {
-    const at = `${label}:${row.line}:${row.col ?? 1}`;
-    if (row.problem) return problems.push(`${at} ${row.problem}`);
+    const at = (): string => `${label}:${row.line}:${row.col ?? 1}`;
+    if (row.problem) return problems.push(`${at()} ${row.problem}`);
     const noPrompt =
       promptRequired &&
       !absent.has('prompt') &&
       row.value?.prompt === undefined &&
       row.value?.prompt_template === undefined;
-    if (noPrompt) problems.push(`${at} prompt: is required`);
+    if (noPrompt) problems.push(`${at()} prompt: is required`);
     const accepted = acceptedItem(row.value);
     const item = accepted
       ? { success: true as const, data: accepted }
@@ -91,17 +119,12 @@ export function fileEntries(
     if (!item.success) {
       const issues = item.error.issues.filter((issue) => !absent.has(issue.path[0] ?? ''));
       return problems.push(
-        ...zodProblems(issues, ItemSchema, () => at).map((p) => p.replace(' (top level)', ' row')),
+        ...zodProblems(issues, ItemSchema, at).map((p) => p.replace(' (top level)', ' row')),
       );
     }
-    const rowLabel = `row ${index + 1}`;
-    entries.push({
-      item: item.data,
-      at,
-      label: rowLabel,
-      placeOf: (path) => ({ at, path: `${rowLabel} ${formatPath(path, MANIFEST_ROOT)}` }),
-      ...(absent.has('prompt') || noPrompt ? { promptSaidOnce: true as const } : {}),
-    });
+    const entry = new FileRowEntry(item.data, label, row.line, row.col ?? 1, index);
+    if (absent.has('prompt') || noPrompt) entry.promptSaidOnce = true;
+    entries.push(entry);
   });
   return entries;
 }

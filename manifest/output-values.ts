@@ -168,7 +168,7 @@ export function placeOfField(
       layer.params,
     ) !== undefined;
   const layer = key.length === depth ? layers.find((candidate) => candidate && sets(candidate)) : undefined;
-  return (layer ?? { placeOf: entry.placeOf }).placeOf(path);
+  return layer ? layer.placeOf(path) : entry.placeOf(path);
 }
 
 export function duplicateProblem(

@@ -49,6 +49,22 @@ export function renderResultPath(template: string, fields: PathFields): string {
   return out;
 }
 
+/** The length of renderResultPath(template, fields), in UTF-16 units, without making the path. */
+function renderedLength(template: string, fields: PathFields): number {
+  let length = 0;
+  for (const part of compiledPath(template)) {
+    if (part.field === 'id') length += fields.item.id.length;
+    else if (part.field === 'index') length += String(fields.index).length;
+    else if (part.field === 'ext') length += fields.ext.length;
+    else if (part.field === 'name') length += fields.name.length;
+    else if (part.field === 'size') length += fields.item.size.length;
+    else if (part.field === 'resolution') length += fields.item.resolution.length;
+    else if (part.field === 'variant') length += (fields.item.variant ?? '').length;
+    else length += part.text.length;
+  }
+  return length;
+}
+
 type PathPart = { text: string; field?: string };
 const compiledPaths = new Map<string, PathPart[]>();
 
@@ -76,9 +92,11 @@ function compiledPath(template: string): PathPart[] {
  */
 export function unwritablePath(template: string, name: string, item: PlannedItem): string | undefined {
   // The last image has the longest {index}.
-  const path = renderResultPath(template, { name, item, index: item.n - 1, ext: LONGEST_EXTENSION });
-  // A UTF-16 unit is at most 3 bytes of UTF-8: a short path has no long part.
-  if (path.length * 3 <= MAX_PATH_COMPONENT_BYTES) return undefined;
+  const fields = { name, item, index: item.n - 1, ext: LONGEST_EXTENSION };
+  // A UTF-16 unit is at most 3 bytes of UTF-8: a short path has no long part (measured without
+  // making the path: validate checks one for each of 300,000 outputs).
+  if (renderedLength(template, fields) * 3 <= MAX_PATH_COMPONENT_BYTES) return undefined;
+  const path = renderResultPath(template, fields);
   const long = path.split('/').find((part) => Buffer.byteLength(part) > MAX_PATH_COMPONENT_BYTES);
   if (long === undefined) return undefined;
   return (
