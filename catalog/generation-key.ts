@@ -21,9 +21,18 @@ const NOT_GENERATIVE: ReadonlySet<string> = new Set([
 const KEY_VERSION = 'g1';
 
 export function generationKey(item: PlannedItem): string {
-  const fields = Object.entries(item)
-    .filter(([name, value]) => !NOT_GENERATIVE.has(name) && value !== undefined)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  const digest = createHash('sha256').update(JSON.stringify(fields)).digest('hex');
+  // The JSON of the item's generative [name, value] pairs sorted by name, written out pair by
+  // pair: the same text as JSON.stringify of the sorted entries, without an array per field
+  // (a plan against a stored catalog works out a key for each of 300,000 outputs).
+  const record = item as unknown as Record<string, unknown>;
+  const names = Object.keys(record)
+    .filter((name) => !NOT_GENERATIVE.has(name) && record[name] !== undefined)
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  let canonical = '[';
+  for (const name of names) {
+    if (canonical.length > 1) canonical += ',';
+    canonical += `[${JSON.stringify(name)},${JSON.stringify(record[name])}]`;
+  }
+  const digest = createHash('sha256').update(`${canonical}]`).digest('hex');
   return `${KEY_VERSION}-${digest}`;
 }

@@ -57,6 +57,29 @@ const header = catalogHeader({
 describe('generation keys', () => {
   it('depend on what is asked for, not on the id, the position or what an incremental plan adds', () => {
     const a = item('a', 'oak chair');
+    // The keys stored catalogs hold: a change of the canonical form would regenerate everything.
+    expect(generationKey(item('a', 'oak chair'))).toBe(
+      'g1-03db139269830b1bfe02f411e2c221490b43351b9d599b6df6981fe3fcaf4823',
+    );
+    const full = item('p1-room', 'oak "chair" \u00e9\u672c', {
+      size: '16:9',
+      resolution: '2K',
+      n: 3,
+      model: 'gpt-image-2',
+      image_urls: ['photos/a.png', 'http://x/1.png'],
+      language: 'ja',
+      params: { seed: 7, nested: { b: [1, 'x'], a: null } },
+      product: 'p1',
+      variant: 'room',
+      variables: { colour: 'red' },
+      position: 4,
+    });
+    expect(generationKey(full)).toBe('g1-a1e2ec04a07ed7e39a6ad3ab16dc6794ce61bd4dfb8c8da5553a71eccadd600d');
+    const later = {
+      ...item('z', 'p', { n: 2, size: 'auto', resolution: '4K', language: undefined }),
+      future_field: 'x',
+    };
+    expect(generationKey(later)).toBe('g1-f006b3127bb495c1180aace2ee4d78d4fa155c9b1c64a33bda6d9977c032d3b3');
     expect(generationKey(item('renamed', 'oak chair'))).toBe(generationKey(a));
     expect(generationKey({ ...a, position: 4 })).toBe(generationKey(a));
     expect(generationKey(item('a', 'oak chair', { size: '16:9' }))).not.toBe(generationKey(a));
