@@ -1,10 +1,7 @@
-// The `pixelmill` command line: its commands, and the one place that prints errors and turns
-// them into exit codes. client/main.ts runs it; tests can ask it for help text without a process.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { Command, CommanderError } from 'commander';
-import { isUserError } from '../common/errors.js';
-import { projectRoot } from '../temporal/binaries.js';
+// The `pixelmill` command line: every command, on the root that prints errors and turns them into
+// exit codes (program-root.ts). client/main.ts runs it; tests can ask it for help text without a
+// process.
+import type { Command } from 'commander';
 import { registerEmulatorCommand } from './commands/emulator.js';
 import { registerInitCommand } from './commands/init.js';
 import { registerValidateCommand } from './commands/validate.js';
@@ -16,20 +13,10 @@ import { exitCodesHelp } from './exit-codes.js';
 import { registerWorkerCommand } from './commands/worker.js';
 import { registerWebhookServerCommand } from './commands/webhook-server.js';
 import { registerSetupCommand } from './commands/setup.js';
-import { userErrorText } from './user-error-text.js';
-
-function packageVersion(): string {
-  const file = join(projectRoot(), 'package.json');
-  return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
-}
+import { rootProgram, runProgram } from './program-root.js';
 
 export function buildProgram(): Command {
-  const program = new Command('pixelmill')
-    .description('Durable catalog image generation on Temporal')
-    .version(packageVersion(), '-V, --version', 'print the version of pixelmill')
-    .option('--debug', 'print stack traces for errors')
-    .showHelpAfterError('(pixelmill --help lists the commands and options)')
-    .exitOverride();
+  const program = rootProgram();
   registerRunCommand(program);
   registerPlanCommand(program);
   registerControlCommands(program);
@@ -49,20 +36,5 @@ export function buildProgram(): Command {
 
 /** Runs the command line `argv` (as process.argv) and returns the exit code. */
 export async function main(argv: string[]): Promise<number> {
-  const program = buildProgram();
-  try {
-    await program.parseAsync(argv);
-    return Number(process.exitCode ?? 0);
-  } catch (error) {
-    // Commander has printed the usage problem (or the help, exit code 0).
-    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
-    if (isUserError(error)) {
-      process.stderr.write(userErrorText(error));
-      return 1;
-    }
-    const debug = program.opts<{ debug?: boolean }>().debug;
-    const message = (error instanceof Error ? error.message : String(error)).split('\n')[0];
-    process.stderr.write(`pixelmill: ${debug && error instanceof Error ? error.stack : message}\n`);
-    return 1;
-  }
+  return runProgram(buildProgram(), argv);
 }
