@@ -46,10 +46,8 @@ export function parsePort(value: string): number {
   return port;
 }
 
-/** The "Examples:" block of a command's --help. */
-export function examples(...lines: string[]): string {
-  return ['', 'Examples:', ...lines.map((line) => `  $ ${line}`)].join('\n');
-}
+// In a module of its own, for the short commands (validate, plan), which load nothing of this one.
+export { examples } from './examples.js';
 
 export function isDebug(command: Command): boolean {
   return Boolean(command.optsWithGlobals<{ debug?: boolean }>().debug);
