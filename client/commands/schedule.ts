@@ -143,7 +143,15 @@ const ACTIONS = {
 export function registerScheduleCommand(program: Command): void {
   const schedule = program
     .command('schedule')
-    .description('runs of a manifest that start by themselves, on Temporal Schedules (docs/nightly-runs.md)');
+    .description('runs of a manifest that start by themselves, on Temporal Schedules (docs/nightly-runs.md)')
+    .addHelpText(
+      'after',
+      examples(
+        'pixelmill schedule create s3://shop-exports/catalog.yaml --cron "0 2 * * *" --timezone Europe/Berlin',
+        'pixelmill schedule list',
+        'pixelmill schedule trigger shop',
+      ),
+    );
   schedule
     .command('create')
     .description('fire an incremental run of a manifest at times: what changed in it since the last run')
