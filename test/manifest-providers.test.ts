@@ -21,7 +21,7 @@ describe('api.provider', () => {
   it('an unknown provider is refused at its file:line:col, naming the known ones', () => {
     const file = manifest(['name: p', 'api:', '  provider: fall', 'items:', '  - prompt: a chair']);
     expect(problemsOf(file)).toEqual([
-      `${file}:3:13 api.provider: must be one of "apimart", "fal", "replicate", "bfl"`,
+      `${file}:3:13 api.provider: must be one of "apimart", "fal", "replicate", "bfl", "openai"`,
     ]);
   });
 
