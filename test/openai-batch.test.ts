@@ -170,6 +170,25 @@ describe('a catalog on OpenAI in batch mode', () => {
   });
 });
 
+describe('damaged output lines', () => {
+  it('fails a malformed line and an undecodable image alone, each resubmitted, the neighbours kept', async () => {
+    const api = await emulator({
+      batches: { damaged_line_words: { malformed: ['number 2'], undecodable: ['number 4'] } },
+    });
+    const { result, lines } = await runCatalog(api.url, 'openai-damaged', 6);
+    expect(result.counts).toMatchObject({ completed: 4, failed: 2 });
+    const byId = new Map(lines.map((line) => [line.id, line]));
+    expect(byId.get('item-2')).toMatchObject({ status: 'failed', error: { code: 'malformed_result_line' } });
+    expect(byId.get('item-4')).toMatchObject({ status: 'failed', error: { code: 'undecodable_image' } });
+    // Resubmitted by the retry policy (a new batch each time), the same damage each time.
+    expect(byId.get('item-2')!.attempts).toBeGreaterThan(1);
+    expect(byId.get('item-4')!.attempts).toBeGreaterThan(1);
+    for (const id of ['item-0', 'item-1', 'item-3', 'item-5'])
+      expect(byId.get(id)).toMatchObject({ status: 'completed', attempts: 1 });
+    expect(api.stats().custom_ids_sent_twice).toBe(0);
+  });
+});
+
 describe('deadline', () => {
   it('cancels a batch at the deadline and keeps what finished', async () => {
     // A batch of 20 to 30 s of emulated time (here): the deadline comes first.

@@ -39,6 +39,8 @@ export interface PlannedRequest {
   error: { status: number; body: ErrorBody } | null;
   /** `response.request_id` and the line's `batch_req_` id. */
   requestId: string;
+  /** A succeeded request whose output line is served damaged (`batches.damaged_line_words`). */
+  damage?: 'malformed' | 'undecodable';
 }
 
 export interface BatchRecord {
@@ -207,6 +209,11 @@ function planRequest(
     return { ...base, request, ...failed(400, moderationBlockedBody(requestId)) };
   if (failureDraw < knobs.request_failure_rate)
     return { ...base, request, ...failed(500, SERVER_ERROR_BODY) };
+  const { malformed, undecodable } = knobs.damaged_line_words;
+  if (hasBlockedWord(request.prompt, malformed))
+    return { ...base, request, ok: true, error: null, damage: 'malformed' };
+  if (hasBlockedWord(request.prompt, undecodable))
+    return { ...base, request, ok: true, error: null, damage: 'undecodable' };
   return { ...base, request, ok: true, error: null };
 }
 

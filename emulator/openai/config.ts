@@ -90,6 +90,15 @@ const batchesSchema = z.strictObject({
   moderation_rate: rate,
   /** A prompt containing one (case-insensitive) is refused by moderation, in a batch and in sync calls. */
   moderation_words: z.array(z.string().min(1, 'must not be empty')),
+  /**
+   * A batch request whose prompt contains one (case-insensitive) succeeds, but its output line is
+   * damaged: cut off mid-JSON (`malformed`), or its `b64_json` decodes to bytes that are no image
+   * (`undecodable`). The client must fail that item alone.
+   */
+  damaged_line_words: z.strictObject({
+    malformed: z.array(z.string().min(1, 'must not be empty')),
+    undecodable: z.array(z.string().min(1, 'must not be empty')),
+  }),
   /** Batches that fail validation whatever their input. */
   fail_validation: batchPick,
   /** Batches that "complete" with every request failed. */
@@ -176,6 +185,7 @@ export const DEFAULT_OPENAI_CONFIG: OpenAIConfig = deepFreeze({
     request_failure_rate: 0,
     moderation_rate: 0,
     moderation_words: ['forbidden'],
+    damaged_line_words: { malformed: [], undecodable: [] },
     fail_validation: { rate: 0, batches: [] },
     all_requests_fail: { rate: 0, batches: [] },
   },

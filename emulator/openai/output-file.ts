@@ -21,6 +21,9 @@ import type { ImageSource } from './images.js';
 /** Raw bytes per base64 slice: a multiple of 3, so that slices concatenate into one encoding. */
 const SLICE_BYTES = 3 * 21_846;
 
+/** The base64 an undecodable line's images carry: valid base64, no image format's bytes. */
+const NOT_AN_IMAGE = Buffer.from('these bytes are not an image').toString('base64');
+
 /** A piece of a line: text, or an image to encode. */
 type Piece = string | { request: PlannedRequest; index: number };
 
@@ -155,12 +158,18 @@ export class BatchFileContent {
       return [`${head}"response":${JSON.stringify(response)},"error":null}\n`];
     }
     const image = request.request!;
+    // A damaged line (batches.damaged_line_words): cut off inside its first image, the custom_id
+    // still readable; or whole, its image's base64 decoding to bytes that are no image.
+    if (request.damage === 'malformed')
+      return [
+        `${head}"response":{"status_code":200,"request_id":"${request.requestId}","body":{"data":[{"b64_json":"iVBORw0KGgoAAAANSUhEUgAA\n`,
+      ];
     const pieces: Piece[] = [
       `${head}"response":{"status_code":200,"request_id":"${request.requestId}","body":{"created":${Math.floor(request.finishAt / 1000)},"background":"${image.background}","data":[`,
     ];
     for (let i = 0; i < image.n; i++) {
       pieces.push(i === 0 ? '{"b64_json":"' : '"},{"b64_json":"');
-      pieces.push({ request, index: i });
+      pieces.push(request.damage === 'undecodable' ? NOT_AN_IMAGE : { request, index: i });
     }
     pieces.push(
       `"}],"output_format":"${image.format}","quality":"${image.quality}","size":"${image.size}","usage":${JSON.stringify(usageOf(image))}}},"error":null}\n`,
