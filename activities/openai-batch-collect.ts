@@ -28,6 +28,7 @@ import { toActivityFailure } from './failures.js';
 import { openaiClientFor } from './openai-batch.js';
 import { storeItemImages, type ImageStoreContext } from './openai-images.js';
 import type { OpenAIClient } from '../providers/openai/index.js';
+import { Slots } from '../common/slots.js';
 
 /** Where a collect is: the file (0 output, 1 error, 2 both read), the offset in it, what is done. */
 export interface CollectHeartbeat {
@@ -49,42 +50,7 @@ export interface CollectHeartbeat {
 export const STREAMS_PER_WORKER = 2;
 
 /** Turns to stream, first come first served; a collect cancelled while it waits leaves the queue. */
-class StreamTurns {
-  #free: number;
-  readonly #waiting: (() => void)[] = [];
-
-  constructor(size: number) {
-    this.#free = size;
-  }
-
-  async take(signal?: AbortSignal): Promise<() => void> {
-    if (this.#free > 0) this.#free--;
-    else
-      await new Promise<void>((resolve, reject) => {
-        const abort = (): void => {
-          const at = this.#waiting.indexOf(ready);
-          if (at >= 0) this.#waiting.splice(at, 1);
-          reject(signal!.reason);
-        };
-        const ready = (): void => {
-          signal?.removeEventListener('abort', abort);
-          resolve();
-        };
-        this.#waiting.push(ready);
-        signal?.addEventListener('abort', abort, { once: true });
-      });
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const next = this.#waiting.shift();
-      if (next) next();
-      else this.#free++;
-    };
-  }
-}
-
-const streamTurns = new StreamTurns(STREAMS_PER_WORKER);
+const streamTurns = new Slots(STREAMS_PER_WORKER);
 
 interface Round {
   input: BatchCollectInput;

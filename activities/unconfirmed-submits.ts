@@ -12,33 +12,12 @@
 import type { ProviderClient } from '../providers/types.js';
 import { providerNamed } from '../providers/registry.js';
 import type { PlanMeta } from '../runstate/index.js';
+import { Slots, type Release } from '../common/slots.js';
 
 export const UNCONFIRMED_SUBMITS = 1;
 
 /** Releases an unconfirmed slot: call it once the submit's task is journaled, or its call failed. */
-export type Confirmed = () => void;
-
-class Slots {
-  #free: number;
-  readonly #waiting: (() => void)[] = [];
-
-  constructor(size: number) {
-    this.#free = size;
-  }
-
-  async take(): Promise<Confirmed> {
-    if (this.#free > 0) this.#free--;
-    else await new Promise<void>((resolve) => this.#waiting.push(resolve));
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const next = this.#waiting.shift();
-      if (next) next();
-      else this.#free++;
-    };
-  }
-}
+export type Confirmed = Release;
 
 const slotsByClient = new WeakMap<ProviderClient, Slots>();
 const noSlot: Confirmed = () => undefined;
