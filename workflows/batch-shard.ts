@@ -27,8 +27,6 @@ import type { ShardInput, ShardProgress, ShardResult } from '../common/types.js'
 import { batchActivitiesOn, type BatchActivitiesOn } from './activities.js';
 import {
   applyRound,
-  batchCounts,
-  creditsOf,
   endOpen,
   endOverBudget,
   freshBatchState,
@@ -41,6 +39,14 @@ import {
 } from './batch-shard-state.js';
 import { historyFull, tellRun } from './shard-context.js';
 import { deadlineError } from './tracking.js';
+import {
+  batchProgress,
+  batchResult,
+  cancelReason,
+  deadlineDue as isDeadlineDue,
+  msToDeadline,
+  msToStop,
+} from './batch-shard-clock.js';
 
 /** The shard's input: a ShardInput, and its own state when it continued as new. */
 export type BatchShardInput = ShardInput & { batchState?: BatchShardState };
@@ -115,7 +121,7 @@ async function workBatchShard(input: BatchShardInput): Promise<ShardResult> {
     }
     if (openItems(s).length === 0 || s.cancelled || s.deadlinePassed) break;
     if (s.paused) {
-      await condition(() => !s.paused || s.cancelled, msToDeadline(ctx));
+      await condition(() => !s.paused || s.cancelled, msToDeadline(limits, Date.now()));
       continue;
     }
     if (historyFull(limits)) return carryOn(ctx);
@@ -133,18 +139,7 @@ async function workBatchShard(input: BatchShardInput): Promise<ShardResult> {
       : undefined;
   const endedByDeadline = stop ? endOpen(s, ctx.indexOf, stop) : 0;
   await recordFinished(ctx);
-  const result: ShardResult = {
-    shard: shard.index,
-    counts: batchCounts(s),
-    creditsSpent: creditsOf(s),
-    apiCalls: { ...s.apiCalls },
-    images: s.images,
-  };
-  const stopReason = s.stopReason ?? (s.budgetStopped ? 'budget exhausted' : undefined);
-  if (stopReason !== undefined) result.stopReason = stopReason;
-  if (stop?.code === 'deadline' && endedByDeadline > 0) result.endedByDeadline = endedByDeadline;
-  if (s.givenUp > 0) result.tasksGivenUp = s.givenUp;
-  return result;
+  return batchResult(s, shard.index, stop?.code, endedByDeadline);
 }
 
 /**
@@ -198,13 +193,7 @@ async function pollUntilEnded(ctx: BatchShard): Promise<BatchStatusOutput | unde
   const { s, input, a } = ctx;
   const ref = { plan: input.plan, batchId: s.batchId! };
   for (;;) {
-    const why = s.cancelled
-      ? 'cancel'
-      : deadlineDue(ctx)
-        ? 'deadline'
-        : timedOut(ctx)
-          ? 'task_timeout'
-          : undefined;
+    const why = cancelReason(input.limits, s, Date.now());
     if (why !== undefined && s.cancelAsked === undefined) {
       s.cancelAsked = why;
       if (why === 'deadline') s.deadlinePassed = true;
@@ -214,7 +203,8 @@ async function pollUntilEnded(ctx: BatchShard): Promise<BatchStatusOutput | unde
       if (TERMINAL_BATCH_STATES.has(batch.status)) return batch;
       s.pollMs = ctx.firstPollMs;
     }
-    const stopAt = s.cancelAsked === undefined ? Math.min(s.pollMs, msToStop(ctx)) : s.pollMs;
+    const stopAt =
+      s.cancelAsked === undefined ? Math.min(s.pollMs, msToStop(input.limits, s, Date.now())) : s.pollMs;
     await condition(() => s.cancelled && s.cancelAsked === undefined, Math.max(1, stopAt));
     s.apiCalls.lookup++;
     const batch = await a.openaiBatchStatus(ref);
@@ -292,48 +282,11 @@ async function recordFinished(ctx: BatchShard): Promise<void> {
 }
 
 function progressOf(ctx: BatchShard): ShardProgress {
-  const { s } = ctx;
-  return {
-    shard: ctx.input.shard.index,
-    counts: batchCounts(s),
-    creditsSpent: creditsOf(s),
-    apiCalls: { ...s.apiCalls },
-    images: s.images,
-    paused: s.paused,
-    cancelled: s.cancelled,
-    ...(s.givenUp > 0 ? { tasksGivenUp: s.givenUp } : {}),
-  };
+  return batchProgress(ctx.s, ctx.input.shard.index);
 }
 
 function deadlineDue(ctx: BatchShard): boolean {
-  const at = ctx.input.limits.deadlineAt;
-  return at !== undefined && Date.now() >= at;
-}
-
-function timedOut(ctx: BatchShard): boolean {
-  const { taskTimeoutMs } = ctx.input.limits;
-  return (
-    taskTimeoutMs !== undefined &&
-    ctx.s.createdAt !== undefined &&
-    Date.now() >= ctx.s.createdAt + taskTimeoutMs
-  );
-}
-
-/** Until the deadline (none: undefined, no limit on the wait). */
-function msToDeadline(ctx: BatchShard): number | undefined {
-  const at = ctx.input.limits.deadlineAt;
-  return at === undefined ? undefined : Math.max(1, at - Date.now());
-}
-
-/** Until the deadline or the batch's task_timeout, whichever is first. */
-function msToStop(ctx: BatchShard): number {
-  const { deadlineAt, taskTimeoutMs } = ctx.input.limits;
-  const created = ctx.s.createdAt;
-  const stops = [
-    deadlineAt,
-    taskTimeoutMs !== undefined && created !== undefined ? created + taskTimeoutMs : undefined,
-  ].filter((at): at is number => at !== undefined);
-  return stops.length === 0 ? Infinity : Math.max(1, Math.min(...stops) - Date.now());
+  return isDeadlineDue(ctx.input.limits, Date.now());
 }
 
 function carryOn(ctx: BatchShard): Promise<never> {
