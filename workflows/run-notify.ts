@@ -15,9 +15,25 @@ import type {
 } from '../common/notify-types.js';
 import { endEvents, finalCounts, matchingTargets } from '../notify/message.js';
 import type { S3Location } from '../storage/s3-location.js';
-import type { RunResult } from '../common/types.js';
+import type { PreparedRun, RunResult } from '../common/types.js';
 
 type NotifyActivities = ReturnType<typeof notifyActivities>;
+
+/** What a notification says of a run besides its result: its name, schedule, size and the reason it stopped. */
+export function notifiedRun(
+  runId: string,
+  prepared: Pick<PreparedRun, 'name' | 'itemCount'> | undefined,
+  schedule: string | undefined,
+  reason: string | undefined,
+): NotifiedRun {
+  return {
+    runId,
+    name: prepared?.name ?? runId,
+    ...(schedule !== undefined ? { schedule } : {}),
+    ...(prepared ? { itemCount: prepared.itemCount } : {}),
+    ...(reason !== undefined ? { reason } : {}),
+  };
+}
 
 /**
  * Attempts at 0, 5 s, 20 s, 1 min 5 s and 3 min 20 s: a receiver down for a few minutes still gets

@@ -36,7 +36,7 @@ import {
   shardPresentation,
 } from './run-shards.js';
 import { RunTotals } from './run-totals.js';
-import { RunNotifier } from './run-notify.js';
+import { notifiedRun, RunNotifier } from './run-notify.js';
 import type { NotifiedRun } from '../common/notify-types.js';
 import { ShardPool } from './run-shard-pool.js';
 
@@ -72,14 +72,7 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
   /** Every shard of the run, started or not (more come when carried items must be generated). */
   const shards: ShardSpec[] = [];
   const shardPool = new ShardPool(carried);
-  /** What a notification says of this run besides its result. */
-  const notified = (): NotifiedRun => ({
-    runId,
-    name: prepared?.name ?? runId,
-    ...(input.schedule !== undefined ? { schedule: input.schedule } : {}),
-    ...(prepared ? { itemCount: prepared.itemCount } : {}),
-    ...(reason !== undefined ? { reason } : {}),
-  });
+  const notified = (): NotifiedRun => notifiedRun(runId, prepared, input.schedule, reason);
   setHandler(pauseSignal, (request?: PauseRequest) => {
     paused = true;
     reason = request?.reason ?? 'paused by the operator';
