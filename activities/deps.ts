@@ -1,6 +1,8 @@
 // What the activities get from the worker that builds them (STYLE habit 3): the API's address and
 // key when the worker overrides the manifest, the environment the key is read from, a clock, and
 // storage. Secrets come only from here, never from activity inputs (which land in history).
+import { countingOutcomes } from '../metrics/outcome-counts.js';
+import { NO_METRICS, type WorkerMetrics } from '../metrics/worker-metrics.js';
 import { ReferenceHost } from '../references/host.js';
 import type { ReferenceServer } from '../references/server.js';
 import { RunStateRouter, type RunStateStore } from '../runstate/index.js';
@@ -40,6 +42,8 @@ export interface ActivityDeps {
   runState?: RunStateStore;
   /** The embedded run's server of local reference images (references/server.ts). */
   referenceServer?: ReferenceServer;
+  /** Where the worker's own metrics go (metrics/serve.ts); default: nowhere. */
+  metrics?: WorkerMetrics;
 }
 
 export interface ResolvedDeps {
@@ -53,6 +57,7 @@ export interface ResolvedDeps {
   runState: RunStateStore;
   /** URLs for local reference images (references/host.ts). */
   references: ReferenceHost;
+  metrics: WorkerMetrics;
   /** Releases the default stores' connections (S3 clients); call on worker shutdown. */
   closeStores: () => void;
 }
@@ -60,7 +65,9 @@ export interface ResolvedDeps {
 export function resolveDeps(deps: ActivityDeps): ResolvedDeps {
   const env = deps.env ?? process.env;
   const stores = new ResultStores(env);
-  const runState = deps.runState ?? new RunStateRouter({ s3: { env } });
+  const stored = deps.runState ?? new RunStateRouter({ s3: { env } });
+  // The report's counts as the worker records them: items, images, bytes, check failures.
+  const runState = deps.metrics ? countingOutcomes(stored, deps.metrics) : stored;
   const now = deps.now ?? Date.now;
   const references = new ReferenceHost({
     env,
@@ -75,10 +82,11 @@ export function resolveDeps(deps: ActivityDeps): ResolvedDeps {
       ((outputDir, objectStore) => stores.open(objectStore ? { outputDir, objectStore } : { outputDir })),
     runState,
     references,
+    metrics: deps.metrics ?? NO_METRICS,
     closeStores: () => {
       stores.close();
       references.close();
-      if (runState instanceof RunStateRouter) runState.close();
+      if (stored instanceof RunStateRouter) stored.close();
     },
   };
   if (deps.apiBaseUrl !== undefined) resolved.apiBaseUrl = deps.apiBaseUrl;

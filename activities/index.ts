@@ -112,6 +112,7 @@ export function createActivityRuntime(deps: ActivityDeps = {}): ActivityRuntime 
   const clients = new ApiClients(resolved);
   const gate = new RateGate({
     now: resolved.now,
+    metrics: resolved.metrics,
     ...(resolved.apiWorkers !== undefined ? { apiWorkers: resolved.apiWorkers } : {}),
   });
   return {

@@ -4,9 +4,11 @@
 // (governor-link.ts), below the run's own caps, and tells the governor how the call was answered.
 // Each worker paces at its share of a rate: a fixed rate over the workers polling the call's
 // queue, a discovered one over the workers the governor heard calling its group lately.
+// Every call's answer and the rate it went at are recorded on the worker's metrics here too.
 import { ApplicationFailure, type Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { RateLimitError, ImageApiError } from '../api/index.js';
+import { NO_METRICS, type WorkerMetrics } from '../metrics/worker-metrics.js';
 import { FailureType } from '../common/failure-types.js';
 import { accountOfQueue, runIdOfShard, taskQueuesOf } from '../common/names.js';
 import type { ApiGroup, RateCaps } from '../governor/types.js';
@@ -21,6 +23,8 @@ export interface RunRate {
   requestsPerSecond: number;
   /** Present when the rate is discovered (`auto`): the run's own ceilings. */
   rateCaps?: RateCaps;
+  /** The run's provider, for the worker's metrics. */
+  provider?: string;
 }
 
 /** Tell it how the call went: its error, or nothing when it was answered with success. */
@@ -41,7 +45,18 @@ export class RateGate {
   /** By account ('' for the shared queues). */
   readonly #links = new Map<string, GovernorLink>();
 
-  constructor(private readonly options: { apiWorkers?: number; now: () => number; clock?: PacerClock }) {}
+  readonly #metrics: WorkerMetrics;
+
+  constructor(
+    private readonly options: {
+      apiWorkers?: number;
+      now: () => number;
+      clock?: PacerClock;
+      metrics?: WorkerMetrics;
+    },
+  ) {
+    this.#metrics = options.metrics ?? NO_METRICS;
+  }
 
   /** Waits for the next call of `group` for the run; call the answer back to the function it returns. */
   async acquire(group: ApiGroup, run: RunRate): Promise<Answered> {
@@ -55,7 +70,8 @@ export class RateGate {
     const pollers = async (): Promise<number> => this.options.apiWorkers ?? this.#fleet(apiQueue).size();
     if (run.rateCaps === undefined) {
       await this.#pacer(apiQueue).acquire(run.requestsPerSecond, await pollers(), signal);
-      return () => undefined;
+      this.#metrics.rateInForce('all', run.requestsPerSecond);
+      return (error) => this.#metrics.apiCall(group, run.provider, error);
     }
     const link = this.#link(account, context?.log.warn.bind(context.log));
     const grant = await link.grant(group, clientOf(context));
@@ -80,18 +96,12 @@ export class RateGate {
     // already waiting too, and a worker that died stops counting within seconds.
     await this.#pacer(`${account ?? ''}|${group}|governed`).acquire(() => link.share(group), 1, signal);
     link.sent(group);
+    const rateInForce = (): void => this.#metrics.rateInForce(group, link.current(group).ratePerSecond);
+    rateInForce();
     return (error) => {
-      if (error === undefined) return link.answered(group);
-      // A 429 over a concurrency limit (BFL's active tasks) says nothing of the rate: the shard
-      // lowers what it keeps in flight instead (workflows/concurrency-cap.ts).
-      if (error instanceof RateLimitError && error.limit === 'rate') {
-        return link.answered(
-          group,
-          error.retryAfterMs !== undefined ? { retryAfterMs: error.retryAfterMs } : {},
-        );
-      }
-      // The provider answered (a 4xx or 5xx): admitted, as far as its rate is concerned.
-      if (error instanceof ImageApiError && error.httpStatus !== undefined) link.answered(group);
+      this.#metrics.apiCall(group, run.provider, error);
+      tellGovernor(link, group, error);
+      rateInForce(); // a 429 lowers it at once
     };
   }
 
@@ -116,4 +126,16 @@ export class RateGate {
     if (!link) this.#links.set(account ?? '', (link = new GovernorLink(account, this.options.now, warn)));
     return link;
   }
+}
+
+/** How a governed call was answered, told to the account's governor. */
+function tellGovernor(link: GovernorLink, group: ApiGroup, error: unknown): void {
+  if (error === undefined) return link.answered(group);
+  // A 429 over a concurrency limit (BFL's active tasks) says nothing of the rate: the shard
+  // lowers what it keeps in flight instead (workflows/concurrency-cap.ts).
+  if (error instanceof RateLimitError && error.limit === 'rate') {
+    return link.answered(group, error.retryAfterMs !== undefined ? { retryAfterMs: error.retryAfterMs } : {});
+  }
+  // The provider answered (a 4xx or 5xx): admitted, as far as its rate is concerned.
+  if (error instanceof ImageApiError && error.httpStatus !== undefined) link.answered(group);
 }
