@@ -13,7 +13,9 @@
 //              the script baseline (bench/script.ts) on an identical emulator, and each one's CPU
 //              per image; --cpu-prof DIR writes V8 CPU profiles of the CLI's threads there
 //              (summed up by node dist/bench/cpu-profile.js DIR); --capacity-rounds K runs the
-//              three sides K times and reports the medians (one run's ratios are noisy)
+//              three sides K times and reports the medians (one run's ratios are noisy);
+//              --temporal cluster runs it instead on the dev server and on a real Temporal cluster
+//              on PostgreSQL (issue #43, bench/capacity-cluster.ts), K rounds, no scripts
 //   emulator   the emulator's requests/s on one core (bench/emulator-throughput.ts)
 //   big        a 100,000-item manifest: validate time, and time until its run has started
 //   incremental issue #16: the pixelmill run again with 1% of its prompts edited (tasks, credits,
@@ -34,6 +36,11 @@ import { parseArgs } from 'node:util';
 import { ADAPTIVE_PARTS, adaptiveBenchmark, type AdaptivePart } from './adaptive.js';
 import { bigManifest } from './big-manifest.js';
 import { capacityBenchmark } from './capacity.js';
+import {
+  clusterCapacityBenchmark,
+  formatClusterCapacity,
+  type ClusterCapacityResult,
+} from './capacity-cluster.js';
 import { incrementalBenchmark } from './incremental.js';
 import { s3OutputBenchmark } from './s3-output.js';
 import { compareNaive, comparePixelmill } from './compare.js';
@@ -66,6 +73,8 @@ interface Options {
   naiveLimitS: number;
   capacityItems: number;
   capacityRounds: number;
+  /** Where the capacity phase's Temporal runs: the dev server, or also a real cluster. */
+  temporal: 'dev' | 'cluster';
   cpuProfileDir?: string;
   emulatorSeconds: number;
   emulatorTasks: number;
@@ -100,6 +109,7 @@ function parseOptions(argv: string[]): Options {
       'naive-limit': { type: 'string', default: '900' },
       'capacity-items': { type: 'string' },
       'capacity-rounds': { type: 'string', default: '1' },
+      temporal: { type: 'string', default: 'dev' },
       'cpu-prof': { type: 'string' },
       'emulator-seconds': { type: 'string', default: '10' },
       'emulator-tasks': { type: 'string', default: '100000' },
@@ -121,6 +131,8 @@ function parseOptions(argv: string[]): Options {
   const unknown = phases.filter((phase) => !(PHASES as readonly string[]).includes(phase));
   if (unknown.length)
     throw new Error(`--phases: unknown ${unknown.join(', ')} (known: ${PHASES.join(', ')})`);
+  if (values.temporal !== 'dev' && values.temporal !== 'cluster')
+    throw new Error(`--temporal must be dev or cluster, not "${values.temporal}"`);
   const parts = values['adaptive-parts'].split(',').map((part) => part.trim());
   const unknownParts = parts.filter((part) => !(ADAPTIVE_PARTS as readonly string[]).includes(part));
   if (unknownParts.length)
@@ -143,6 +155,7 @@ function parseOptions(argv: string[]): Options {
     naiveLimitS: positive('naive-limit', values['naive-limit'], false),
     capacityItems: values['capacity-items'] ? positive('capacity-items', values['capacity-items']) : items,
     capacityRounds: positive('capacity-rounds', values['capacity-rounds']),
+    temporal: values.temporal,
     ...(values['cpu-prof'] ? { cpuProfileDir: resolve(values['cpu-prof']) } : {}),
     emulatorSeconds: positive('emulator-seconds', values['emulator-seconds'], false),
     emulatorTasks: positive('emulator-tasks', values['emulator-tasks']),
@@ -185,7 +198,10 @@ async function emulatorThroughput(dir: string, options: Options): Promise<Record
   return JSON.parse(readFileSync(out, 'utf8')) as Record<string, unknown>;
 }
 
-async function runPhases(options: Options, root: string, result: BenchResult): Promise<void> {
+/** The bench's result, with the capacity phase on a cluster when --temporal cluster ran it. */
+type MainResult = BenchResult & { capacity_cluster?: ClusterCapacityResult };
+
+async function runPhases(options: Options, root: string, result: MainResult): Promise<void> {
   const deadline = Date.now() + options.deadlineS * 1000;
   const webhooks = options.webhooks ? webhooksBlock() : undefined;
   const say = (line: string): void => void process.stderr.write(`bench: ${line}\n`);
@@ -220,6 +236,14 @@ async function runPhases(options: Options, root: string, result: BenchResult): P
         dir: dirOf(phase),
         concurrency: options.naiveConcurrency,
         deadline: Math.min(deadline, Date.now() + options.naiveLimitS * 1000),
+      });
+    } else if (phase === 'capacity' && options.temporal === 'cluster') {
+      result.capacity_cluster = await clusterCapacityBenchmark({
+        dir: dirOf(phase),
+        items: options.capacityItems,
+        rounds: options.capacityRounds,
+        deadline,
+        say,
       });
     } else if (phase === 'capacity') {
       result.capacity = await capacityBenchmark({
@@ -274,7 +298,7 @@ async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2));
   const root = options.dir ?? mkdtempSync(join(tmpdir(), 'pixelmill-bench-'));
   mkdirSync(root, { recursive: true });
-  const result: BenchResult = {
+  const result: MainResult = {
     benchmark: 'pixelmill',
     date: new Date().toISOString(),
     machine: { cpus: availableParallelism(), node: process.version },
@@ -305,6 +329,7 @@ async function main(): Promise<number> {
     await cleanUpAll();
     result.targets = targetsOf(result, options.webhooks);
     process.stdout.write(formatTable(result));
+    if (result.capacity_cluster) process.stdout.write(formatClusterCapacity(result.capacity_cluster));
     if (options.json) writeFileSync(options.json, `${JSON.stringify(result, null, 2)}\n`);
     // A failed bench keeps its folder: the CLI logs and reports are the way to find out why.
     if (completed && !options.keep && !options.dir) rmSync(root, { recursive: true, force: true });
