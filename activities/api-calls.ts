@@ -133,7 +133,7 @@ export async function withEstimatedCost(
     return result;
   if (index === undefined) return result;
   const { item } = await runState.readPlanItem(plan, index);
-  return { ...result, creditsCost: estimatedCredits(item, meta.creditsPerImage) };
+  return { ...result, creditsCost: estimatedCredits(item, meta) };
 }
 
 /**

@@ -98,7 +98,7 @@ function batchSettings(prepared: PreparedRun, meta: PlanMeta): void {
 /** Plans written before their meta held shard credits: summed from the items. */
 async function shardCreditsOf(runState: RunStateStore, input: PrepareRunInput): Promise<number[]> {
   const { meta, items } = await runState.readPlan(input.plan);
-  return shardCredits(items, meta.creditsPerImage);
+  return shardCredits(items, meta);
 }
 
 /** planShard: the expected credits of each item of a shard, for its budget checks. */
@@ -107,7 +107,8 @@ export function planShardActivity(runState: RunStateStore) {
     const { meta, items } = input.indices
       ? await itemsAt(runState, input.plan, input.indices)
       : await runState.readPlanItems(input.plan, input);
-    return { credits: items.map((item) => estimatedCredits(item, meta.creditsPerImage)) };
+    const pricing = input.mode ? { ...meta, apiMode: input.mode } : meta;
+    return { credits: items.map((item) => estimatedCredits(item, pricing)) };
   };
 }
 

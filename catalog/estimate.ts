@@ -39,18 +39,24 @@ function submitRate(
     : { perSecond: undefined, source: 'unknown' };
 }
 
+/**
+ * `prices`: credits per image by resolution, or each item's expected credits (a provider that
+ * prices by more than the resolution: runstate/plan.ts's estimatedCredits).
+ */
 export function estimatePlan(
   generate: readonly PlannedItem[],
   settings: Pick<RunSettings, 'requestsPerSecond' | 'rateCaps'>,
-  creditsPerImage: Readonly<Record<string, number>>,
+  prices: Readonly<Record<string, number>> | ((item: PlannedItem) => number),
   basis: CatalogHeader | undefined,
 ): PlanEstimate {
+  const creditsOf =
+    typeof prices === 'function' ? prices : (item: PlannedItem) => item.n * (prices[item.resolution] ?? 0);
   const creditsByResolution: Record<string, number> = {};
   let images = 0;
   let slowest = 0;
   for (const item of generate) {
     images += item.n;
-    const credits = item.n * (creditsPerImage[item.resolution] ?? 0);
+    const credits = creditsOf(item);
     creditsByResolution[item.resolution] = (creditsByResolution[item.resolution] ?? 0) + credits;
     slowest = Math.max(slowest, TYPICAL_GENERATION_MS[item.resolution] ?? 0);
   }

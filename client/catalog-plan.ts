@@ -16,7 +16,7 @@ import type { PlannedItem, RunSettings } from '../manifest/normalize.js';
 import { DEFAULT_EXTENSION, renderResultPath } from '../manifest/result-paths.js';
 // Not runstate/index.js nor run-files.js: `plan` of a local output loads no S3 client and no Temporal.
 import { LocalRunStateStore } from '../runstate/local.js';
-import { STATE_DIR_NAME, stateDirOf, type IncrementalPlan } from '../runstate/plan.js';
+import { estimatedCredits, STATE_DIR_NAME, stateDirOf, type IncrementalPlan } from '../runstate/plan.js';
 import type { RunStateStore, StateLocation } from '../runstate/store.js';
 import { s3UrlOf } from '../storage/s3-location.js';
 import { providerNamed } from '../providers/registry.js';
@@ -49,7 +49,10 @@ export interface PlanMode {
 
 /** The run's mode and what its items to generate cost in each mode, when the provider has modes. */
 function planMode(settings: RunSettings, generate: readonly PlannedItem[]): PlanMode | undefined {
-  const prices = providerNamed(settings.provider).pricesByMode?.(generate);
+  const prices = providerNamed(settings.provider).pricesByMode?.(
+    generate,
+    settings.manifestPricing ? settings.creditsPerImage : undefined,
+  );
   if (!prices || settings.apiMode === undefined) return undefined;
   return { mode: settings.apiMode, reason: settings.apiModeReason ?? '', prices };
 }
@@ -138,7 +141,12 @@ export async function planCatalog(
       ),
     now: options.now ?? Date.now(),
   });
-  const estimate = estimatePlan(diff.generate, settings, settings.creditsPerImage, diff.basis);
+  const estimate = estimatePlan(
+    diff.generate,
+    settings,
+    (item) => estimatedCredits(item, settings),
+    diff.basis,
+  );
   const variants = manifest.expansion && planVariants(manifest.expansion, diff.generate);
   const incremental: IncrementalPlan | undefined =
     diff.carried.length > 0 || (options.prune && diff.counts.unused > 0)

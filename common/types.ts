@@ -688,10 +688,12 @@ export interface PlanShardInput {
   count: number;
   /** The shard's plan indices, when they are not `offset` onwards (ShardSpec.indices). */
   indices?: number[];
+  /** Priced in this mode rather than the run's (a batch run's retry rounds in sync: `api.retry_in`). */
+  mode?: 'batch' | 'sync';
 }
 
 export interface PlanShardOutput {
-  /** Estimated credits of each item (n x creditsPerImage[resolution]). */
+  /** Estimated credits of each item (runstate/plan.ts's estimatedCredits). */
   credits: number[];
 }
 

@@ -115,8 +115,13 @@ export interface RunSettings {
   webhooks?: { publicUrl?: string; secretEnv: string };
   /** `notify:`: where the run's notifications go (variable names; the URLs stay in the environment). */
   notify?: NotifyTarget[];
-  /** What an image costs per resolution (`pricing`, else the first API's credits). */
+  /** What an image costs per resolution (`pricing`, else the provider's default, else the first API's credits). */
   creditsPerImage: Record<string, number>;
+  /**
+   * `creditsPerImage` is the manifest's `pricing`: a provider that prices each item itself
+   * (ImageProvider.imageCredits: OpenAI) prices from it rather than from its documented prices.
+   */
+  manifestPricing?: boolean;
   /** The provider reports no cost: credits are `creditsPerImage` estimates, and reports say so. */
   creditsEstimated?: boolean;
   /**
@@ -291,6 +296,7 @@ export function runSettings(manifest: Manifest, manifestFile: string, manifestDi
     checks: { ...DEFAULT_CHECK_LEVELS, ...definedOnly(manifest.checks ?? {}) },
     creditsPerImage: creditsPerImage(manifest.pricing),
   };
+  if (manifest.pricing) settings.manifestPricing = true;
   if (manifest.api?.mode !== undefined) settings.apiMode = manifest.api.mode;
   if (manifest.api?.max_enqueued_images !== undefined)
     settings.maxEnqueuedImages = manifest.api.max_enqueued_images;

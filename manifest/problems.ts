@@ -49,6 +49,15 @@ function kindOf(value: unknown): string {
   return typeof value === 'string' ? 'text' : `a ${typeof value}`;
 }
 
+/** A number written as money (`$12.50`, `12,50 USD`) is text to YAML: what to write instead. */
+function amountHint(issue: { expected: string; input?: unknown }): string {
+  if (issue.expected !== 'number' || typeof issue.input !== 'string') return '';
+  const amount = issue.input.replace(/[\s$€£]|usd|eur/gi, '').replace(/^(\d+),(\d{1,2})$/, '$1.$2');
+  return amount !== '' && Number.isFinite(Number(amount))
+    ? ` (write ${amount}, without a currency sign or unit)`
+    : '';
+}
+
 /** zod's messages, in the words of someone editing a YAML file. */
 function describeIssue(issue: z.core.$ZodIssue): string {
   switch (issue.code) {
@@ -57,7 +66,7 @@ function describeIssue(issue: z.core.$ZodIssue): string {
       if (issue.expected === 'int') return 'must be a whole number';
       if (issue.expected === 'array') return `must be a list, not ${kindOf(issue.input)}`;
       if (issue.expected === 'object') return `must be a mapping, not ${kindOf(issue.input)}`;
-      return `must be ${issue.expected === 'string' ? 'text' : `a ${issue.expected}`}, not ${kindOf(issue.input)}`;
+      return `must be ${issue.expected === 'string' ? 'text' : `a ${issue.expected}`}, not ${kindOf(issue.input)}${amountHint(issue)}`;
     case 'invalid_value':
       return `must be one of ${issue.values.map((value) => JSON.stringify(value)).join(', ')}`;
     case 'too_small':

@@ -154,6 +154,19 @@ export const WebhooksSchema = z.strictObject({
 });
 
 const price = z.number().min(0).max(1_000_000);
+
+/**
+ * `limits.budget_credits`: an amount in the provider's unit (US dollars for openai), as a user
+ * writes money: `40` or `12.50` (a currency sign makes it text, which validate says how to write).
+ */
+const budgetAmount = z
+  .number()
+  .positive()
+  .max(1_000_000_000)
+  .refine((value) => Math.abs(value * 100 - Math.round(value * 100)) < 1e-6, {
+    message:
+      "must have at most two decimals (cents): an amount in the provider's unit, US dollars for openai",
+  });
 /**
  * What an image costs, in the unit of `budget_credits`, for providers that report no cost (fal,
  * Replicate): one price, one per resolution, or one per megapixel. Providers that report their
@@ -218,7 +231,7 @@ export const ManifestSchema = z
         submits_per_second: callRate.optional(),
         queries_per_second: callRate.optional(),
         max_in_flight: z.number().int().min(1).max(100_000).optional(),
-        budget_credits: z.number().int().min(1).optional(),
+        budget_credits: budgetAmount.optional(),
         task_timeout: z
           .string()
           .refine(

@@ -257,10 +257,24 @@ export interface ImageProvider {
    */
   defaultCreditsPerImage?(mode: ApiMode | undefined): Record<string, number>;
   /**
-   * What the items cost in each of its modes (a provider that has several): `plan` shows them side
-   * by side, in the provider's unit.
+   * What one image of `item` is expected to cost in `mode`, in the provider's unit, for a provider
+   * whose price depends on more than the resolution (OpenAI: model, size, quality, Batch or sync):
+   * from the manifest's `pricing` (`perResolution`, when it has one) or the documented prices.
+   * Absent: `creditsPerImage` by resolution. `plan`, the budget and the shards' allowances use it.
    */
-  pricesByMode?(items: readonly ItemRequest[]): Record<ApiMode, number>;
+  imageCredits?(
+    item: ItemRequest,
+    mode: ApiMode | undefined,
+    perResolution?: Readonly<Record<string, number>>,
+  ): number;
+  /**
+   * What the items cost in each of its modes (a provider that has several): `plan` shows them side
+   * by side, in the provider's unit, priced as imageCredits prices them.
+   */
+  pricesByMode?(
+    items: readonly ItemRequest[],
+    perResolution?: Readonly<Record<string, number>>,
+  ): Record<ApiMode, number>;
   createClient(options: ProviderClientOptions): ProviderClient;
   /**
    * What a webhook verifier needs from the account itself (Replicate's secret, fetched with the

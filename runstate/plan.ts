@@ -14,6 +14,7 @@ import type { PlanRef } from '../common/types.js';
 import type { LoadedManifest } from '../manifest/load.js';
 import type { PlannedItem, RunSettings } from '../manifest/normalize.js';
 import { STATE_DIR_NAME } from '../manifest/schema.js';
+import { providerNamed } from '../providers/registry.js';
 import { pathExists } from '../storage/files.js';
 import { parseJsonLines, writeFileAtomic } from './files.js';
 
@@ -22,12 +23,20 @@ export const PLAN_FORMAT_VERSION = 1;
 /** Expected credits per image until the API reports the real cost. */
 export const DEFAULT_CREDITS_PER_IMAGE: Readonly<Record<string, number>> = { '1K': 1, '2K': 2, '4K': 4 };
 
-/** What an item is expected to cost before the API says: n x the price of its resolution. */
-export function estimatedCredits(
-  item: PlannedItem,
-  creditsPerImage: Readonly<Record<string, number>>,
-): number {
-  return item.n * (creditsPerImage[item.resolution] ?? 0);
+/** What pricing an item takes from the run: its provider and mode, and its price table. */
+export type ItemPricing = Pick<RunSettings, 'provider' | 'apiMode' | 'creditsPerImage' | 'manifestPricing'>;
+
+/**
+ * What an item is expected to cost before the API says: n x the price of one of its images, as
+ * its provider prices it (OpenAI: by model, size, quality, Batch or sync), else by resolution.
+ * The one estimate of `plan`, the budget's allowances and the shards' budget checks.
+ */
+export function estimatedCredits(item: PlannedItem, pricing: ItemPricing): number {
+  const { imageCredits } = providerNamed(pricing.provider);
+  const perImage = imageCredits
+    ? imageCredits(item, pricing.apiMode, pricing.manifestPricing ? pricing.creditsPerImage : undefined)
+    : (pricing.creditsPerImage[item.resolution] ?? 0);
+  return item.n * perImage;
 }
 
 /** The run settings (never secrets: the key's env var name only), plus what the plan adds. */
@@ -79,7 +88,7 @@ export function planContent(
   const generated = incremental.items.slice(0, incremental.generateCount);
   const meta: PlanMeta = {
     ...planMeta(manifest.settings, incremental.items, hash),
-    shardCredits: shardCredits(generated, manifest.settings.creditsPerImage),
+    shardCredits: shardCredits(generated, manifest.settings),
     generateCount: incremental.generateCount,
     prune: incremental.prune,
     manifestHash: manifest.hash,
@@ -94,14 +103,11 @@ export interface LoadedPlan {
 }
 
 /** Expected credits of each shard's items. */
-export function shardCredits(
-  items: readonly PlannedItem[],
-  creditsPerImage: Readonly<Record<string, number>>,
-): number[] {
+export function shardCredits(items: readonly PlannedItem[], pricing: ItemPricing): number[] {
   const credits: number[] = [];
   items.forEach((item, index) => {
     const shard = Math.floor(index / SHARD_SIZE);
-    credits[shard] = (credits[shard] ?? 0) + estimatedCredits(item, creditsPerImage);
+    credits[shard] = (credits[shard] ?? 0) + estimatedCredits(item, pricing);
   });
   return credits;
 }
@@ -132,8 +138,9 @@ export function planMeta(settings: RunSettings, items: readonly PlannedItem[], h
     itemCount: items.length,
     imageCount: items.reduce((sum, item) => sum + item.n, 0),
     creditsPerImage: { ...settings.creditsPerImage },
-    shardCredits: shardCredits(items, settings.creditsPerImage),
+    shardCredits: shardCredits(items, settings),
   };
+  if (settings.manifestPricing) meta.manifestPricing = true;
   if (settings.provider !== undefined) meta.provider = settings.provider;
   if (settings.creditsEstimated) meta.creditsEstimated = true;
   if (settings.webhooks !== undefined) meta.webhooks = settings.webhooks;

@@ -56,7 +56,7 @@ async function runCatalog(
   baseUrl: string,
   name: string,
   count: number,
-  extra: { api?: string; lines?: string[] } = {},
+  extra: { api?: string; defaults?: string; lines?: string[] } = {},
 ): Promise<{ result: RunResult; outputDir: string; lines: ReportLine[] }> {
   const file = join(dir, `${name}.yaml`);
   writeFileSync(
@@ -64,7 +64,7 @@ async function runCatalog(
     [
       `name: ${name}`,
       `api: { provider: openai, base_url: "${baseUrl}", api_key_env: OPENAI_API_KEY, mode: batch, poll_interval: 100ms${extra.api ? `, ${extra.api}` : ''} }`,
-      'defaults: { size: "1:1", model: gpt-image-1.5 }',
+      `defaults: { size: "1:1", model: gpt-image-1.5${extra.defaults ? `, ${extra.defaults}` : ''} }`,
       `output: ./${name}-out`,
       ...(extra.lines ?? []),
       'items:',
@@ -205,11 +205,12 @@ describe('deadline', () => {
 });
 
 describe('budget_credits', () => {
-  it('sends a batch of only the items whose estimates fit the allowance, and skips the rest', async () => {
+  it('sends a batch of only the items whose estimates (by quality) fit the budget, and skips the rest', async () => {
     const api = await emulator();
-    // Each image estimated at 0.3 (budget_credits is a whole number): three fit in 1.
+    // A high-quality square is $0.133, $0.0665 in Batch: three fit in $0.20 (at medium's $0.017 all would).
     const { result, lines } = await runCatalog(api.url, 'openai-budget', 8, {
-      lines: ['limits: { budget_credits: 1 }', 'pricing: { per_image: 0.3 }'],
+      defaults: 'params: { quality: high }',
+      lines: ['limits: { budget_credits: 0.20 }'],
     });
     expect(result.counts).toMatchObject({ completed: 3, skipped: 5 });
     // The batch held the three alone: the skipped were never sent.
@@ -217,6 +218,6 @@ describe('budget_credits', () => {
     const skipped = lines.filter((line) => line.status === 'skipped');
     expect(skipped.map((line) => line.id)).toEqual(['item-3', 'item-4', 'item-5', 'item-6', 'item-7']);
     for (const line of skipped) expect(line.error?.code).toBe('budget_exhausted');
-    expect(result.creditsSpent).toBeLessThanOrEqual(1);
+    expect(result.creditsSpent).toBeLessThanOrEqual(0.2);
   });
 });

@@ -57,6 +57,8 @@ export interface BatchShardState {
   givenUp: number;
   /** Per item: its estimated credits (planShard), loaded at the first round when the shard has an allowance. */
   estimates?: number[];
+  /** The same at sync rates, for a batch run's retry rounds in sync (`api.retry_in: sync`). */
+  syncEstimates?: number[];
   /** Set once a round was cut to what the allowance left (the rest ended as skipped). */
   budgetStopped?: boolean;
 }
@@ -216,11 +218,15 @@ export function endOpen(s: BatchShardState, planIndexOf: (k: number) => number, 
  * was charged so far (every attempt's cost) plus each one's estimate, as shardWorkflow's
  * nextWouldExceed counts. A round runs alone, so nothing else is committed meanwhile.
  */
-export function itemsWithinAllowance(s: BatchShardState, allowance: number): number {
+export function itemsWithinAllowance(
+  s: BatchShardState,
+  allowance: number,
+  estimates: readonly number[] | undefined = s.estimates,
+): number {
   let committed = s.credits.reduce((sum, c) => sum + c, 0);
   let fit = 0;
   for (const k of openItems(s)) {
-    committed += s.estimates?.[k] ?? 0;
+    committed += estimates?.[k] ?? 0;
     // A thousandth of a cent of float error never cuts an item that fits exactly.
     if (committed > allowance + 1e-9) break;
     fit++;

@@ -7,7 +7,7 @@
 import type { ImageProvider } from '../types.js';
 import { OpenAIClient } from './client.js';
 import { DEFAULT_MODEL, MAX_IMAGES } from './models.js';
-import { defaultCreditsPerImage, priceBothWays } from './pricing.js';
+import { defaultCreditsPerImage, imageCredits, priceBothWays } from './pricing.js';
 import { mapOpenAIRequest } from './request.js';
 
 /** Output files are kept 30 days by default: far longer than any run takes to read them. */
@@ -33,10 +33,11 @@ export const openai: ImageProvider = {
   },
   mapRequest: mapOpenAIRequest,
   defaultCreditsPerImage,
+  imageCredits,
   pricesByMode: priceBothWays,
   createClient: (options) => new OpenAIClient(options),
 };
 
 export { OpenAIClient, ENDPOINTS, type BatchPage, type FileContent } from './client.js';
 export { DEFAULT_MODEL } from './models.js';
-export { costOfUsage, imagePrice, priceBothWays } from './pricing.js';
+export { costOfUsage, imageCredits, imagePrice, priceBothWays } from './pricing.js';
