@@ -11,8 +11,12 @@
 // processes, never the machine) and room for the connections of four processes.
 //
 // Everything lives in one temp folder (logs/ holds a log per process) removed by stop(), unless
-// PIXELMILL_KEEP_CLUSTER is set; a test process that dies takes its processes with it.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+// PIXELMILL_KEEP_CLUSTER is set. No process of the cluster outlives the test process, even a
+// SIGKILLed one: each is its direct child, started through util-linux's `setpriv --pdeathsig`, so
+// the kernel signals it when its parent dies (prctl PR_SET_PDEATHSIG, which node cannot set). For
+// that PostgreSQL runs in the foreground (no `pg_ctl start`, whose server is init's child).
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import {
   chmodSync,
   chownSync,
@@ -28,6 +32,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
 import { Connection, isGrpcServiceError, type TLSConfig } from '@temporalio/client';
 import { parse } from 'yaml';
 import { ensureNamespace } from '../../temporal/server-admin.js';
@@ -70,11 +75,19 @@ export interface TemporalCluster {
   namespace: string;
   /** What Connection.connect needs, TLS and client certificate included. */
   connectionOptions: { address: string; tls?: TLSConfig };
+  /**
+   * What a `pixelmill` process needs to reach `namespace` (default the registered one), in
+   * Temporal's environment configuration: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, and with TLS the
+   * TEMPORAL_TLS_* paths of the CA and the client certificate.
+   */
+  clientEnv(namespace?: string): NodeJS.ProcessEnv;
   /** The temp folder; logs/<process>.log in it. */
   dir: string;
   logs: Record<ClusterService | 'postgres', string>;
   /** How long start() took, in milliseconds, the build excluded. */
   startMs: number;
+  /** The process ids now: each service's, and the postmaster's (its backends are its children). */
+  pids(): Record<ClusterService | 'postgres', number>;
   /** SIGKILLs the history service, starts it again and waits until every shard answers. */
   restartHistory(): Promise<void>;
   /** Stops PostgreSQL (fast shutdown: sessions cut), starts it again on the same port. */
@@ -134,6 +147,37 @@ function asPostgres(command: string, args: string[]): [string, string[]] {
   return process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', command, ...args]] : [command, args];
 }
 
+/**
+ * Spawns `command` so that the kernel sends it `signal` when this process dies, however it dies:
+ * `setpriv` sets the parent-death signal, changes user if asked (after which the signal still
+ * holds: it is set last) and execs `command`, which keeps this process as its parent.
+ */
+export function spawnBoundToThisProcess(
+  command: string,
+  args: string[],
+  options: {
+    signal: 'KILL' | 'QUIT';
+    user?: { uid: number; gid: number };
+    cwd?: string;
+    env?: NodeJS.ProcessEnv;
+    log: string;
+  },
+): ChildProcess {
+  const user = options.user
+    ? [`--reuid=${options.user.uid}`, `--regid=${options.user.gid}`, '--clear-groups']
+    : [];
+  const out = openSync(options.log, 'a');
+  try {
+    return spawn('setpriv', [...user, '--pdeathsig', options.signal, '--', command, ...args], {
+      cwd: options.cwd,
+      env: options.env ?? process.env,
+      stdio: ['ignore', out, out],
+    });
+  } finally {
+    closeSync(out);
+  }
+}
+
 function runOrThrow(what: string, command: string, args: string[], env?: NodeJS.ProcessEnv): string {
   const result = spawnSync(command, args, { encoding: 'utf8', env: env ?? process.env });
   if (result.status !== 0) {
@@ -171,7 +215,12 @@ function checkAlive(children: Map<ClusterService, ChildProcess>, logs: TemporalC
 }
 
 /** Retries `attempt` until it succeeds; `alive` throws ServiceExited when waiting is pointless. */
-async function retryUntil<T>(what: string, attempt: () => Promise<T>, alive: () => void): Promise<T> {
+async function retryUntil<T>(
+  what: string,
+  attempt: () => Promise<T>,
+  alive: () => void,
+  intervalMs = 250,
+): Promise<T> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   for (;;) {
     alive();
@@ -184,7 +233,7 @@ async function retryUntil<T>(what: string, attempt: () => Promise<T>, alive: () 
         throw new Error(`timed out after ${READY_TIMEOUT_MS / 1000} s waiting for ${what}: ${reason}`);
       }
     }
-    await sleep(250);
+    await sleep(intervalMs);
   }
 }
 
@@ -216,6 +265,28 @@ async function waitForHistory(connection: Connection, namespace: string, alive: 
   }
 }
 
+const execFileAsync = promisify(execFile);
+
+/** Waits until PostgreSQL accepts connections (pg_isready), failing at once if it exited. */
+async function waitForPostgres(
+  pgIsReady: string,
+  port: number,
+  postmaster: ChildProcess,
+  log: string,
+): Promise<void> {
+  const alive = (): void => {
+    if (postmaster.exitCode === null && postmaster.signalCode === null) return;
+    const tail = readFileSync(log, 'utf8').trim().split('\n').slice(-3).join(' | ');
+    throw new ServiceExited(`PostgreSQL exited (${postmaster.exitCode ?? postmaster.signalCode}): ${tail}`);
+  };
+  await retryUntil(
+    'PostgreSQL',
+    () => execFileAsync(pgIsReady, ['-q', '-h', '127.0.0.1', '-p', String(port)]),
+    alive,
+    100,
+  );
+}
+
 export async function startTemporalCluster(
   tools: ClusterTools,
   options: StartClusterOptions = {},
@@ -234,15 +305,12 @@ export async function startTemporalCluster(
   const { pgBin } = tools;
   const pgDir = join(dir, 'postgres');
   const pgData = join(pgDir, 'data');
-  let pgRunning = false;
+  let postmaster: ChildProcess | undefined;
 
-  const pgCtl = (args: string[]): string => {
-    const [command, full] = asPostgres(join(pgBin, 'pg_ctl'), args);
-    return runOrThrow(`pg_ctl ${args[0]}`, command, full);
-  };
+  // What the parent-death signals do if this process is killed, done on an ordinary exit too.
   const killEverything = (): void => {
     for (const child of children.values()) child.kill('SIGKILL');
-    if (pgRunning) spawnSync(...asPostgres(join(pgBin, 'pg_ctl'), ['stop', '-D', pgData, '-m', 'immediate']));
+    postmaster?.kill('SIGQUIT');
   };
   process.once('exit', killEverything);
 
@@ -273,20 +341,35 @@ export async function startTemporalCluster(
       '--no-sync',
     ]);
     runOrThrow('initdb', initdb, initArgs);
-    const pgOptions = [
-      `-p ${pgPort}`,
-      `-k ${pgDir}`,
-      '-c listen_addresses=127.0.0.1',
-      '-c max_connections=300',
-      '-c fsync=off',
-      '-c synchronous_commit=off',
-      '-c full_page_writes=off',
-    ].join(' ');
-    const startPostgres = (): void => {
-      pgCtl(['start', '-D', pgData, '-w', '-t', '60', '-l', logs.postgres, '-o', pgOptions]);
-      pgRunning = true;
+    const pgArgs = [
+      ['-D', pgData],
+      ['-p', String(pgPort)],
+      ['-k', pgDir],
+      ['-c', 'listen_addresses=127.0.0.1'],
+      ['-c', 'max_connections=300'],
+      ['-c', 'fsync=off'],
+      ['-c', 'synchronous_commit=off'],
+      ['-c', 'full_page_writes=off'],
+    ].flat();
+    /** The postmaster as pg_ctl starts it, but as this process's child; SIGQUIT (immediate shutdown) if it dies. */
+    const startPostgres = async (): Promise<void> => {
+      const child = spawnBoundToThisProcess(join(pgBin, 'postgres'), pgArgs, {
+        signal: 'QUIT',
+        ...(owner ? { user: owner } : {}),
+        log: logs.postgres,
+      });
+      postmaster = child;
+      await waitForPostgres(join(pgBin, 'pg_isready'), pgPort, child, logs.postgres);
     };
-    startPostgres();
+    /** Fast shutdown (every session cut, as `pg_ctl stop -m fast`), waiting until it has exited. */
+    const stopPostgres = async (): Promise<void> => {
+      const child = postmaster;
+      if (!child || child.exitCode !== null || child.signalCode !== null) return;
+      const gone = once(child, 'exit');
+      child.kill('SIGINT');
+      await gone;
+    };
+    await startPostgres();
 
     // The databases and schemas, by the compose stack's one-shot script.
     const schemaEnv = {
@@ -354,13 +437,12 @@ export async function startTemporalCluster(
     };
 
     const startService = (service: ClusterService): void => {
-      const out = openSync(logs[service], 'a');
-      const child = spawn(tools.server, ['start', '--service', service], {
+      const child = spawnBoundToThisProcess(tools.server, ['start', '--service', service], {
+        signal: 'KILL',
         cwd: workdir,
         env: serverEnv,
-        stdio: ['ignore', out, out],
+        log: logs[service],
       });
-      closeSync(out);
       children.set(service, child);
     };
     // The frontend first: on a new database the first process to start writes the cluster's
@@ -425,6 +507,27 @@ export async function startTemporalCluster(
       dir,
       logs,
       startMs: Date.now() - started,
+      clientEnv: (forNamespace = namespace) => ({
+        TEMPORAL_ADDRESS: address,
+        TEMPORAL_NAMESPACE: forNamespace,
+        ...(tls
+          ? {
+              // The certificate's DNS name: Node warns on stderr when TLS's server name is an IP address (RFC 6066).
+              TEMPORAL_TLS_SERVER_NAME: 'localhost',
+              TEMPORAL_TLS_SERVER_CA_CERT_PATH: tls.caFile,
+              TEMPORAL_TLS_CLIENT_CERT_PATH: tls.clientCertFile,
+              TEMPORAL_TLS_CLIENT_KEY_PATH: tls.clientKeyFile,
+            }
+          : {}),
+      }),
+      pids() {
+        const pid = (child: ChildProcess | undefined): number => child?.pid ?? 0;
+        const services = CLUSTER_SERVICES.map((service) => [service, pid(children.get(service))]);
+        return { ...Object.fromEntries(services), postgres: pid(postmaster) } as Record<
+          ClusterService | 'postgres',
+          number
+        >;
+      },
       async restartHistory() {
         await stopService('history', 'SIGKILL');
         startService('history');
@@ -436,21 +539,18 @@ export async function startTemporalCluster(
         }
       },
       async restartPostgres() {
-        pgCtl(['stop', '-D', pgData, '-m', 'fast', '-w']);
-        pgRunning = false;
-        startPostgres();
+        await stopPostgres();
+        await startPostgres();
       },
       async stop() {
         await Promise.all(CLUSTER_SERVICES.map((service) => stopService(service, 'SIGTERM')));
-        if (pgRunning) pgCtl(['stop', '-D', pgData, '-m', 'fast', '-w']);
-        pgRunning = false;
+        await stopPostgres();
         process.removeListener('exit', killEverything);
         if (!process.env.PIXELMILL_KEEP_CLUSTER) rmSync(dir, { recursive: true, force: true });
       },
     };
   } catch (error) {
     killEverything();
-    pgRunning = false;
     process.removeListener('exit', killEverything);
     const reason = error instanceof Error ? error.message : String(error);
     throw new Error(`the Temporal cluster did not start: ${reason} (logs in ${logsDir})`);
