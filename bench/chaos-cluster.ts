@@ -1,17 +1,19 @@
-// The processes a chaos run disrupts, as a user would deploy them on one machine: a persisted
-// Temporal dev server (SQLite under `<dir>/temporal`), N `pixelmill worker` processes and one
-// `pixelmill webhook-server`, all pointed at it with TEMPORAL_ADDRESS; in a shared-nothing
-// deployment those run in mount namespaces that hide the run's folder. The harness SIGKILLs
-// workers and restarts the server through this module; a process that exits by itself is noticed
-// and restarted too, and every such restart is counted (a worker that dies when the server goes
-// away is a finding, not something to hide).
+// The processes a chaos run disrupts, as a user would deploy them on one machine: a Temporal (a
+// persisted dev server under `<dir>/temporal`, or a real cluster handed over: chaos-temporal.ts),
+// N `pixelmill worker` processes and one `pixelmill webhook-server`, all pointed at it by
+// Temporal's environment variables; in a shared-nothing deployment those run in mount namespaces
+// that hide the run's folder. The harness SIGKILLs workers, cuts one off from the frontend
+// (chaos-proxy.ts) and has the Temporal side fail through this module; a process that exits by
+// itself is noticed and restarted too, and every such restart is counted (a worker that dies when
+// the server goes away is a finding, not something to hide).
 import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ensureDevServer, stopDevServer } from '../temporal/dev-server.js';
 import { CHAOS_API_KEY, CHAOS_WEBHOOK_SECRET } from './chaos-config.js';
-import { exited, freePort, registerDevServer, spawnIsolatedNode, spawnNode, stopChild } from './processes.js';
+import { PartitionProxy } from './chaos-proxy.js';
+import { startDevServerTemporal, type ChaosTemporal, type ServerFaultKind } from './chaos-temporal.js';
+import { exited, spawnIsolatedNode, spawnNode, stopChild } from './processes.js';
 
 const READY_TIMEOUT_MS = 60_000;
 
@@ -26,6 +28,8 @@ export interface Deployment {
    * provider's own (`FAL_KEY`, ...). Default: the first API's chaos key in PIXELMILL_API_KEY.
    */
   apiKey?: { env: string; value: string };
+  /** Workers (by index) that reach the frontend through a proxy the harness can cut (cutOff). */
+  cutOff?: readonly number[];
 }
 
 interface Managed {
@@ -45,7 +49,6 @@ export interface ClusterEvents {
 
 export class ChaosCluster {
   readonly events: ClusterEvents = { workerExits: [], webhookServerExits: [] };
-  readonly address: string;
   private workers: Managed[] = [];
   /** Every process started, dead ones included, for their logs. */
   private started: Managed[] = [];
@@ -54,46 +57,40 @@ export class ChaosCluster {
   private stopping = false;
 
   private constructor(
-    private readonly stateDir: string,
-    private readonly ports: { port: number; uiPort: number },
+    /** Where the run happens; stopped with the processes. */
+    readonly temporal: ChaosTemporal,
+    private readonly proxies: ReadonlyMap<number, PartitionProxy>,
     private readonly cwd: string,
     private readonly cli: string,
     /** The API the workers serve (they serve one account: this base URL with the chaos key). */
     private readonly apiBaseUrl: string,
     private readonly log: (line: string) => void,
     private readonly deployment: Deployment,
-  ) {
-    this.address = `127.0.0.1:${ports.port}`;
-  }
+  ) {}
 
-  /** Starts the dev server on fixed free ports (a restart must come back at the same address). */
+  /** Starts on `temporal`, or on a dev server of its own in `dir`, and the proxies of `deployment.cutOff`. */
   static async start(
     dir: string,
     cli: string,
     apiBaseUrl: string,
     log: (line: string) => void,
     deployment: Deployment = {},
+    temporal?: ChaosTemporal,
   ): Promise<ChaosCluster> {
-    const stateDir = join(dir, 'temporal');
-    const cluster = new ChaosCluster(
-      stateDir,
-      { port: await freePort(), uiPort: await freePort() },
-      dir,
-      cli,
-      apiBaseUrl,
-      log,
-      deployment,
-    );
-    registerDevServer(stateDir);
-    await cluster.startServer();
-    return cluster;
+    const target = temporal ?? (await startDevServerTemporal(dir));
+    const proxies = new Map<number, PartitionProxy>();
+    for (const index of new Set(deployment.cutOff ?? []))
+      proxies.set(index, await PartitionProxy.start(target.address));
+    return new ChaosCluster(target, proxies, dir, cli, apiBaseUrl, log, deployment);
   }
 
-  private env(): NodeJS.ProcessEnv {
+  /** `worker` is the index of a worker (its proxy's address replaces the frontend's), else undefined. */
+  private env(worker?: number): NodeJS.ProcessEnv {
+    const proxy = worker === undefined ? undefined : this.proxies.get(worker);
     return {
       ...process.env,
-      TEMPORAL_ADDRESS: this.address,
-      TEMPORAL_NAMESPACE: 'default',
+      ...this.temporal.env,
+      ...(proxy ? { TEMPORAL_ADDRESS: proxy.address } : {}),
       PIXELMILL_API_KEY: CHAOS_API_KEY,
       ...(this.deployment.apiKey ? { [this.deployment.apiKey.env]: this.deployment.apiKey.value } : {}),
       PIXELMILL_API_BASE_URL: this.apiBaseUrl,
@@ -103,25 +100,43 @@ export class ChaosCluster {
     };
   }
 
-  private async startServer(): Promise<void> {
-    await ensureDevServer({ stateDir: this.stateDir, ...this.ports, startTimeoutMs: 60_000 });
-  }
-
-  /** Stops the dev server (SIGTERM, as an orchestrator would) and starts it on the same state. */
-  async restartServer(): Promise<{ downMs: number }> {
+  /** Has the Temporal side suffer `kind`; resolves once it serves again, with how long that took. */
+  async serverFault(kind: ServerFaultKind): Promise<{ downMs: number }> {
+    const fault = this.temporal.faults[kind];
+    if (!fault) throw new Error(`this Temporal cannot suffer ${kind}`);
     const started = Date.now();
-    await stopDevServer(this.stateDir);
-    this.log(`chaos: Temporal dev server stopped; starting it again on ${this.stateDir}`);
-    await this.startServer();
+    await fault();
     return { downMs: Date.now() - started };
   }
 
+  /**
+   * Cuts worker `index` off from the frontend for `ms` (its proxy forwards nothing), then heals
+   * the link. Resolves after the heal with the connections the cut froze and those made meanwhile.
+   */
+  async cutOff(index: number, ms: number): Promise<{ openAtCut: number; acceptedWhileCut: number }> {
+    const proxy = this.proxies.get(index);
+    if (!proxy)
+      throw new Error(`worker ${index} does not reach Temporal through a proxy (Deployment.cutOff)`);
+    proxy.cut();
+    const { openAtCut } = proxy.counts;
+    const acceptedBefore = proxy.counts.acceptedWhileCut;
+    await sleep(ms);
+    proxy.heal();
+    return { openAtCut, acceptedWhileCut: proxy.counts.acceptedWhileCut - acceptedBefore };
+  }
+
   /** Spawns a `pixelmill` child and resolves once `readyText` appears on its stdout. */
-  private async spawn(name: string, args: string[], readyText: RegExp, onExit: (managed: Managed) => void) {
+  private async spawn(
+    name: string,
+    args: string[],
+    readyText: RegExp,
+    onExit: (managed: Managed) => void,
+    env: NodeJS.ProcessEnv = this.env(),
+  ) {
     const { hidden } = this.deployment;
     const child = hidden
-      ? spawnIsolatedNode([this.cli, ...args], hidden, { env: this.env() })
-      : spawnNode([this.cli, ...args], { cwd: this.cwd, env: this.env() });
+      ? spawnIsolatedNode([this.cli, ...args], hidden, { env })
+      : spawnNode([this.cli, ...args], { cwd: this.cwd, env });
     const sameName = this.started.filter((managed) => managed.name.startsWith(`${name}-`)).length;
     const managed: Managed = { name: `${name}-${sameName}`, child, output: '', killedByHarness: false };
     this.started.push(managed);
@@ -173,6 +188,7 @@ export class ChaosCluster {
         this.log(`chaos: worker ${index} exited by itself; the harness starts a new one`);
         void this.startWorker(index).catch((error: unknown) => this.log(`chaos: ${String(error)}`));
       },
+      this.env(index),
     );
     this.workers[index] = managed;
   }
@@ -217,7 +233,7 @@ export class ChaosCluster {
     await this.startWebhookServer(this.receiverPort);
   }
 
-  /** Writes every process's output to `<dir>/logs/<name>.log` (the server's log is in its state folder). */
+  /** Writes every process's output to `<dir>/logs/<name>.log` (Temporal's logs are in its stateDir). */
   writeLogs(dir: string): string {
     const logs = join(dir, 'logs');
     mkdirSync(logs, { recursive: true });
@@ -225,7 +241,7 @@ export class ChaosCluster {
     return logs;
   }
 
-  /** Stops every process and the dev server. */
+  /** Stops every process, the proxies, and the Temporal side if it is the harness's own. */
   async stop(): Promise<void> {
     this.stopping = true;
     await Promise.all(
@@ -235,6 +251,7 @@ export class ChaosCluster {
         await stopChild(managed.child, 5_000);
       }),
     );
-    await stopDevServer(this.stateDir).catch(() => false);
+    await Promise.all([...this.proxies.values()].map((proxy) => proxy.close()));
+    await this.temporal.stop();
   }
 }

@@ -1,12 +1,13 @@
 // What a chaos run is made of, all derived from its options and seed: the faults the emulator
-// injects, the catalog (manifest + items), and the schedule of disruptions (worker SIGKILLs, one
-// Temporal dev-server restart) as shares of the images downloaded so far. The same seed gives the
-// same catalog, the same emulator randomness and the same schedule.
+// injects, the catalog (manifest + items), and the schedule of disruptions (worker SIGKILLs, the
+// Temporal side's restarts, a worker cut off from the frontend) as shares of the images downloaded
+// so far. The same seed gives the same catalog, the same emulator randomness and the same schedule.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { DEMO_API_KEY, type EmulatorConfigOverrides } from '../emulator/index.js';
 import { seededRandom } from '../emulator/core/random.js';
+import type { ChaosTemporal, ServerFaultKind } from './chaos-temporal.js';
 
 export const CHAOS_API_KEY = DEMO_API_KEY;
 export const CHAOS_WEBHOOK_SECRET = 'whsec_chaos';
@@ -25,8 +26,24 @@ export interface ChaosOptions {
   seed: number;
   /** `pixelmill worker` processes running at once. */
   workers: number;
-  /** Restart the Temporal dev server once mid-run (its SQLite state persists). */
+  /**
+   * Restart the Temporal side mid-run: the dev server once (its SQLite state persists), or on a
+   * cluster each fault it offers once (its history service SIGKILLed, its PostgreSQL restarted).
+   */
   restartServer: boolean;
+  /** The Temporal to run on, e.g. a real cluster; default a persisted dev server in the run's folder. */
+  temporal?: ChaosTemporal;
+  /** The disruptions to play, instead of those drawn from the seed and the options below. */
+  schedule?: readonly Disruption[];
+  /** How long a worker is cut off from the frontend once mid-run (bench/chaos-proxy.ts); 0 or absent: never. */
+  cutOffMs?: number;
+  /** The emulator's clock (tasks take 40 to 60 s times this); default 0.05. */
+  timeScale?: number;
+  /**
+   * An API that only rate-limits: none of the faults below and no poisoned prompt, for runs whose
+   * subject is the Temporal side (each API fault is the dev-server chaos run's to prove).
+   */
+  calmApi?: boolean;
   /**
    * Workers and webhook receiver as on machines of their own (each in a mount namespace that
    * hides the run's folder, root only), the output and the run's state in an `s3://` bucket on a
@@ -51,20 +68,21 @@ export interface ChaosOptions {
   log: (line: string) => void;
 }
 
-export type DisruptionKind = 'kill' | 'restart-server' | 'webhook-outage';
+export type DisruptionKind = 'kill' | 'cut-off' | ServerFaultKind | 'webhook-outage';
 
 export interface Disruption {
   kind: DisruptionKind;
   /** Share of the expected images downloaded when it happens. */
   atShare: number;
-  /** Which worker (index) a kill hits. */
+  /** Which worker (index) a kill or a cut-off hits; -1 for the others. */
   worker: number;
 }
 
 /**
- * Ordered by `atShare`. Kills fall in 10%..90% of the downloads, the restart in 30%..70%, the
- * webhook outage in 20%..80%: while the receiver is down the emulator gives up on its deliveries,
- * and those tasks are found by polling, which is where malformed query answers come into play.
+ * Ordered by `atShare`. Kills fall in 10%..90% of the downloads, each server restart in 30%..70%,
+ * the webhook outage in 20%..80%: while the receiver is down the emulator gives up on its
+ * deliveries, and those tasks are found by polling, which is where malformed query answers come
+ * into play. A cut-off falls in 10%..50%, so that the run outlasts it.
  */
 export function disruptionSchedule(
   options: Pick<
@@ -77,7 +95,11 @@ export function disruptionSchedule(
     | 'restartAt'
     | 'webhookOutageMs'
     | 'webhookOutageAt'
-  >,
+    | 'cutOffMs'
+  > & {
+    /** What the Temporal side can suffer; default the dev server's restart. */
+    serverFaults?: readonly ServerFaultKind[];
+  },
 ): Disruption[] {
   const random = seededRandom(options.seed ^ 0x5eed);
   const kills = options.killAt ?? Array.from({ length: options.kills }, () => 0.1 + 0.8 * random());
@@ -87,12 +109,20 @@ export function disruptionSchedule(
     worker: Math.floor(random() * options.workers),
   }));
   if (options.restartServer)
-    events.push({ kind: 'restart-server', atShare: options.restartAt ?? 0.3 + 0.4 * random(), worker: -1 });
+    for (const kind of options.serverFaults ?? ['restart-server'])
+      events.push({ kind, atShare: options.restartAt ?? 0.3 + 0.4 * random(), worker: -1 });
   if (options.webhookOutageMs > 0)
     events.push({
       kind: 'webhook-outage',
       atShare: options.webhookOutageAt ?? 0.2 + 0.6 * random(),
       worker: -1,
+    });
+  // Drawn last, so that the schedules of earlier seeds stay what they were.
+  if ((options.cutOffMs ?? 0) > 0)
+    events.push({
+      kind: 'cut-off',
+      atShare: 0.1 + 0.4 * random(),
+      worker: Math.floor(random() * options.workers),
     });
   return events.sort((a, b) => a.atShare - b.atShare);
 }
@@ -144,6 +174,12 @@ export function chaosEmulatorConfig(
   };
 }
 
+/** The chaos emulator's accounts, clock and rate limits without any fault: an API that only rate-limits. */
+export function calmEmulatorConfig(seed: number, timeScale = 0.05): EmulatorConfigOverrides {
+  const { faults: _faults, generation: _generation, ...calm } = chaosEmulatorConfig(seed, {}, timeScale);
+  return calm;
+}
+
 /** Items at the API at once: with 2-3 s tasks, about the emulator's 50 submits per second. */
 export const CHAOS_MAX_IN_FLIGHT = 100;
 /** The run's requests per second: three times the emulator's bucket, so 429s come in storms. */
@@ -167,10 +203,11 @@ export interface ChaosItem {
  */
 export const isPoisoned = (i: number, count: number): boolean => i % 100 === 37 && i < 0.6 * count;
 
-export function chaosItems(count: number, seed: number): ChaosItem[] {
+/** The catalog; with `poisoned` false (a calm API), no prompt has the poison word. */
+export function chaosItems(count: number, seed: number, poisoned = true): ChaosItem[] {
   return Array.from({ length: count }, (_, i) => ({
     id: `sku-${String(i).padStart(5, '0')}`,
-    prompt: `chaos ${seed} product ${i}: a linen armchair, ${isPoisoned(i, count) ? CHAOS_POISON_WORD : 'studio light'}`,
+    prompt: `chaos ${seed} product ${i}: a linen armchair, ${poisoned && isPoisoned(i, count) ? CHAOS_POISON_WORD : 'studio light'}`,
     n: (i % 2) + 1,
     size: SIZES[i % SIZES.length]!,
   }));

@@ -4,9 +4,10 @@
 // state and the worker logs that the harness keeps in the same folder.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { QueryDefinition } from '@temporalio/common';
 import { runProgressQuery, runWorkflowId, shardProgressQuery } from '../common/names.js';
+import { withClient, type TemporalEndpoint } from './chaos-temporal.js';
 
 interface PendingActivity {
   type: string | null | undefined;
@@ -64,22 +65,27 @@ async function diagnose(client: Client, workflowId: string, query: QueryDefiniti
 }
 
 /** Writes `<dir>/diagnosis.json` for the run named `runName`; never throws (it is a post-mortem). */
-export async function writeChaosDiagnosis(address: string, runName: string, dir: string): Promise<string> {
+export async function writeChaosDiagnosis(
+  temporal: TemporalEndpoint,
+  runName: string,
+  dir: string,
+): Promise<string> {
   const file = join(dir, 'diagnosis.json');
-  let connection: Connection | undefined;
   try {
-    connection = await Connection.connect({ address, connectTimeout: 5_000 });
-    const client = new Client({ connection });
-    const run = await diagnose(client, runWorkflowId(runName), runProgressQuery as QueryDefinition<unknown>);
-    const shards: WorkflowDiagnosis[] = [];
-    const progress = run.progress as { runningShards?: string[] };
-    for (const shard of progress.runningShards ?? [])
-      shards.push(await diagnose(client, shard, shardProgressQuery as QueryDefinition<unknown>));
-    writeFileSync(file, JSON.stringify({ at: new Date().toISOString(), run, shards }, null, 2));
+    await withClient(temporal, async (client) => {
+      const run = await diagnose(
+        client,
+        runWorkflowId(runName),
+        runProgressQuery as QueryDefinition<unknown>,
+      );
+      const shards: WorkflowDiagnosis[] = [];
+      const progress = run.progress as { runningShards?: string[] };
+      for (const shard of progress.runningShards ?? [])
+        shards.push(await diagnose(client, shard, shardProgressQuery as QueryDefinition<unknown>));
+      writeFileSync(file, JSON.stringify({ at: new Date().toISOString(), run, shards }, null, 2));
+    });
   } catch (error) {
     writeFileSync(file, JSON.stringify({ at: new Date().toISOString(), error: String(error) }, null, 2));
-  } finally {
-    await connection?.close();
   }
   return file;
 }

@@ -1,14 +1,14 @@
 // One chaos run, end to end: the emulator (in this process, so its ground truth and fault counters
-// are at hand) injecting every fault, a persisted Temporal dev server, `pixelmill worker` and
-// `pixelmill webhook-server` processes, and `pixelmill run` starting the catalog as a user would.
-// While it runs, workers are SIGKILLed and the dev server is restarted at the scheduled shares of
-// the downloads; then the run is audited (chaos-audit.ts). Used by `npm run chaos` (bench/chaos.ts)
-// and, smaller and with a fixed schedule, by test/chaos.test.ts.
+// are at hand) injecting every fault, a Temporal (a persisted dev server, or a real cluster handed
+// over), `pixelmill worker` and `pixelmill webhook-server` processes, and `pixelmill run` starting
+// the catalog as a user would. While it runs, workers are SIGKILLed or cut off from the frontend
+// and the Temporal side fails at the scheduled shares of the downloads; then the run is audited
+// (chaos-audit.ts). Used by `npm run chaos` (bench/chaos.ts) and, smaller and with a fixed
+// schedule, by test/chaos.test.ts (dev server) and test/cluster.test.ts (the cluster).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Client, Connection } from '@temporalio/client';
 import { runProgressQuery, runWorkflowId, shardProgressQuery } from '../common/names.js';
 import type { ItemCounts } from '../common/types.js';
 import {
@@ -26,6 +26,7 @@ import {
   CHAOS_API_KEY,
   CHAOS_MAX_ATTEMPTS,
   CHAOS_RUN_NAME,
+  calmEmulatorConfig,
   chaosEmulatorConfig,
   chaosItems,
   disruptionSchedule,
@@ -35,6 +36,7 @@ import {
   type Disruption,
   type DisruptionKind,
 } from './chaos-config.js';
+import { withClient, type ServerFaultKind, type TemporalEndpoint } from './chaos-temporal.js';
 import { exited, spawnNode } from './processes.js';
 import { startS3Server, type S3TestServer } from './s3-server.js';
 
@@ -44,8 +46,10 @@ export interface DisruptionRecord {
   /** Seconds after the run started; null when the run finished before its moment came. */
   at_s: number | null;
   worker?: number;
-  /** For the restart: from the stop until the server answered again; for the outage, its length. */
+  /** For a restart: from the stop until the server answered again; for an outage or cut-off, its length. */
   down_s?: number;
+  /** For a cut-off: the worker's connections to the frontend it froze, and those made meanwhile. */
+  connections?: { open_at_cut: number; accepted_while_cut: number };
 }
 
 export interface ChaosResult {
@@ -59,6 +63,10 @@ export interface ChaosResult {
     workers: number;
     restart_server: boolean;
     shared_nothing: boolean;
+    /** `dev-server`, or the address of the cluster handed over. */
+    temporal: string;
+    calm_api: boolean;
+    time_scale: number;
   };
   finished: boolean;
   wall_s: number;
@@ -78,19 +86,10 @@ const POLL_MS = 1_000;
 const CHAOS_BUCKET = 'chaos';
 const CLOSED_CHECK_MS = 3_000;
 
-async function withClient<T>(address: string, fn: (client: Client) => Promise<T>): Promise<T> {
-  const connection = await Connection.connect({ address, connectTimeout: 5_000 });
-  try {
-    return await fn(new Client({ connection }));
-  } finally {
-    await connection.close();
-  }
-}
-
 /** Whether the run workflow has closed; false while it runs or while the server is unreachable. */
-async function runClosed(address: string, runName: string): Promise<boolean> {
+async function runClosed(temporal: TemporalEndpoint, runName: string): Promise<boolean> {
   try {
-    return await withClient(address, async (client) => {
+    return await withClient(temporal, async (client) => {
       const description = await client.workflow.getHandle(runWorkflowId(runName)).describe();
       return description.status.name !== 'RUNNING';
     });
@@ -101,14 +100,14 @@ async function runClosed(address: string, runName: string): Promise<boolean> {
 
 /** Items not in a final state, from the run's and its running shards' progress queries. */
 export async function unfinishedItems(
-  address: string,
+  temporal: TemporalEndpoint,
   items: number,
   runName = CHAOS_RUN_NAME,
 ): Promise<number> {
   const final = (counts: ItemCounts): number =>
     counts.completed + counts.failed + counts.cancelled + counts.expired + counts.skipped;
   try {
-    return await withClient(address, async (client) => {
+    return await withClient(temporal, async (client) => {
       const progress = await client.workflow.getHandle(runWorkflowId(runName)).query(runProgressQuery);
       let done = final(progress.finished.counts);
       for (const shard of progress.runningShards)
@@ -130,7 +129,7 @@ export class RunWatch {
 
   constructor(
     private readonly downloads: () => number,
-    private readonly address: string,
+    private readonly temporal: TemporalEndpoint,
     private readonly imagesExpected: number,
     private readonly deadline: number,
     private readonly runName = CHAOS_RUN_NAME,
@@ -142,7 +141,7 @@ export class RunWatch {
       if (this.finished || Date.now() >= this.deadline) return false;
       if (Date.now() - this.checkedAt >= CLOSED_CHECK_MS) {
         this.checkedAt = Date.now();
-        this.finished = await runClosed(this.address, this.runName);
+        this.finished = await runClosed(this.temporal, this.runName);
       }
       await sleep(100);
     }
@@ -152,17 +151,24 @@ export class RunWatch {
   /** Waits until the run has closed; false if the deadline came first. */
   async closed(): Promise<boolean> {
     while (!this.finished && Date.now() < this.deadline) {
-      this.finished = await runClosed(this.address, this.runName);
+      this.finished = await runClosed(this.temporal, this.runName);
       if (!this.finished) await sleep(POLL_MS);
     }
     return this.finished;
   }
 }
 
+const SERVER_FAULTS: Record<ServerFaultKind, string> = {
+  'restart-server': 'stopping the Temporal dev server and starting it again',
+  'restart-history': "SIGKILL of the cluster's history service, started again",
+  'restart-postgres': "restarting the cluster's PostgreSQL (fast shutdown: every session cut)",
+};
+
 /**
  * Plays the disruption schedule on the cluster as the run reaches each event's share of its
  * images (`downloaded`: images served whole so far). An event whose moment the run never reached
- * is recorded with `at_s: null`.
+ * is recorded with `at_s: null`. Each event waits for the one before, except a cut-off, which
+ * lasts `cutOffMs` while the next events come (resolved before this returns).
  */
 export async function playDisruptions({
   schedule,
@@ -171,6 +177,7 @@ export async function playDisruptions({
   downloaded,
   seconds,
   webhookOutageMs,
+  cutOffMs = 0,
   log,
 }: {
   schedule: readonly Disruption[];
@@ -180,16 +187,19 @@ export async function playDisruptions({
   /** Seconds since the run started. */
   seconds: () => number;
   webhookOutageMs: number;
+  cutOffMs?: number;
   log: (line: string) => void;
 }): Promise<DisruptionRecord[]> {
   const disruptions: DisruptionRecord[] = [];
+  const cutOffs: Promise<void>[] = [];
+  const tenths = (ms: number): number => Math.round(ms / 100) / 10;
   for (const event of schedule) {
     const record: DisruptionRecord = {
       kind: event.kind,
       at_share: Math.round(event.atShare * 1000) / 1000,
       at_s: null,
     };
-    if (event.kind === 'kill') record.worker = event.worker;
+    if (event.kind === 'kill' || event.kind === 'cut-off') record.worker = event.worker;
     disruptions.push(record);
     if (!(await watch.reach(event.atShare))) continue;
     record.at_s = seconds();
@@ -197,15 +207,27 @@ export async function playDisruptions({
     if (event.kind === 'kill') {
       log(`SIGKILL worker ${event.worker} at ${record.at_s} s ${images}`);
       await cluster.killWorker(event.worker);
-    } else if (event.kind === 'restart-server') {
-      log(`restarting the Temporal dev server at ${record.at_s} s ${images}`);
-      record.down_s = Math.round((await cluster.restartServer()).downMs / 100) / 10;
-    } else {
+    } else if (event.kind === 'cut-off') {
+      log(
+        `worker ${event.worker} cut off from the frontend for ${cutOffMs} ms at ${record.at_s} s ${images}`,
+      );
+      record.down_s = tenths(cutOffMs);
+      cutOffs.push(
+        cluster.cutOff(event.worker, cutOffMs).then(({ openAtCut, acceptedWhileCut }) => {
+          record.connections = { open_at_cut: openAtCut, accepted_while_cut: acceptedWhileCut };
+          log(`worker ${event.worker} reconnected to the frontend at ${seconds()} s`);
+        }),
+      );
+    } else if (event.kind === 'webhook-outage') {
       log(`webhook receiver down for ${webhookOutageMs} ms at ${record.at_s} s ${images}`);
       await cluster.webhookOutage(webhookOutageMs);
       record.down_s = webhookOutageMs / 1000;
+    } else {
+      log(`${SERVER_FAULTS[event.kind]} at ${record.at_s} s ${images}`);
+      record.down_s = tenths((await cluster.serverFault(event.kind)).downMs);
     }
   }
+  await Promise.all(cutOffs);
   return disruptions;
 }
 
@@ -222,7 +244,7 @@ export async function startRunWithCli(
     env: {
       ...process.env,
       ...storeEnv,
-      TEMPORAL_ADDRESS: cluster.address,
+      ...cluster.temporal.env,
       // The manifest names the emulator; the key makes the run's API account the workers'.
       PIXELMILL_API_BASE_URL: '',
       PIXELMILL_API_KEY: CHAOS_API_KEY,
@@ -249,10 +271,23 @@ function faultFigures(emulator: RunningEmulator): ChaosResult['faults'] {
 export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const { log } = options;
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'pixelmill-chaos-'));
-  const items = chaosItems(options.items, options.seed);
+  const calmApi = options.calmApi ?? false;
+  const timeScale = options.timeScale ?? 0.05;
+  const items = chaosItems(options.items, options.seed, !calmApi);
   const imagesExpected = items.reduce((sum, item) => sum + item.n, 0);
-  const schedule = disruptionSchedule(options);
-  const emulator = await startEmulator({ config: chaosEmulatorConfig(options.seed, options.faults) });
+  const schedule =
+    options.schedule ??
+    disruptionSchedule({
+      ...options,
+      ...(options.temporal
+        ? { serverFaults: Object.keys(options.temporal.faults) as ServerFaultKind[] }
+        : {}),
+    });
+  const emulator = await startEmulator({
+    config: calmApi
+      ? calmEmulatorConfig(options.seed, timeScale)
+      : chaosEmulatorConfig(options.seed, options.faults, timeScale),
+  });
   let cluster: ChaosCluster | undefined;
   let s3: S3TestServer | undefined;
   /** A folder given by the caller is always kept; a temp folder only when the run did not finish. */
@@ -271,8 +306,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       files = bucketFiles(s3.client, CHAOS_BUCKET, CHAOS_RUN_NAME);
     }
     const storeEnv = s3?.env ?? {};
-    const deployment = options.sharedNothing ? { hidden: dir, env: storeEnv } : {};
-    cluster = await ChaosCluster.start(dir, options.cli, emulator.url, log, deployment);
+    const cutOff = schedule.filter((event) => event.kind === 'cut-off').map((event) => event.worker);
+    const deployment = { ...(options.sharedNothing ? { hidden: dir, env: storeEnv } : {}), cutOff };
+    cluster = await ChaosCluster.start(dir, options.cli, emulator.url, log, deployment, options.temporal);
     const webhookUrl = await cluster.startWebhookServer();
     for (let i = 0; i < options.workers; i++) await cluster.startWorker(i);
     const manifest = writeChaosManifest(dir, items, emulator.url, webhookUrl, output);
@@ -282,7 +318,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     const deadline = started + options.deadlineMs;
     await startRunWithCli(options.cli, cluster, dir, manifest, storeEnv);
     const seconds = (): number => Math.round((Date.now() - started) / 100) / 10;
-    const watch = new RunWatch(() => downloadsServed(emulator), cluster.address, imagesExpected, deadline);
+    const watch = new RunWatch(() => downloadsServed(emulator), cluster.temporal, imagesExpected, deadline);
     const disruptions = await playDisruptions({
       schedule,
       watch,
@@ -290,18 +326,19 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       downloaded: () => downloadsServed(emulator),
       seconds,
       webhookOutageMs: options.webhookOutageMs,
+      cutOffMs: options.cutOffMs ?? 0,
       log: (line) => log(`chaos: ${line}`),
     });
     const finished = await watch.closed();
     const wallS = seconds();
     log(`chaos: run ${finished ? 'finished' : 'NOT finished'} after ${wallS} s; auditing`);
-    const stuck = finished ? 0 : await unfinishedItems(cluster.address, items.length);
+    const stuck = finished ? 0 : await unfinishedItems(cluster.temporal, items.length);
     if (!finished) {
       keep = true;
-      const diagnosis = await writeChaosDiagnosis(cluster.address, CHAOS_RUN_NAME, dir);
+      const diagnosis = await writeChaosDiagnosis(cluster.temporal, CHAOS_RUN_NAME, dir);
       const logs = cluster.writeLogs(dir);
       log(
-        `chaos: kept ${dir}: what the run waited for in ${diagnosis}, process logs in ${logs}, Temporal state in ${join(dir, 'temporal')}`,
+        `chaos: kept ${dir}: what the run waited for in ${diagnosis}, process logs in ${logs}, Temporal state in ${cluster.temporal.stateDir}`,
       );
     }
     const unplanned = [...cluster.events.workerExits, ...cluster.events.webhookServerExits];
@@ -327,6 +364,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         workers: options.workers,
         restart_server: options.restartServer,
         shared_nothing: options.sharedNothing ?? false,
+        temporal: options.temporal ? options.temporal.address : 'dev-server',
+        calm_api: calmApi,
+        time_scale: timeScale,
       },
       finished,
       wall_s: wallS,

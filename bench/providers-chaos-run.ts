@@ -131,7 +131,7 @@ export async function runProviderChaos(options: ProviderChaosOptions): Promise<P
     await startRunWithCli(options.cli, cluster, dir, manifest, { [setup.keyEnv]: setup.key });
     const seconds = (): number => Math.round((Date.now() - started) / 100) / 10;
     // One image an item: the shares are of the items' images.
-    const watch = new RunWatch(() => imagesDownloaded(stats()), cluster.address, items.length, deadline);
+    const watch = new RunWatch(() => imagesDownloaded(stats()), cluster.temporal, items.length, deadline);
     // No webhook outage is scheduled: the run polls.
     const disruptions = await playDisruptions({
       schedule,
@@ -145,10 +145,10 @@ export async function runProviderChaos(options: ProviderChaosOptions): Promise<P
     const finished = await watch.closed();
     const wallS = seconds();
     log(`chaos ${provider}: run ${finished ? 'finished' : 'NOT finished'} after ${wallS} s; auditing`);
-    const stuck = finished ? 0 : await unfinishedItems(cluster.address, items.length);
+    const stuck = finished ? 0 : await unfinishedItems(cluster.temporal, items.length);
     if (!finished) {
       keep = true;
-      const diagnosis = await writeChaosDiagnosis(cluster.address, CHAOS_RUN_NAME, dir);
+      const diagnosis = await writeChaosDiagnosis(cluster.temporal, CHAOS_RUN_NAME, dir);
       log(`chaos ${provider}: kept ${dir}: ${diagnosis}, logs in ${cluster.writeLogs(dir)}`);
     } else if (options.dir !== undefined) {
       // A folder asked for is kept: the processes' logs beside the Temporal state, for a post-mortem.
