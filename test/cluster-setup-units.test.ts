@@ -1,6 +1,6 @@
 // `pixelmill setup` without a server: which attributes a namespace lacks or has with another type,
-// what counts as Temporal Cloud, and the lines it prints for Cloud. The command against a real
-// cluster is in cluster-setup.test.ts; the TLS diagnosis against one in cluster-tls.test.ts.
+// what counts as Temporal Cloud, and the lines it prints for Cloud. The command and the TLS
+// diagnosis against a real cluster are in cluster.test.ts.
 import { describe, expect, it } from 'vitest';
 import { checkAttributes, cloudInstructions, isTemporalCloud } from '../client/commands/setup.js';
 import { PIXELMILL_SEARCH_ATTRIBUTES } from '../common/search-attributes.js';
