@@ -12,7 +12,7 @@ import type {
   PreparedRun,
   PrepareRunInput,
 } from '../common/types.js';
-import { BATCH_POLL_MS, DEFAULTS } from '../manifest/normalize.js';
+import { batchPollWaits, DEFAULTS } from '../manifest/normalize.js';
 
 /** `api.max_enqueued_images` by default: ten batches of 500 one-image items. */
 export const DEFAULT_MAX_ENQUEUED_IMAGES = 5_000;
@@ -89,7 +89,7 @@ function batchSettings(prepared: PreparedRun, meta: PlanMeta): void {
   if (submission === undefined || submission === 'tasks') return;
   prepared.submission = submission;
   if (submission !== 'batch-file') return;
-  prepared.batch = { pollMs: meta.batchPollMs ?? BATCH_POLL_MS, retryIn: meta.retryIn ?? 'batch' };
+  prepared.batch = { ...batchPollWaits(meta.batchPollMs), retryIn: meta.retryIn ?? 'batch' };
   const imagesPerItem = Math.max(1, meta.imageCount / Math.max(1, meta.itemCount));
   const enqueued = meta.maxEnqueuedImages ?? DEFAULT_MAX_ENQUEUED_IMAGES;
   prepared.maxInFlight = Math.max(1, Math.floor(enqueued / imagesPerItem));

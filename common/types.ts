@@ -155,8 +155,10 @@ export interface PreparedRun {
 
 /** A batch shard's own limits (workflows/batch-shard.ts). */
 export interface BatchLimits {
-  /** The wait before a batch's first status call; later waits grow to 20 times it (at most 10 minutes). */
+  /** The wait before a batch's first status call; each later wait half as long again, up to maxPollMs. */
   pollMs: number;
+  /** The longest wait (absent in runs started before it: 20 times pollMs, at most 10 minutes). */
+  maxPollMs?: number;
   /** Where unfinished items are generated again: a new batch, or held calls. */
   retryIn: 'batch' | 'sync';
 }

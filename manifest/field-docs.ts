@@ -60,7 +60,7 @@ export const FIELD_DOCS: Record<string, string> = {
   'api.retry_in':
     'Batch mode: where items a batch did not finish (an expired batch, retryable failures) are generated again: `batch` (a new batch, at batch prices) or `sync` (held calls, at once). Default: `batch`.',
   'api.poll_interval':
-    "Batch mode: the wait before a batch's first status call; each wait after is half as long again, up to 20 times this (at most 10 minutes). Default: `30s`.",
+    "Batch mode: the wait before a batch's first status call; each wait after is half as long again, up to 20 times this (at most 10 minutes). Default: the first call after `2s`, the waits growing up to 10 minutes (a batch of an hour: about 19 calls).",
   'api.api_key_env': `The *name* of the environment variable that holds the API key (never the key itself). Default: \`${DEFAULTS.apiKeyEnv}\`.`,
   defaults: 'Generation parameters every item inherits unless it sets its own.',
   ...itemParams('defaults.', ''),

@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { EMBEDDED_TIME_SCALE, startEmbeddedEmulator } from '../client/embedded.js';
 import type { StartedEmulator } from '../emulator/providers.js';
 import { loadManifest } from '../manifest/load.js';
+import { batchPollWaits } from '../manifest/normalize.js';
 
 const started: StartedEmulator[] = [];
 afterEach(async () => {
@@ -43,7 +44,9 @@ describe('the embedded OpenAI emulator', () => {
     expect(items).toHaveLength(20);
     expect(settings.provider).toBe('openai');
     expect(settings.apiMode).toBe('batch');
-    expect(settings.batchPollMs).toBe(2000);
+    // No poll_interval of its own: the default's first status call comes 2 s after the create.
+    expect(settings.batchPollMs).toBeUndefined();
+    expect(batchPollWaits(settings.batchPollMs).pollMs).toBe(2_000);
     expect(settings.apiBaseUrl).toBeUndefined();
   });
 });

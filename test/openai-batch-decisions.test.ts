@@ -3,6 +3,7 @@
 // unfinished items, a batch whose every request failed, a batch that failed validation.
 import { describe, expect, it } from 'vitest';
 import type { BatchStatusOutput, CollectedOutcome } from '../common/batch-types.js';
+import { batchPollWaits } from '../manifest/normalize.js';
 import {
   applyRound,
   batchCounts,
@@ -146,6 +147,25 @@ describe('a round of the batch shard', () => {
     expect(waits.slice(0, 3)).toEqual([150, 225, 338]);
     expect(Math.max(...waits)).toBe(2000);
     expect(nextPollMs(30_000 * 19, 30_000)).toBe(600_000);
+  });
+
+  it('without poll_interval, polls first after 2 s and grows to 10 minutes: a short batch is seen in seconds', () => {
+    const { pollMs, maxPollMs } = batchPollWaits(undefined);
+    expect(pollMs).toBe(2_000);
+    let at = 0;
+    let wait = pollMs;
+    const polls: number[] = [];
+    while (at < 3_600_000) {
+      polls.push((at += wait));
+      wait = nextPollMs(wait, pollMs, maxPollMs);
+    }
+    // The embedded demo's batch ends within 2-11 s: polled at 2, 5, 9.5 and 16.25 s.
+    expect(polls.slice(0, 4)).toEqual([2_000, 5_000, 9_500, 16_250]);
+    expect(Math.max(...polls.map((p, k) => p - (polls[k - 1] ?? 0)))).toBe(600_000);
+    // A batch of an hour: under 20 calls (a batch of 500 items: a few hundredths of a call per image).
+    expect(polls.length).toBeLessThan(20);
+    expect(batchPollWaits(120_000)).toEqual({ pollMs: 120_000, maxPollMs: 600_000 });
+    expect(batchPollWaits(100)).toEqual({ pollMs: 100, maxPollMs: 2_000 });
   });
 });
 

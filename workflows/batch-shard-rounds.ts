@@ -102,7 +102,7 @@ export async function pollUntilEnded(ctx: BatchShard): Promise<BatchStatusOutput
     s.apiCalls.lookup++;
     const batch = await a.openaiBatchStatus(ref);
     if (TERMINAL_BATCH_STATES.has(batch.status)) return batch;
-    s.pollMs = nextPollMs(s.pollMs, ctx.firstPollMs);
+    s.pollMs = nextPollMs(s.pollMs, ctx.firstPollMs, input.limits.batch?.maxPollMs);
     if (historyFull(input.limits)) return undefined;
   }
 }

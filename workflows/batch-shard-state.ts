@@ -103,9 +103,16 @@ export function startRound(
   return s.inRound.map((k) => ({ index: planIndexOf(k), attempt: ++s.attempts[k]! }));
 }
 
-/** Polling: each wait half as long again, up to 20 times the first (at most 10 minutes). */
-export function nextPollMs(pollMs: number, firstMs: number): number {
-  return Math.min(Math.round(pollMs * 1.5), Math.max(firstMs, Math.min(20 * firstMs, 10 * 60_000)));
+/**
+ * Polling: each wait half as long again, up to `maxMs` (BatchLimits.maxPollMs; a run started
+ * without one: 20 times the first, at most 10 minutes).
+ */
+export function nextPollMs(
+  pollMs: number,
+  firstMs: number,
+  maxMs = Math.max(firstMs, Math.min(20 * firstMs, 10 * 60_000)),
+): number {
+  return Math.min(Math.round(pollMs * 1.5), maxMs);
 }
 
 /** Why an item has no line in its batch's files, by how the batch ended. */
