@@ -6,6 +6,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { z } from 'zod';
 import { waitUntil } from './support/wait.js';
 import {
   api,
@@ -26,6 +27,9 @@ import {
   parseOpenAIConfigText,
 } from '../emulator/openai/index.js';
 import { emulatorOf, isEmulatedProvider } from '../emulator/providers.js';
+import { parseBflConfigText } from '../emulator/bfl/config.js';
+import { configLoaders } from '../emulator/core/config.js';
+import { parseReplicateConfigText } from '../emulator/replicate/config.js';
 
 function tempDir(): string {
   return mkdtempSync(join(tmpdir(), 'pixelmill-openai-'));
@@ -77,6 +81,36 @@ describe('config', () => {
     expect(entry.demoKey).toBe('sk-openai-demo-key');
     expect(() => parseOpenAIConfig({ limits: { images_per_minute: 0 } })).toThrow(
       /invalid openai emulator config/,
+    );
+  });
+});
+
+describe("core's config loaders (emulator/core/config.ts)", () => {
+  it('read the OpenAI, BFL and Replicate configs alike: one UserError, each problem at file:line:col', () => {
+    const text = 'port: 0\nnot_a_knob: 1\n';
+    const cases = [
+      ['openai', parseOpenAIConfigText],
+      ['bfl', parseBflConfigText],
+      ['replicate', parseReplicateConfigText],
+    ] as const;
+    for (const [provider, parse] of cases) {
+      expect(() => parse(text, 'x.yaml')).toThrow(
+        expect.objectContaining({
+          code: `${provider}_emulator_config_invalid`,
+          problems: ['x.yaml:2:1 not_a_knob: unknown key'],
+        }),
+      );
+    }
+    const spec = {
+      provider: 'toy',
+      defaults: { port: 1 },
+      schema: z.strictObject({ port: z.number().int() }) as z.ZodType<{ port: number }, unknown>,
+    };
+    const toy = configLoaders(spec);
+    expect(toy.parse({ port: 2 })).toEqual({ port: 2 });
+    expect(toy.parseText('', 'toy.yaml')).toEqual({ port: 1 });
+    expect(() => toy.load(join(tempDir(), 'missing.yaml'))).toThrow(
+      expect.objectContaining({ code: 'toy_emulator_config_unreadable' }),
     );
   });
 });

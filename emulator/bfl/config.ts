@@ -7,10 +7,8 @@
 import { z } from 'zod';
 import { duplicateAccountProblems, validateChange } from '../core/config-checks.js';
 import {
+  configLoaders,
   deepFreeze,
-  loadConfigFile,
-  parseConfig,
-  parseConfigText,
   rate,
   secondsRange,
   type ConfigOverrides,
@@ -239,20 +237,13 @@ const SPEC: ConfigSpec<BflConfig> = {
   extraProblems: duplicateAccountProblems,
 };
 
+const loaders = configLoaders(SPEC);
 /** For config objects (tests, benchmarks): merged over the defaults, then validated. */
-export function parseBflConfig(overrides: unknown): BflConfig {
-  return parseConfig(SPEC, overrides);
-}
-
+export const parseBflConfig = loaders.parse;
 /** Reads a YAML config file; every problem is reported as `file:line:col path: message`. */
-export function loadBflConfig(file: string): BflConfig {
-  return loadConfigFile(SPEC, file);
-}
-
+export const loadBflConfig = loaders.load;
 /** Parses YAML text; `file` only names the source in problems. */
-export function parseBflConfigText(text: string, file: string): BflConfig {
-  return parseConfigText(SPEC, text, file);
-}
+export const parseBflConfigText = loaders.parseText;
 
 /**
  * A change of the limits of a running emulator (PUT /_emulator/limits): fields left out keep

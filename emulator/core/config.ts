@@ -184,6 +184,25 @@ export function parseConfigText<T>(spec: ConfigSpec<T>, text: string, file: stri
   );
 }
 
+/** How an emulator's config is read: what each emulator's config module exports under its own names. */
+export interface ConfigLoaders<T> {
+  /** For config objects (tests, benchmarks): merged over the defaults, then validated. */
+  parse(overrides: unknown): T;
+  /** Reads a YAML config file; every problem is reported as `file:line:col path: message`. */
+  load(file: string): T;
+  /** Parses YAML text; `file` only names the source in problems. */
+  parseText(text: string, file: string): T;
+}
+
+/** The three readers of one emulator's config, each throwing one UserError that lists every problem. */
+export function configLoaders<T>(spec: ConfigSpec<T>): ConfigLoaders<T> {
+  return {
+    parse: (overrides) => parseConfig(spec, overrides),
+    load: (file) => loadConfigFile(spec, file),
+    parseText: (text, file) => parseConfigText(spec, text, file),
+  };
+}
+
 /** Source offset of the node at `path`, or of its nearest existing ancestor. */
 function offsetOf(doc: Document, path: readonly PropertyKey[], wantKey: boolean): number {
   let node: unknown = doc.contents;

@@ -8,12 +8,10 @@
 import { z } from 'zod';
 import { duplicateAccountProblems, validateChange } from '../core/config-checks.js';
 import {
+  configLoaders,
   deepFreeze,
   isPlainObject,
-  loadConfigFile,
   mergeOverDefaults,
-  parseConfig,
-  parseConfigText,
   rate,
   secondsRange,
   type ConfigOverrides,
@@ -212,20 +210,13 @@ const SPEC: ConfigSpec<OpenAIConfig> = {
   extraProblems: duplicateAccountProblems,
 };
 
+const loaders = configLoaders(SPEC);
 /** For config objects (tests, benchmarks): merged over the defaults, then validated. */
-export function parseOpenAIConfig(overrides: unknown): OpenAIConfig {
-  return parseConfig(SPEC, overrides);
-}
-
+export const parseOpenAIConfig = loaders.parse;
 /** Reads a YAML config file; every problem is reported as `file:line:col path: message`. */
-export function loadOpenAIConfig(file: string): OpenAIConfig {
-  return loadConfigFile(SPEC, file);
-}
-
+export const loadOpenAIConfig = loaders.load;
 /** Parses YAML text; `file` only names the source in problems. */
-export function parseOpenAIConfigText(text: string, file: string): OpenAIConfig {
-  return parseConfigText(SPEC, text, file);
-}
+export const parseOpenAIConfigText = loaders.parseText;
 
 /** What a running emulator lets a PUT of /_emulator/config change: the knobs, not its identity. */
 export const KnobsChangeSchema = z.strictObject({

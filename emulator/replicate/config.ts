@@ -6,11 +6,9 @@
 // ones that settle an unconfirmed fact of the API say so there.
 import { z } from 'zod';
 import {
+  configLoaders,
   deepFreeze,
   isPlainObject,
-  loadConfigFile,
-  parseConfig,
-  parseConfigText,
   rate,
   secondsRange,
   type ConfigOverrides,
@@ -274,19 +272,13 @@ const SPEC: ConfigSpec<ReplicateConfig> = {
   extraProblems: duplicateProblems,
 };
 
+const loaders = configLoaders(SPEC);
 /** For config objects (tests, benchmarks): merged over the defaults, then validated. */
-export function parseReplicateConfig(overrides: unknown): ReplicateConfig {
-  return parseConfig(SPEC, overrides);
-}
-
-/** A YAML file; every problem reported as `file:line:col path: message` in one UserError. */
-export function loadReplicateConfig(file: string): ReplicateConfig {
-  return loadConfigFile(SPEC, file);
-}
-
-export function parseReplicateConfigText(text: string, file: string): ReplicateConfig {
-  return parseConfigText(SPEC, text, file);
-}
+export const parseReplicateConfig = loaders.parse;
+/** Reads a YAML config file; every problem is reported as `file:line:col path: message`. */
+export const loadReplicateConfig = loaders.load;
+/** Parses YAML text; `file` only names the source in problems. */
+export const parseReplicateConfigText = loaders.parseText;
 
 /** A change of the limits on a running emulator (PUT /_emulator/limits): fields left out keep their value. */
 const limitChange = z.strictObject({
