@@ -16,7 +16,7 @@ import { clusterTools, startTemporalCluster, type ClusterTools } from '../test/s
 import { CAPACITY_TIME_SCALE, UNBOUND_RPS } from './capacity.js';
 import { comparePixelmill } from './compare.js';
 import { startEmulatorProcess } from './emulator-process.js';
-import { mapValues, medianOfEach, round } from './figures.js';
+import { apiCallFigures, mapValues, medianOfEach, round } from './figures.js';
 import { findClusterProcesses, TreeCpuMeter } from './process-tree.js';
 import { ProcessSampler, startDevServerIn, stopRegisteredDevServer } from './processes.js';
 import { renderTable } from './report.js';
@@ -59,6 +59,8 @@ export interface SetupFigures {
   temporal_cores_per_100_images_per_s: number;
   peak_rss_mb: Record<string, number>;
   history_events_per_item: number;
+  /** API calls the emulator answered per image stored: 2 is one submit and one GET each. */
+  api_calls_per_image: number;
   /** The 1-minute load average as the set-up started and as it ended. */
   load_average: { start: number; end: number };
 }
@@ -89,6 +91,7 @@ function figuresOf(run: {
   emulatorCpuS: number;
   peakRssMb: Record<string, number>;
   eventsPerItem: number;
+  apiCallsPerImage: number;
   loadAtStart: number;
 }): SetupFigures {
   const perImage = (cpuS: number): number => msPerImage(cpuS, run.images);
@@ -108,6 +111,7 @@ function figuresOf(run: {
     temporal_cores_per_100_images_per_s: round(temporal / 10, 3),
     peak_rss_mb: run.peakRssMb,
     history_events_per_item: run.eventsPerItem,
+    api_calls_per_image: run.apiCallsPerImage,
     load_average: { start: run.loadAtStart, end: load1() },
   };
 }
@@ -134,6 +138,7 @@ async function workerSetup(dir: string, spec: ClusterCapacitySpec, on: RunOn): P
       deadline: spec.deadline,
     });
     emulatorCpu.stop();
+    const calls = apiCallFigures(await emulator.stats(), run.images);
     return figuresOf({
       finished: run.finished,
       images: run.images,
@@ -143,6 +148,7 @@ async function workerSetup(dir: string, spec: ClusterCapacitySpec, on: RunOn): P
       emulatorCpuS: emulatorCpu.cpuSeconds(),
       peakRssMb: run.peak_rss_mb,
       eventsPerItem: run.histories.events_per_item,
+      apiCallsPerImage: calls.per_image,
       loadAtStart,
     });
   } finally {
@@ -170,6 +176,7 @@ async function devServerEmbedded(dir: string, spec: ClusterCapacitySpec): Promis
     emulatorCpuS: side.emulator_cpu_s,
     peakRssMb: { cli: side.peak_rss_mb, dev_server: side.temporal_server_peak_rss_mb ?? 0 },
     eventsPerItem: side.histories?.events_per_item ?? 0,
+    apiCallsPerImage: side.api_calls.per_image,
     loadAtStart,
   });
 }
@@ -283,6 +290,7 @@ export function formatClusterCapacity(result: ClusterCapacityResult): string {
     ['emulator CPU ms per image', ...of((f) => f.cpu_ms_per_image.emulator)],
     ['Temporal cores at 100 images/s', ...of((f) => f.temporal_cores_per_100_images_per_s)],
     ['history events per item', ...of((f) => f.history_events_per_item)],
+    ['API calls per image (the emulator)', ...of((f) => f.api_calls_per_image)],
     ...byName('peak RSS MB, ', (f) => f.peak_rss_mb),
     ['load average (start, end)', ...of((f) => `${f.load_average.start}, ${f.load_average.end}`)],
   ];
