@@ -125,7 +125,9 @@ describe('docker-compose.yml', () => {
       [
         'cli',
         'emulator',
+        'grafana',
         'postgresql',
+        'prometheus',
         's3',
         's3-bucket',
         's3-worker',
