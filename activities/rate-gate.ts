@@ -70,7 +70,7 @@ export class RateGate {
     const pollers = async (): Promise<number> => this.options.apiWorkers ?? this.#fleet(apiQueue).size();
     if (run.rateCaps === undefined) {
       await this.#pacer(apiQueue).acquire(run.requestsPerSecond, await pollers(), signal);
-      this.#metrics.rateInForce('all', run.requestsPerSecond);
+      this.#metrics.rateInForce('all', run.provider, run.requestsPerSecond);
       return (error) => this.#metrics.apiCall(group, run.provider, error);
     }
     const link = this.#link(account, context?.log.warn.bind(context.log));
@@ -96,7 +96,8 @@ export class RateGate {
     // already waiting too, and a worker that died stops counting within seconds.
     await this.#pacer(`${account ?? ''}|${group}|governed`).acquire(() => link.share(group), 1, signal);
     link.sent(group);
-    const rateInForce = (): void => this.#metrics.rateInForce(group, link.current(group).ratePerSecond);
+    const rateInForce = (): void =>
+      this.#metrics.rateInForce(group, run.provider, link.current(group).ratePerSecond);
     rateInForce();
     return (error) => {
       this.#metrics.apiCall(group, run.provider, error);

@@ -105,9 +105,9 @@ export class WorkerMetrics {
   }
 
   /** The rate in force for `group`, as this worker last learned it. */
-  rateInForce(group: RateGroup, perSecond: number): void {
+  rateInForce(group: RateGroup, provider: string | undefined, perSecond: number): void {
     if (!Number.isFinite(perSecond)) return;
-    guarded(() => this.#rateInForce.set(perSecond, { group }));
+    guarded(() => this.#rateInForce.set(perSecond, { provider: provider ?? 'apimart', group }));
   }
 
   /** Outcome lines recorded for the first time: their items, images, bytes and check failures. */
