@@ -8,7 +8,10 @@
 //                        layout docker-compose.yml ships), workers in a `pixelmill worker` process.
 // The two worker-process set-ups differ only in the server; the two dev-server ones only in where
 // the workers run. CPU is read from /proc over the CLI's life: each cluster service, PostgreSQL's
-// whole process tree (a backend per connection), the dev server, the CLI and the worker.
+// whole process tree (a backend per connection), the dev server, the CLI and the worker. Part of
+// the Temporal side's CPU is paid per second, whatever the rate (pollers held open, timers, shard
+// and queue housekeeping): before each run with a worker process, the worker polls for a while
+// with nothing to do and that is metered too, so that the cost per image can be read beyond it.
 import { mkdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -20,12 +23,14 @@ import { apiCallFigures, mapValues, medianOfEach, round } from './figures.js';
 import { findClusterProcesses, TreeCpuMeter } from './process-tree.js';
 import { ProcessSampler, startDevServerIn, stopRegisteredDevServer } from './processes.js';
 import { renderTable } from './report.js';
-import { runWithWorkerProcess, type CpuMeter, type WorkerRunSpec } from './worker-run.js';
+import { runWithWorkerProcess, type CpuMeter, type WindowCpu, type WorkerRunSpec } from './worker-run.js';
 
 /** As the capacity phase: far more than the rate and generation time need, so neither binds. */
 const MAX_IN_FLIGHT = 2_000;
 /** The cluster's namespace: the one bench/histories.ts reads, as on the dev server. */
 const NAMESPACE = 'default';
+/** Seconds the worker polls with no run before each run, metered (the cost of idling). */
+const IDLE_SECONDS = 20;
 
 export const SETUPS = ['dev_server_embedded', 'dev_server_worker', 'cluster_worker'] as const;
 export type Setup = (typeof SETUPS)[number];
@@ -54,9 +59,17 @@ export interface SetupFigures {
     /** `dev_server`; or `frontend`, `history`, `matching`, `worker_service` and `postgres` (its tree). */
     temporal_by_process: Record<string, number>;
     emulator: number;
+    /** The Temporal side's, less what it spends idling over the run's time: the cost of images. */
+    temporal_beyond_idle: number | null;
   };
   /** Cores the Temporal side keeps busy at 100 images/s: its CPU ms per image / 10. */
   temporal_cores_per_100_images_per_s: number;
+  /**
+   * CPU seconds per second with the worker polling and no run: the Temporal side's processes and
+   * the worker (`pixelmill_worker`). Null for embedded workers, which exist only during the run.
+   */
+  idle_cores_by_process: Record<string, number> | null;
+  temporal_idle_cores: number | null;
   peak_rss_mb: Record<string, number>;
   history_events_per_item: number;
   /** API calls the emulator answered per image stored: 2 is one submit and one GET each. */
@@ -93,9 +106,18 @@ function figuresOf(run: {
   eventsPerItem: number;
   apiCallsPerImage: number;
   loadAtStart: number;
+  /** The run's metered window, and the idle one before it (worker processes only). */
+  windowS?: number;
+  idle?: WindowCpu | null;
 }): SetupFigures {
   const perImage = (cpuS: number): number => msPerImage(cpuS, run.images);
   const temporal = perImage(sum(run.temporalCpuS));
+  const { idle, windowS } = run;
+  const perSecond = (cpuS: number): number => (idle ? round(cpuS / idle.seconds, 4) : 0);
+  const idleCores = idle
+    ? { ...mapValues(idle.cpu_s.temporal, perSecond), pixelmill_worker: perSecond(idle.cpu_s.worker) }
+    : null;
+  const temporalIdleCores = idle ? round(sum(idle.cpu_s.temporal) / idle.seconds, 4) : null;
   return {
     finished: run.finished,
     images: run.images,
@@ -107,8 +129,14 @@ function figuresOf(run: {
       temporal,
       temporal_by_process: mapValues(run.temporalCpuS, perImage),
       emulator: perImage(run.emulatorCpuS),
+      temporal_beyond_idle:
+        temporalIdleCores !== null && windowS !== undefined
+          ? perImage(sum(run.temporalCpuS) - temporalIdleCores * windowS)
+          : null,
     },
     temporal_cores_per_100_images_per_s: round(temporal / 10, 3),
+    idle_cores_by_process: idleCores,
+    temporal_idle_cores: temporalIdleCores,
     peak_rss_mb: run.peakRssMb,
     history_events_per_item: run.eventsPerItem,
     api_calls_per_image: run.apiCallsPerImage,
@@ -136,6 +164,7 @@ async function workerSetup(dir: string, spec: ClusterCapacitySpec, on: RunOn): P
       requestsPerSecond: UNBOUND_RPS,
       maxInFlight: MAX_IN_FLIGHT,
       deadline: spec.deadline,
+      idleSeconds: IDLE_SECONDS,
     });
     emulatorCpu.stop();
     const calls = apiCallFigures(await emulator.stats(), run.images);
@@ -150,6 +179,8 @@ async function workerSetup(dir: string, spec: ClusterCapacitySpec, on: RunOn): P
       eventsPerItem: run.histories.events_per_item,
       apiCallsPerImage: calls.per_image,
       loadAtStart,
+      windowS: run.window_s,
+      idle: run.idle,
     });
   } finally {
     emulatorCpu.stop();
@@ -287,8 +318,11 @@ export function formatClusterCapacity(result: ClusterCapacityResult): string {
     ...byName('  ', (f) => f.cpu_ms_per_image.pixelmill_by_process),
     ['Temporal CPU ms per image', ...of((f) => f.cpu_ms_per_image.temporal)],
     ...byName('  ', (f) => f.cpu_ms_per_image.temporal_by_process),
+    ['  beyond idling', ...of((f) => f.cpu_ms_per_image.temporal_beyond_idle ?? '-')],
     ['emulator CPU ms per image', ...of((f) => f.cpu_ms_per_image.emulator)],
     ['Temporal cores at 100 images/s', ...of((f) => f.temporal_cores_per_100_images_per_s)],
+    ['Temporal cores idling (a worker polling, no run)', ...of((f) => f.temporal_idle_cores ?? '-')],
+    ...byName('  ', (f) => f.idle_cores_by_process ?? {}),
     ['history events per item', ...of((f) => f.history_events_per_item)],
     ['API calls per image (the emulator)', ...of((f) => f.api_calls_per_image)],
     ...byName('peak RSS MB, ', (f) => f.peak_rss_mb),

@@ -4,10 +4,13 @@
 // setup` has prepared the namespace. Measured from outside as bench/pixelmill-run.ts measures an
 // embedded run: the run workflow's start-to-close from Temporal, /proc CPU and peak RSS of the CLI
 // and of the worker from the CLI's spawn to its exit (the worker's start-up is left out, as it
-// serves many runs), and a caller's meter of the Temporal side over the same window.
+// serves many runs), and a caller's meter of the Temporal side over the same window. Before the
+// run, the worker can be left polling with nothing to do for a while, the same meters running: what
+// the Temporal side and the worker spend per second whatever the rate, apart from what images cost.
 import { createReadStream, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import { runWorkflowId } from '../common/names.js';
 import { writeItemsFile, writeManifest } from './catalog-files.js';
@@ -38,6 +41,14 @@ export interface WorkerRunSpec {
   meterTemporal: () => CpuMeter;
   /** Epoch ms after which the CLI is interrupted and the run reported as unfinished. */
   deadline: number;
+  /** Seconds the worker polls with no run before it, metered; none if absent. */
+  idleSeconds?: number;
+}
+
+/** CPU seconds of the worker and of the Temporal side (by process) over a metered window. */
+export interface WindowCpu {
+  seconds: number;
+  cpu_s: { worker: number; temporal: Record<string, number> };
 }
 
 export interface WorkerRunFigures {
@@ -48,8 +59,11 @@ export interface WorkerRunFigures {
   items_completed: number;
   images: number;
   bytes_stored: number;
-  /** CPU seconds, user and system, from the CLI's spawn to its exit. */
+  /** CPU seconds, user and system, from the CLI's spawn to its exit (window_s). */
   cpu_s: { cli: number; worker: number; temporal: Record<string, number> };
+  window_s: number;
+  /** The worker polling before the run, nothing to do (with `idleSeconds`). */
+  idle: WindowCpu | null;
   worker_cpu_by_thread_s: Record<ThreadGroup, number>;
   peak_rss_mb: { cli: number; worker: number };
   histories: HistoryFigures;
@@ -86,7 +100,7 @@ async function startWorker(
       await stopChild(child);
       throw new Error(`pixelmill worker did not connect within ${WORKER_READY_TIMEOUT_MS / 1000} s`);
     }
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
   }
   return { child, output };
 }
@@ -121,6 +135,20 @@ async function reportTotals(file: string): Promise<{ completed: number; images: 
   return totals;
 }
 
+/** What the worker and the Temporal side spend in `seconds` with the worker polling and no run. */
+async function idleCpu(worker: number, spec: WorkerRunSpec, seconds: number): Promise<WindowCpu> {
+  const sampler = new ProcessSampler(worker, 1_000);
+  const meter = spec.meterTemporal();
+  const started = performance.now();
+  await sleep(seconds * 1000);
+  const temporal = meter.stop();
+  sampler.stop();
+  return {
+    seconds: round((performance.now() - started) / 1000, 2),
+    cpu_s: { worker: round(sampler.cpuSeconds(), 2), temporal: mapValues(temporal, (s) => round(s, 2)) },
+  };
+}
+
 export async function runWithWorkerProcess(spec: WorkerRunSpec): Promise<WorkerRunFigures> {
   // runHistoryFigures reads the `default` namespace: the bench's runs live there on either server.
   if (spec.temporal.namespace !== 'default')
@@ -144,8 +172,10 @@ export async function runWithWorkerProcess(spec: WorkerRunSpec): Promise<WorkerR
   const worker = await startWorker(env, spec.dir);
   const logs = { cli: join(spec.dir, 'cli.log'), worker: join(spec.dir, 'worker.log') };
   try {
+    const idle = spec.idleSeconds ? await idleCpu(worker.child.pid!, spec, spec.idleSeconds) : null;
     const workerSampler = new ProcessSampler(worker.child.pid!, 200, { threads: true });
     const temporalMeter = spec.meterTemporal();
+    const started = performance.now();
     const cli = spawnCli(['run', manifest, '--wait', '--no-progress'], { cwd: spec.dir, env });
     const cliSampler = new ProcessSampler(cli.pid!, 200);
     const cliOutput = gather(cli);
@@ -160,6 +190,7 @@ export async function runWithWorkerProcess(spec: WorkerRunSpec): Promise<WorkerR
     const code = await exited(cli);
     clearTimeout(timer);
     const temporalCpu = temporalMeter.stop();
+    const windowS = (performance.now() - started) / 1000;
     const cliRssMb = cliSampler.stop();
     const workerRssMb = workerSampler.stop();
     writeFileSync(logs.cli, cliOutput());
@@ -183,6 +214,8 @@ export async function runWithWorkerProcess(spec: WorkerRunSpec): Promise<WorkerR
         worker: round(workerSampler.cpuSeconds(), 2),
         temporal: mapValues(temporalCpu, (s) => round(s, 2)),
       },
+      window_s: round(windowS, 2),
+      idle,
       worker_cpu_by_thread_s: mapValues(workerSampler.cpuSecondsByThread(), (s) => round(s, 2)),
       peak_rss_mb: { cli: cliRssMb, worker: workerRssMb },
       histories,
