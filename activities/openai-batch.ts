@@ -64,20 +64,12 @@ export function openaiBatchActivities(deps: OpenAIBatchDeps) {
     const meta = await runState.readPlanMeta(input.plan);
     const client = openaiClientFor(clients, meta);
     const metadata = batchMetadata(input);
-    let calls = 0;
-    let after: string | undefined;
-    for (let page = 0; page < LIST_PAGES; page++) {
-      calls++;
-      const listed = await client.listBatches(after !== undefined ? { after } : {});
-      const found = listed.batches.find((batch) => sameBatch(batch, metadata));
-      if (found) return { batchId: found.id, reused: true, calls };
-      if (listed.after === undefined) break;
-      after = listed.after;
-    }
     const lines: string[] = [];
+    let images = 0;
     const provider = providerNamed(meta.provider);
     for (const { index, attempt } of input.items) {
       const { item } = await runState.readPlanItem(input.plan, index);
+      images += item.n;
       const mapped = provider.mapRequest(item);
       // validate refused these already: a plan that maps no more was made by another version.
       if ('problems' in mapped)
@@ -89,10 +81,20 @@ export function openaiBatchActivities(deps: OpenAIBatchDeps) {
       const customId = customIdOf({ key: keyDigest(generationKey(item)), index, attempt });
       lines.push(requestLine(customId, mapped.request));
     }
+    let calls = 0;
+    let after: string | undefined;
+    for (let page = 0; page < LIST_PAGES; page++) {
+      calls++;
+      const listed = await client.listBatches(after !== undefined ? { after } : {});
+      const found = listed.batches.find((batch) => sameBatch(batch, metadata));
+      if (found) return { batchId: found.id, reused: true, calls, images };
+      if (listed.after === undefined) break;
+      after = listed.after;
+    }
     const filename = `pixelmill-${meta.name}-shard${input.shard + 1}-round${input.round}.jsonl`;
     const fileId = await client.uploadBatchFile(Buffer.from(lines.join('')), filename);
     const batch = await client.createBatch(fileId, metadata);
-    return { batchId: batch.id, reused: false, calls: calls + 2 };
+    return { batchId: batch.id, reused: false, calls: calls + 2, images };
   }
 
   async function openaiBatchStatus(input: BatchRef): Promise<BatchStatusOutput> {
@@ -119,6 +121,8 @@ export function statusOf(batch: Batch): BatchStatusOutput {
   if (counts) {
     output.finished = counts.completed + counts.failed;
     output.total = counts.total;
+    output.completed = counts.completed;
+    output.failed = counts.failed;
   }
   const first = batch.errors?.data?.[0];
   if (batch.status === 'failed')

@@ -89,9 +89,13 @@ function batchSettings(prepared: PreparedRun, meta: PlanMeta): void {
   if (submission === undefined || submission === 'tasks') return;
   prepared.submission = submission;
   if (submission !== 'batch-file') return;
-  prepared.batch = { ...batchPollWaits(meta.batchPollMs), retryIn: meta.retryIn ?? 'batch' };
-  const imagesPerItem = Math.max(1, meta.imageCount / Math.max(1, meta.itemCount));
   const enqueued = meta.maxEnqueuedImages ?? DEFAULT_MAX_ENQUEUED_IMAGES;
+  prepared.batch = {
+    ...batchPollWaits(meta.batchPollMs),
+    retryIn: meta.retryIn ?? 'batch',
+    enqueuedImages: enqueued,
+  };
+  const imagesPerItem = Math.max(1, meta.imageCount / Math.max(1, meta.itemCount));
   prepared.maxInFlight = Math.max(1, Math.floor(enqueued / imagesPerItem));
 }
 

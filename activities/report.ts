@@ -41,8 +41,10 @@ export function writeReportActivity(deps: WriteReportDeps) {
         items,
         outcomes,
         run: input,
-        // The rates the run went at, as its governor knows them at its end (or its fixed rate).
+        // The rates the run went at, as its governor knows them at its end (or its fixed rate);
+        // none for a batch run, whose few calls skip the rate gate (its batches say what it did).
         rates: async () => {
+          if (input.batches) return undefined;
           const context = activityContext();
           const apiAccount = context && accountOfQueue(context.info.taskQueue);
           return context && ratesInForce(context.client, { ...meta, ...(apiAccount ? { apiAccount } : {}) });

@@ -7,6 +7,8 @@ import type { RunRates } from '../governor/types.js';
 import { ratesInForce } from '../temporal/governor-rates.js';
 import { retryingNow, type Retrying } from './retrying.js';
 import { addTotals, normalizeCounts } from '../common/item-counts.js';
+import { addBatchTotals } from '../common/batch-totals.js';
+import type { BatchTotals } from '../common/batch-types.js';
 
 export interface LiveProgress {
   run: RunProgress;
@@ -22,8 +24,10 @@ export interface LiveProgress {
   tasksRejected?: number;
   /** A failure Temporal is retrying now (the API unreachable, a store refusing writes). */
   retrying?: Retrying;
-  /** The rates the run's calls go at, and why; absent while the governor does not answer. */
+  /** The rates the run's calls go at, and why; absent while the governor does not answer, and in batch mode. */
   rates?: RunRates;
+  /** A batch run's batches (in place of rates: its few calls skip the rate gate). */
+  batches?: BatchTotals;
 }
 
 /**
@@ -47,6 +51,8 @@ export async function liveProgress(
   let tasksGivenUp = run.finished.tasksGivenUp ?? 0;
   let tasksRejected = run.finished.tasksRejected ?? 0;
   let creditsReserved: number | undefined;
+  const batchRun = run.submission === 'batch-file';
+  let batches = batchRun ? addBatchTotals(run.finished.batches, undefined) : undefined;
   const [shards, retrying, rates] = await Promise.all([
     Promise.all(
       run.runningShards.map((id) =>
@@ -57,7 +63,7 @@ export async function liveProgress(
       ),
     ),
     retryingNow(client, [runId, ...run.runningShards]),
-    ratesInForce(client, run),
+    batchRun ? undefined : ratesInForce(client, run),
   ]);
   for (const shard of shards) {
     if (!shard) continue; // finished between the two queries: counted by the run next time
@@ -68,6 +74,7 @@ export async function liveProgress(
     images += shard.images;
     tasksGivenUp += shard.tasksGivenUp ?? 0;
     tasksRejected += shard.tasksRejected ?? 0;
+    if (batches && shard.batches) batches = addBatchTotals(batches, shard.batches);
   }
   // Items of shards not started yet are queued.
   const known = Object.values(counts).reduce((sum, n) => sum + n, 0);
@@ -83,5 +90,6 @@ export async function liveProgress(
     ...(tasksRejected > 0 ? { tasksRejected } : {}),
     ...(retrying ? { retrying } : {}),
     ...(rates ? { rates } : {}),
+    ...(batches ? { batches } : {}),
   };
 }

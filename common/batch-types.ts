@@ -24,6 +24,8 @@ export interface BatchSubmitOutput {
   /** An earlier attempt (or execution) had created it: found by its metadata, not created again. */
   reused: boolean;
   calls: number;
+  /** The images the batch's requests ask for (each item's `n`): what it holds of the enqueued limit. */
+  images?: number;
 }
 
 export interface BatchRef {
@@ -37,6 +39,9 @@ export interface BatchStatusOutput {
   /** Requests finished so far (completed and failed), when told. */
   finished?: number;
   total?: number;
+  /** Of those, the requests that succeeded and those that failed (`request_counts`), when told. */
+  completed?: number;
+  failed?: number;
   /** A batch that failed validation: why (its first error), for its items' failures. */
   failure?: ErrorSummary;
 }
@@ -81,3 +86,25 @@ export interface GenerateItemInput {
 }
 
 export type GenerateItemOutput = CollectedOutcome & { calls: number };
+
+/**
+ * What a batch run's batches are doing, as its shards tell it: the one vocabulary of the terminal,
+ * `status` (and `--json`), summary.json and the Temporal UI (batch-totals.ts's describeBatches).
+ * A run in batch mode shows this instead of API rates: its few calls skip the rate gate.
+ */
+export interface BatchTotals {
+  /** Batches created and not ended yet. */
+  inFlight: number;
+  /** Batches ended, by how they ended. */
+  completed: number;
+  expired: number;
+  failed: number;
+  cancelled: number;
+  /** The requests of the batches in flight, by state, as their last status call counted them. */
+  requests: { waiting: number; completed: number; failed: number };
+  /** Images the batches in flight ask for, and the most the run keeps waiting (`api.max_enqueued_images`). */
+  enqueuedImages: number;
+  enqueuedLimit?: number;
+  /** The next status call of a batch in flight, the soonest (ISO 8601). */
+  nextPollAt?: string;
+}

@@ -4,6 +4,7 @@
 import type { RateCaps } from '../governor/types.js';
 import type { S3Location } from '../storage/s3-location.js';
 import type { NotifyTarget } from './notify-types.js';
+import type { BatchTotals } from './batch-types.js';
 
 /** Final status of an item in report.jsonl. */
 export type ItemStatus = 'completed' | 'failed' | 'cancelled' | 'expired' | 'skipped';
@@ -89,6 +90,8 @@ export interface FinishedTotals {
   tasksGivenUp: number;
   tasksRejected: number;
   creditsRejected: number;
+  /** The finished batch shards' batches (batch mode). */
+  batches?: BatchTotals;
 }
 
 export interface RunTotalsState {
@@ -159,6 +162,8 @@ export interface BatchLimits {
   pollMs: number;
   /** The longest wait (absent in runs started before it: 20 times pollMs, at most 10 minutes). */
   maxPollMs?: number;
+  /** `api.max_enqueued_images`: what the status of the run's batches measures their images against. */
+  enqueuedImages?: number;
   /** Where unfinished items are generated again: a new batch, or held calls. */
   retryIn: 'batch' | 'sync';
 }
@@ -214,6 +219,8 @@ export interface ShardProgress {
   tasksGivenUp?: number;
   /** Completed tasks whose images failed a check and were generated again (`checks`, `retry.on`). */
   tasksRejected?: number;
+  /** A batch shard's batches (batch mode): in flight, ended, their requests. */
+  batches?: BatchTotals;
   paused: boolean;
   cancelled: boolean;
 }
@@ -242,6 +249,8 @@ export interface RunProgress {
   deadlineAt?: number;
   /** An incremental run's carried items, as far as they are checked. */
   carryOver?: CarryOverTotals;
+  /** How its items reach the provider when not as tasks (PreparedRun.submission): `batch-file` shows batches, not rates. */
+  submission?: 'batch-file' | 'held-call';
 }
 
 /** An incremental run's items carried over from its catalog, so far. */
@@ -398,6 +407,8 @@ export interface ShardResult {
   /** Tasks whose images failed a check and were generated again, and what they were charged. */
   tasksRejected?: number;
   creditsRejected?: number;
+  /** A batch shard's batches, every one ended. */
+  batches?: BatchTotals;
 }
 
 export interface PauseRequest {
@@ -661,6 +672,8 @@ export interface WriteReportInput {
   generationMs?: number;
   /** An incremental run's carried items. */
   carryOver?: CarryOverTotals;
+  /** A batch run's batches (summary.json's `batches`, in place of `rates`). */
+  batches?: BatchTotals;
 }
 
 /** Items that did not complete with the same status and error: how many, and the first ids. */

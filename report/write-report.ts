@@ -156,6 +156,7 @@ export async function writeReportFiles(sources: ReportSources): Promise<WrittenR
     finished_at: new Date(sources.now()).toISOString(),
     emulated: run.emulated,
     ...(rates ? { rates } : {}),
+    ...(run.batches ? { batches: run.batches } : {}),
     ...(sources.catalog ? { catalog: sources.catalog } : {}),
   };
   await writeFileAtomic(summaryFile, [`${JSON.stringify(summary, null, 2)}\n`]);

@@ -7,7 +7,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runWorkflowId } from '../common/names.js';
+import { liveProgress, type LiveProgress } from '../client/progress.js';
+import type { BatchTotals } from '../common/batch-types.js';
+import { runWorkflowId, shardWorkflowId } from '../common/names.js';
 import type { RunResult } from '../common/types.js';
 import {
   DEMO_OPENAI_KEY,
@@ -17,9 +19,14 @@ import {
 } from '../emulator/openai/index.js';
 import { loadManifest } from '../manifest/load.js';
 import { startInProcessWorkers, startRun, startTemporalHarness } from './support/catalog-harness.js';
+import { waitUntil } from './support/wait.js';
 
-/** Batches of seconds: the emulator's 10-60 minutes at a thousandth. */
+/**
+ * Batches of a tenth of a second or so: 1-5 emulated minutes at a thousandth. The tests run side
+ * by side (each its own emulator and run), so a file's time is about its slowest run's.
+ */
 const TIME_SCALE = 0.001;
+const BATCH_DURATION: [number, number] = [60, 300];
 
 let env: TestWorkflowEnvironment;
 let dir: string;
@@ -35,7 +42,12 @@ afterAll(async () => {
 
 async function emulator(config: OpenAIConfigOverrides = {}): Promise<RunningOpenAIEmulator> {
   const started = await startOpenAIEmulator({
-    config: { time_scale: TIME_SCALE, port: 0, ...config },
+    config: {
+      time_scale: TIME_SCALE,
+      port: 0,
+      ...config,
+      batches: { batch_duration: BATCH_DURATION, ...config.batches },
+    },
     log: () => undefined,
   });
   closers.push(() => started.close());
@@ -56,7 +68,13 @@ async function runCatalog(
   baseUrl: string,
   name: string,
   count: number,
-  extra: { api?: string; defaults?: string; lines?: string[] } = {},
+  extra: {
+    api?: string;
+    defaults?: string;
+    lines?: string[];
+    /** Called with the run's id once it has started, alongside waiting for its result. */
+    during?: (runId: string) => Promise<void>;
+  } = {},
 ): Promise<{ result: RunResult; outputDir: string; lines: ReportLine[] }> {
   const file = join(dir, `${name}.yaml`);
   writeFileSync(
@@ -81,7 +99,7 @@ async function runCatalog(
     runId: runWorkflowId(name),
   };
   const handle = await startRun(env.client, catalog);
-  const result = await handle.result();
+  const [result] = await Promise.all([handle.result(), extra.during?.(catalog.runId)]);
   const lines = readFileSync(join(catalog.outputDir, 'report.jsonl'), 'utf8')
     .trim()
     .split('\n')
@@ -89,10 +107,24 @@ async function runCatalog(
   return { result, outputDir: catalog.outputDir, lines };
 }
 
-describe('a catalog on OpenAI in batch mode', () => {
+describe.concurrent('a catalog on OpenAI in batch mode', () => {
   it('stores every image from the output file, checked, one batch for the shard', async () => {
-    const api = await emulator();
-    const { result, lines } = await runCatalog(api.url, 'openai-batch', 12);
+    // A batch of 1-5 emulated minutes, long enough to be seen in flight.
+    const api = await emulator({ batches: { batch_duration: [1_000, 1_500] } });
+    let seen: LiveProgress | undefined;
+    const { result, lines, outputDir } = await runCatalog(api.url, 'openai-batch', 12, {
+      during: async (runId) => {
+        seen = await waitUntil(
+          'the batch in flight in the live progress',
+          async () => {
+            const live = await liveProgress(env.client, runId).catch(() => undefined);
+            return live?.batches?.inFlight === 1 && live.batches.nextPollAt !== undefined ? live : undefined;
+          },
+          60_000,
+          20,
+        );
+      },
+    });
     expect(result.counts.completed).toBe(12);
     expect(lines).toHaveLength(12);
     for (const line of lines) {
@@ -108,6 +140,23 @@ describe('a catalog on OpenAI in batch mode', () => {
     // A handful of calls for the whole shard: list, upload, create, polls, collect.
     expect(result.apiCalls.submit).toBeLessThanOrEqual(3);
     expect(result.images).toBe(12);
+    // While it ran: its batch, not an API rate (a batch run's calls skip the rate gate).
+    expect(seen!.batches).toMatchObject({ inFlight: 1, enqueuedImages: 12, enqueuedLimit: 5_000 });
+    const { waiting, completed, failed } = seen!.batches!.requests;
+    expect(waiting + completed + failed).toBe(12);
+    expect(seen!.rates).toBeUndefined();
+    // At its end: summary.json, the shard's and the run's memo say the same.
+    const summary = JSON.parse(readFileSync(join(outputDir, 'summary.json'), 'utf8')) as {
+      batches?: BatchTotals;
+      rates?: unknown;
+    };
+    expect(summary.batches).toMatchObject({ inFlight: 0, completed: 1, expired: 0, failed: 0 });
+    expect(summary.rates).toBeUndefined();
+    const runId = runWorkflowId('openai-batch');
+    const shardMemo = (await env.client.workflow.getHandle(shardWorkflowId(runId, 0)).describe()).memo;
+    expect(shardMemo?.batches).toMatchObject({ inFlight: 0, completed: 1 });
+    const runMemo = (await env.client.workflow.getHandle(runId).describe()).memo;
+    expect(runMemo?.batches).toMatchObject({ completed: 1 });
   });
 
   it(
@@ -170,7 +219,7 @@ describe('a catalog on OpenAI in batch mode', () => {
   });
 });
 
-describe('damaged output lines', () => {
+describe.concurrent('damaged output lines', () => {
   it('fails a malformed line and an undecodable image alone, each resubmitted, the neighbours kept', async () => {
     const api = await emulator({
       batches: { damaged_line_words: { malformed: ['number 2'], undecodable: ['number 4'] } },
@@ -189,22 +238,7 @@ describe('damaged output lines', () => {
   });
 });
 
-describe('deadline', () => {
-  it('cancels a batch at the deadline and keeps what finished', async () => {
-    // A batch of 20 to 30 s of emulated time (here): the deadline comes first.
-    const api = await emulator({ batches: { batch_duration: [20_000, 30_000] } });
-    const { result, lines } = await runCatalog(api.url, 'openai-deadline', 4, {
-      lines: ['limits: { deadline: "2500ms" }'],
-    });
-    expect(result.counts.completed + result.counts.cancelled).toBe(4);
-    expect(result.counts.cancelled).toBeGreaterThan(0);
-    const cancelled = lines.filter((line) => line.status === 'cancelled');
-    for (const line of cancelled) expect(line.error?.code).toBe('deadline');
-    expect(api.stats().batches.cancelled).toBe(1);
-  });
-});
-
-describe('budget_credits', () => {
+describe.concurrent('budget_credits', () => {
   it('sends a batch of only the items whose estimates (by quality) fit the budget, and skips the rest', async () => {
     const api = await emulator();
     // A high-quality square is $0.133, $0.0665 in Batch: three fit in $0.20 (at medium's $0.017 all would).
@@ -219,5 +253,21 @@ describe('budget_credits', () => {
     expect(skipped.map((line) => line.id)).toEqual(['item-3', 'item-4', 'item-5', 'item-6', 'item-7']);
     for (const line of skipped) expect(line.error?.code).toBe('budget_exhausted');
     expect(result.creditsSpent).toBeLessThanOrEqual(0.2);
+  });
+});
+
+// After the others, alone: the batch must exist before the deadline comes.
+describe('deadline', () => {
+  it('cancels a batch at the deadline and keeps what finished', async () => {
+    // A batch of 20 to 30 s of emulated time (here): the deadline comes first.
+    const api = await emulator({ batches: { batch_duration: [20_000, 30_000] } });
+    const { result, lines } = await runCatalog(api.url, 'openai-deadline', 4, {
+      lines: ['limits: { deadline: "2500ms" }'],
+    });
+    expect(result.counts.completed + result.counts.cancelled).toBe(4);
+    expect(result.counts.cancelled).toBeGreaterThan(0);
+    const cancelled = lines.filter((line) => line.status === 'cancelled');
+    for (const line of cancelled) expect(line.error?.code).toBe('deadline');
+    expect(api.stats().batches.cancelled).toBe(1);
   });
 });

@@ -154,7 +154,12 @@ describe('what an OpenAI item is expected to cost', () => {
     const prepared = await activities.prepareRun({ plan });
     expect(prepared.budgetCredits).toBe(12.5);
     // No poll_interval: the first status call 2 s after the create, waits growing to 10 minutes.
-    expect(prepared.batch).toEqual({ pollMs: 2_000, maxPollMs: 600_000, retryIn: 'batch' });
+    expect(prepared.batch).toEqual({
+      pollMs: 2_000,
+      maxPollMs: 600_000,
+      retryIn: 'batch',
+      enqueuedImages: 5_000,
+    });
     expect(prepared.shardCredits?.[0]).toBeCloseTo(3 * 0.0665, 9);
     expect((await activities.planShard({ plan, offset: 0, count: 3 })).credits).toEqual([
       0.0665, 0.0665, 0.0665,

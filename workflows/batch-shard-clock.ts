@@ -1,11 +1,14 @@
 // What a batch shard decides from the clock and its state alone: whether the deadline or the
 // batch's task_timeout has come, how long its waits may last, why a batch is to be cancelled, and
-// the progress and result it tells its run. Pure (the time is an argument), so unit-tested without
+// the progress and result it tells its run (with its batches, in batch mode). Pure (the time is an argument), so unit-tested without
 // a server; batch-shard.ts passes Date.now(), which the workflow sandbox makes deterministic.
+import type { BatchTotals } from '../common/batch-types.js';
 import type { ShardLimits, ShardProgress, ShardResult } from '../common/types.js';
-import { batchCounts, creditsOf, type BatchShardState } from './batch-shard-state.js';
+import { zeroBatchTotals } from '../common/batch-totals.js';
+import { batchCounts, creditsOf, type BatchShardState, type EndedBatch } from './batch-shard-state.js';
 
 type Limits = Pick<ShardLimits, 'deadlineAt' | 'taskTimeoutMs'>;
+type BatchMode = Pick<ShardLimits, 'submission' | 'batch'>;
 
 export function deadlineDue(limits: Limits, nowMs: number): boolean {
   return limits.deadlineAt !== undefined && nowMs >= limits.deadlineAt;
@@ -47,7 +50,32 @@ export function cancelReason(
   return timedOut(limits, s, nowMs) ? 'task_timeout' : undefined;
 }
 
-export function batchProgress(s: BatchShardState, shard: number): ShardProgress {
+/**
+ * The shard's batches (BatchTotals): those ended, and the round's in flight with its requests by
+ * state (its last status call's counts; before one, all waiting), its images against the run's
+ * enqueued limit, and when it is polled next.
+ */
+export function shardBatches(s: BatchShardState, enqueuedLimit: number | undefined): BatchTotals {
+  const totals = zeroBatchTotals();
+  for (const [status, count] of Object.entries(s.batchesEnded ?? {})) totals[status as EndedBatch] = count;
+  if (enqueuedLimit !== undefined) totals.enqueuedLimit = enqueuedLimit;
+  if (s.batchId === undefined) return totals;
+  totals.inFlight = 1;
+  const completed = s.lastPoll?.completed ?? 0;
+  const failed = s.lastPoll?.failed ?? 0;
+  const requests = s.lastPoll?.total || s.inRound.length;
+  totals.requests = { waiting: Math.max(0, requests - completed - failed), completed, failed };
+  totals.enqueuedImages = s.roundImages ?? s.inRound.length;
+  if (s.nextPollAt !== undefined) totals.nextPollAt = new Date(s.nextPollAt).toISOString();
+  return totals;
+}
+
+/** The shard's batches, when it sends batch files (sync mode has none to tell). */
+function batchesOf(s: BatchShardState, limits: BatchMode): { batches?: BatchTotals } {
+  return limits.submission === 'batch-file' ? { batches: shardBatches(s, limits.batch?.enqueuedImages) } : {};
+}
+
+export function batchProgress(s: BatchShardState, shard: number, limits: BatchMode): ShardProgress {
   return {
     shard,
     counts: batchCounts(s),
@@ -57,6 +85,7 @@ export function batchProgress(s: BatchShardState, shard: number): ShardProgress 
     paused: s.paused,
     cancelled: s.cancelled,
     ...(s.givenUp > 0 ? { tasksGivenUp: s.givenUp } : {}),
+    ...batchesOf(s, limits),
   };
 }
 
@@ -66,6 +95,7 @@ export function batchResult(
   shard: number,
   stopCode: string | undefined,
   endedByDeadline: number,
+  limits: BatchMode = {},
 ): ShardResult {
   const result: ShardResult = {
     shard,
@@ -73,6 +103,7 @@ export function batchResult(
     creditsSpent: creditsOf(s),
     apiCalls: { ...s.apiCalls },
     images: s.images,
+    ...batchesOf(s, limits),
   };
   const stopReason = s.stopReason ?? (s.budgetStopped ? 'budget exhausted' : undefined);
   if (stopReason !== undefined) result.stopReason = stopReason;

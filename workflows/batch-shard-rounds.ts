@@ -1,7 +1,8 @@
 // The rounds of a batch shard (batch-shard.ts): each a budget check, then a batch submitted,
 // polled with growing waits and collected, or (sync mode, a retry in sync) held calls; what each
 // tells the run. Workflow code: every call an activity, every decision batch-shard-state.ts's.
-import { condition, workflowInfo } from '@temporalio/workflow';
+import { condition, setCurrentDetails, upsertMemo, workflowInfo } from '@temporalio/workflow';
+import { describeBatches } from '../common/batch-totals.js';
 import type { BatchItem, BatchStatusOutput, CollectedOutcome } from '../common/batch-types.js';
 import { shardProgressSignal, shardSubmittedSignal } from '../common/names.js';
 import type { ShardProgress } from '../common/types.js';
@@ -68,6 +69,7 @@ export async function submitRound(ctx: BatchShard, fit: number): Promise<void> {
   });
   s.apiCalls.submit += submitted.calls;
   s.batchId = submitted.batchId;
+  s.roundImages = submitted.images ?? items.length;
   s.createdAt = Date.now();
   s.pollMs = ctx.firstPollMs;
   if (!s.handedOff && input.limits.handOff) {
@@ -75,6 +77,9 @@ export async function submitRound(ctx: BatchShard, fit: number): Promise<void> {
     const holding = s.final.filter((status) => status === null).length;
     await tellRun(input, shardSubmittedSignal, { workflowId: workflowInfo().workflowId, holding });
   }
+  // The run's details and memo count the batch in flight from now.
+  await tellRun(input, shardProgressSignal, progressOf(ctx));
+  showBatches(ctx, { memo: true });
 }
 
 /**
@@ -98,9 +103,12 @@ export async function pollUntilEnded(ctx: BatchShard): Promise<BatchStatusOutput
     }
     const stopAt =
       s.cancelAsked === undefined ? Math.min(s.pollMs, msToStop(input.limits, s, Date.now())) : s.pollMs;
+    s.nextPollAt = Date.now() + Math.max(1, stopAt);
+    showBatches(ctx);
     await condition(() => s.cancelled && s.cancelAsked === undefined, Math.max(1, stopAt));
     s.apiCalls.lookup++;
     const batch = await a.openaiBatchStatus(ref);
+    s.lastPoll = batch;
     if (TERMINAL_BATCH_STATES.has(batch.status)) return batch;
     s.pollMs = nextPollMs(s.pollMs, ctx.firstPollMs, input.limits.batch?.maxPollMs);
     if (historyFull(input.limits)) return undefined;
@@ -172,10 +180,22 @@ export async function recordFinished(ctx: BatchShard): Promise<void> {
   if (s.outcomes.length > 0)
     await a.recordOutcomes({ plan: input.plan, shard: input.shard.index, outcomes: s.outcomes.splice(0) });
   await tellRun(input, shardProgressSignal, progressOf(ctx));
+  showBatches(ctx, { memo: true });
 }
 
 export function progressOf(ctx: BatchShard): ShardProgress {
-  return batchProgress(ctx.s, ctx.input.shard.index);
+  return batchProgress(ctx.s, ctx.input.shard.index, ctx.input.limits);
+}
+
+/**
+ * The shard's batches in the Temporal UI (batch mode): its details at every poll (no history
+ * event), its memo when a batch starts or ends (one event each).
+ */
+function showBatches(ctx: BatchShard, options: { memo?: boolean } = {}): void {
+  const { batches } = progressOf(ctx);
+  if (!batches) return;
+  setCurrentDetails(describeBatches(batches));
+  if (options.memo) upsertMemo({ batches });
 }
 
 export function deadlineDue(ctx: BatchShard): boolean {

@@ -61,7 +61,18 @@ export interface BatchShardState {
   syncEstimates?: number[];
   /** Set once a round was cut to what the allowance left (the rest ended as skipped). */
   budgetStopped?: boolean;
+  /** The shard's batches that have ended, by how (absent before the first). */
+  batchesEnded?: Partial<Record<EndedBatch, number>>;
+  /** The round's batch as its last status call saw it. */
+  lastPoll?: BatchStatusOutput;
+  /** The images the round's batch asks for (its items' `n`). */
+  roundImages?: number;
+  /** When the round's batch is polled next (workflow time, ms). */
+  nextPollAt?: number;
 }
+
+/** How a batch ends. */
+export type EndedBatch = 'completed' | 'expired' | 'failed' | 'cancelled';
 
 export function freshBatchState(
   count: number,
@@ -190,10 +201,17 @@ export function applyRound(
     const first = failures[0]!;
     s.stopReason = `every request of round ${s.round}'s batch failed: ${first.code}: ${first.message}`;
   }
+  if (s.batchId !== undefined && TERMINAL_BATCH_STATES.has(round.batch.status)) {
+    const ended = round.batch.status as EndedBatch;
+    (s.batchesEnded ??= {})[ended] = (s.batchesEnded[ended] ?? 0) + 1;
+  }
   s.inRound = [];
   delete s.batchId;
   delete s.createdAt;
   delete s.cancelAsked;
+  delete s.lastPoll;
+  delete s.roundImages;
+  delete s.nextPollAt;
   s.round++;
 }
 

@@ -121,7 +121,7 @@ async function workBatchShard(input: BatchShardInput): Promise<ShardResult> {
       : undefined;
   const endedByDeadline = stop ? endOpen(s, ctx.indexOf, stop) : 0;
   await recordFinished(ctx);
-  return batchResult(s, shard.index, stop?.code, endedByDeadline);
+  return batchResult(s, shard.index, stop?.code, endedByDeadline, limits);
 }
 
 function carryOn(ctx: BatchShard): Promise<never> {

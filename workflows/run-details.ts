@@ -1,7 +1,9 @@
 // The run's current details in the Temporal UI: one paragraph of where it stands, from its totals.
 // Pure text, unit-tested without a server (test/run-details.test.ts).
 import { describeOutcome } from '../common/item-counts.js';
-import type { CarryOverTotals, ItemCounts, RunState } from '../common/types.js';
+import { describeBatches, zeroBatchTotals } from '../common/batch-totals.js';
+import type { BatchTotals } from '../common/batch-types.js';
+import type { CarryOverTotals, ItemCounts, PreparedRun, RunState } from '../common/types.js';
 import { plural } from '../common/words.js';
 
 export interface RunDetailsView {
@@ -17,8 +19,21 @@ export interface RunDetailsView {
   carryOver?: CarryOverTotals | undefined;
   deadlineAt?: number | undefined;
   endedByDeadline: number;
-  /** How the API rate is set: a fixed number, or the governor that discovers it. */
-  rate: { fixed: number } | { governor: string };
+  /**
+   * How the API rate is set: a fixed number, or the governor that discovers it; a batch run's
+   * batches instead (its few calls skip the rate gate).
+   */
+  rate: { fixed: number } | { governor: string } | { batches: BatchTotals };
+}
+
+/** How a run's calls are paced, for its details: its batches in batch mode, else its rate. */
+export function pacingOf(
+  plan: Pick<PreparedRun, 'submission' | 'rateCaps' | 'requestsPerSecond'>,
+  governor: string,
+  batches: BatchTotals | undefined,
+): RunDetailsView['rate'] {
+  if (plan.submission === 'batch-file') return { batches: batches ?? zeroBatchTotals() };
+  return plan.rateCaps === undefined ? { fixed: plan.requestsPerSecond } : { governor };
 }
 
 export function runDetails(view: RunDetailsView): string {
@@ -51,6 +66,7 @@ function deadline({ deadlineAt, state, endedByDeadline }: RunDetailsView): strin
 }
 
 function rate(how: RunDetailsView['rate']): string {
+  if ('batches' in how) return ` ${describeBatches(how.batches)}`;
   return 'fixed' in how
     ? ` API rate: ${how.fixed}/s (fixed).`
     : ` API rate: discovered by ${how.governor}, whose details show the rates in force.`;

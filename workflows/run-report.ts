@@ -29,6 +29,7 @@ export async function writeRunReport(
           : {}),
         ...(totals.learnedGenerationMs?.length ? { generationMs: median(totals.learnedGenerationMs) } : {}),
         ...(totals.carryOver ? { carryOver: totals.carryOver } : {}),
+        ...(finished.batches ? { batches: finished.batches } : {}),
       },
     ],
   );

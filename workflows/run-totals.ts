@@ -11,6 +11,8 @@ import type {
   ShardResult,
 } from '../common/types.js';
 import { addTotals, normalizeCounts, zeroApiCalls, zeroCounts } from '../common/item-counts.js';
+import { addBatchTotals } from '../common/batch-totals.js';
+import type { BatchTotals } from '../common/batch-types.js';
 
 export class RunTotals {
   readonly finished: FinishedTotals = {
@@ -90,21 +92,24 @@ export class RunTotals {
     finished.creditsRejected += result.creditsRejected ?? 0;
     if (this.#unallocated !== undefined && allowance !== undefined)
       this.#unallocated += allowance - result.creditsSpent;
+    if (result.batches) finished.batches = addBatchTotals(finished.batches, result.batches);
     if (result.pollMs !== undefined) this.learnedPollMs = result.pollMs;
     this.endedByDeadline += result.endedByDeadline ?? 0;
   }
 
-  /** What the finished shards did, plus what the running ones last told. */
-  sofar(): { counts: ItemCounts; credits: number; tasksRejected: number } {
+  /** What the finished shards did, plus what the running ones last told (batches: batch mode's). */
+  sofar(): { counts: ItemCounts; credits: number; tasksRejected: number; batches?: BatchTotals } {
     const counts = { ...this.finished.counts };
     let credits = this.finished.creditsSpent;
     let tasksRejected = this.finished.tasksRejected;
+    let batches = this.finished.batches;
     for (const shard of this.#told.values()) {
       addTotals(counts, shard.counts);
       credits += shard.creditsSpent;
       tasksRejected += shard.tasksRejected ?? 0;
+      if (shard.batches) batches = addBatchTotals(batches, shard.batches);
     }
-    return { counts, credits, tasksRejected };
+    return { counts, credits, tasksRejected, ...(batches ? { batches } : {}) };
   }
 
   /** An incremental run's carried items: completed when carried, the rest generated after all. */
@@ -126,6 +131,11 @@ export class RunTotals {
   /** A copy for the progress query. */
   snapshot(): FinishedTotals {
     const { finished } = this;
-    return { ...finished, counts: { ...finished.counts }, apiCalls: { ...finished.apiCalls } };
+    return {
+      ...finished,
+      counts: { ...finished.counts },
+      apiCalls: { ...finished.apiCalls },
+      ...(finished.batches ? { batches: addBatchTotals(finished.batches, undefined) } : {}),
+    };
   }
 }

@@ -6,6 +6,7 @@ import {
   isCancellation,
   setCurrentDetails,
   setHandler,
+  upsertMemo,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -25,7 +26,7 @@ import type { PauseRequest, PreparedRun, RunInput, RunResult, RunState, ShardSpe
 import { countAttributes, ITEMS_ATTRIBUTE, MANIFEST_ATTRIBUTE } from '../common/search-attributes.js';
 import { activitiesOn } from './activities.js';
 import { CarryOver } from './run-carry.js';
-import { runDetails } from './run-details.js';
+import { pacingOf, runDetails } from './run-details.js';
 import { limitRate } from './run-rate.js';
 import { writeRunReport } from './run-report.js';
 import {
@@ -109,6 +110,7 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
     ...(input.apiAccount !== undefined ? { apiAccount: input.apiAccount } : {}),
     ...(deadlineAt !== undefined ? { deadlineAt } : {}),
     ...(totals.carryOver ? { carryOver: { ...totals.carryOver } } : {}),
+    ...(prepared?.submission ? { submission: prepared.submission } : {}),
   }));
 
   const plan: PreparedRun = prepared ?? (await prepareAndLimit());
@@ -135,7 +137,7 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
   /** No shard is left to start: none waits, and no carried item can still turn out to need one. */
   const allStarted = (): boolean => started === shards.length && !carry.carrying;
   const publish = (final?: { counts: RunResult['counts']; credits: number }): void => {
-    const { counts, credits, tasksRejected } = { ...totals.sofar(), ...final };
+    const { counts, credits, tasksRejected, batches } = { ...totals.sofar(), ...final };
     setCurrentDetails(
       runDetails({
         state,
@@ -149,10 +151,7 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
         carryOver: totals.carryOver,
         deadlineAt,
         endedByDeadline: totals.endedByDeadline,
-        rate:
-          plan.rateCaps === undefined
-            ? { fixed: plan.requestsPerSecond }
-            : { governor: governorWorkflowId(input.apiAccount) },
+        rate: pacingOf(plan, governorWorkflowId(input.apiAccount), batches),
       }),
     );
   };
@@ -169,6 +168,8 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
   shardPool.limit(plan.maxInFlight, perShardInFlight);
   shardPool.onClosed = (index, result, allowance) => {
     totals.shardFinished(index, result, allowance);
+    // The UI's memo of a batch run: its ended batches, one event per finished shard.
+    if (result.batches) upsertMemo({ batches: totals.finished.batches });
     if (result.stopReason && !reason) reason = result.stopReason;
     publish();
     indexCounts();

@@ -28,6 +28,8 @@ import { workflowUrl } from '../session.js';
 import { rootMessage } from '../watch.js';
 import { examples, localTime, RUN_ARGUMENT, withRun } from './with-run.js';
 import type { RunRates } from '../../governor/types.js';
+import { batchParts } from '../../common/batch-totals.js';
+import type { BatchTotals } from '../../common/batch-types.js';
 import type { CatalogSummary } from '../../report/write-report.js';
 
 export interface RunStatus {
@@ -55,8 +57,13 @@ export interface RunStatus {
   /** Completed tasks whose images failed a check and were generated again so far, while the run runs. */
   tasksRejected: number | null;
   apiCalls: ApiCallCounts | null;
-  /** The rates the run's calls go at and why (fixed, or discovered per group), while it runs and at its end. */
+  /**
+   * The rates the run's calls go at and why (fixed, or discovered per group), while it runs and at
+   * its end; null for a batch run, whose few calls skip the rate gate (see `batches`).
+   */
   rates: RunRates | null;
+  /** A batch run's batches: in flight, ended by how, their requests by state, enqueued images, next poll. */
+  batches: BatchTotals | null;
   /**
    * What the run carried over from the output's catalog (reused, restored, moved, regenerated):
    * as far as it got while it runs; at its end with what it generated and what was removed.
@@ -84,6 +91,7 @@ interface Summary {
   credits_charged: number;
   api_calls: ApiCallCounts;
   rates?: RunRates;
+  batches?: BatchTotals;
   catalog?: CatalogSummary;
 }
 
@@ -156,6 +164,7 @@ export async function runStatus(
     tasksRejected: null,
     apiCalls: null,
     rates: null,
+    batches: null,
     catalog: null,
     source: 'none',
     outputDir: null,
@@ -196,6 +205,7 @@ export async function runStatus(
         tasksRejected: live.tasksRejected ?? 0,
         apiCalls: live.apiCalls,
         rates: live.rates ?? null,
+        batches: live.batches ?? null,
         catalog: live.run.carryOver ?? null,
         source: 'live',
       });
@@ -220,6 +230,7 @@ export async function runStatus(
       creditsSpent: summary.credits_charged,
       apiCalls: summary.api_calls,
       rates: summary.rates ?? null,
+      batches: summary.batches ?? null,
       catalog: summary.catalog ?? null,
       source: 'report',
       report: runFileLocation(location, REPORT_FILE),
@@ -271,6 +282,7 @@ function statusText(status: RunStatus, color: boolean): string {
     );
     const budget = status.budgetCredits !== null ? ` of ${status.budgetCredits}` : '';
     lines.push(`images ${status.images ?? 0} · credits ${status.creditsSpent ?? 0}${budget}`);
+    if (status.batches) lines.push(batchParts(status.batches, Date.now()).join(' · '));
   } else if (status.status === 'RUNNING') {
     lines.push('no progress: no worker answered (an embedded run progresses while `pixelmill run` runs)');
   }

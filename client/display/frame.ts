@@ -3,6 +3,7 @@
 // come in as a picocolors instance, so "no colour" is the same code with identity formatters.
 import { stripVTControlCharacters } from 'node:util';
 import picocolors from 'picocolors';
+import { batchParts } from '../../common/batch-totals.js';
 import { describeRunRates } from '../../governor/describe.js';
 import type { ItemCounts, RunState } from '../../common/types.js';
 import type { LiveProgress } from '../progress.js';
@@ -69,16 +70,19 @@ function credits(progress: LiveProgress): string {
 
 /**
  * The measured request rate and its window, against the run's limit once the run has read it:
- * a fixed rate, or the discovered rates per group and where they come from.
+ * a fixed rate, or the discovered rates per group and where they come from; a batch run's
+ * batches instead.
  */
-function requests(view: ProgressView): string {
-  const { run, rates } = view.progress;
+function requests(view: ProgressView): string[] {
+  const { run, rates, batches } = view.progress;
+  // A batch run's few calls skip the rate gate: its batches say what it is doing.
+  if (batches) return batchParts(batches, view.nowMs ?? Date.now());
   const { requestsPerSecond, requestsWindowS } = view.rates;
   const window = requestsWindowS !== undefined ? ` (${requestsWindowS} s avg)` : '';
   const measured = `requests ${formatRate(requestsPerSecond)}/s${window}`;
-  if (rates?.mode === 'auto') return `${measured} · rate ${describeRunRates(rates)}`;
+  if (rates?.mode === 'auto') return [`${measured} · rate ${describeRunRates(rates)}`];
   const limit = run.requestsPerSecond;
-  return `${measured}${run.rateCaps === undefined && limit > 0 ? ` of ${limit}/s` : ''}`;
+  return [`${measured}${run.rateCaps === undefined && limit > 0 ? ` of ${limit}/s` : ''}`];
 }
 
 /** `deadline 08:00Z (in 1:05:00)`, or `deadline passed`, for a run with `limits.deadline`. */
@@ -163,7 +167,7 @@ export function renderFrame(view: ProgressView, c: Colors, columns = Number.POSI
     ...carried(view).map((text) => c.cyan(text)),
   ];
   const rates = [
-    requests(view),
+    ...requests(view),
     `images ${formatRate(view.rates.imagesPerMinute)}/min`,
     `ETA ${formatEta(view)}`,
   ];
@@ -198,7 +202,7 @@ export function renderLine(view: ProgressView): string {
     `failed ${counts.failed}`,
     ...rareCounts(counts, view.progress.tasksGivenUp, view.progress.tasksRejected),
     ...carried(view),
-    requests(view),
+    ...requests(view),
     `images ${formatRate(view.rates.imagesPerMinute)}/min`,
     `ETA ${formatEta(view)}`,
     `credits ${credits(view.progress)}`,
