@@ -72,3 +72,36 @@ export async function startDevServerTemporal(dir: string): Promise<ChaosTemporal
     stop: async () => void (await stopDevServer(stateDir).catch(() => false)),
   };
 }
+
+/** What the chaos harness needs of a cluster handed over (test/support/cluster.ts's TemporalCluster). */
+export interface HandedCluster {
+  address: string;
+  connectionOptions: TemporalEndpoint['connectionOptions'];
+  clientEnv(namespace: string): NodeJS.ProcessEnv;
+  restartHistory(): Promise<void>;
+  restartPostgres(): Promise<void>;
+  dir: string;
+}
+
+/**
+ * A cluster as a chaos run's Temporal, in `namespace` (set up beforehand), with its two faults:
+ * the history service SIGKILLed and started again, PostgreSQL restarted. `stop` is the owner's.
+ */
+export function clusterTemporal(
+  cluster: HandedCluster,
+  namespace: string,
+  stop: () => Promise<void> = async () => undefined,
+): ChaosTemporal {
+  return {
+    address: cluster.address,
+    namespace,
+    connectionOptions: cluster.connectionOptions,
+    env: cluster.clientEnv(namespace),
+    faults: {
+      'restart-history': () => cluster.restartHistory(),
+      'restart-postgres': () => cluster.restartPostgres(),
+    },
+    stateDir: join(cluster.dir, 'logs'),
+    stop,
+  };
+}

@@ -6,10 +6,12 @@
 // temporal.toml profile).
 //
 // In order, on the same cluster: `pixelmill setup` on a fresh namespace and a 20-item run found by
-// its search attributes; the TLS connection and its refusals, beside a check that no cluster
-// process outlives a SIGKILLed test process; last, because it kills and restarts the cluster's
-// parts, the chaos run: 1,000 items sharing nothing with the CLI, through a SIGKILL of the
-// history service, a PostgreSQL restart, a worker SIGKILLed and a worker cut off for 30 s.
+// its search attributes; then at once, as they wait on other processes more than they compute,
+// setup's refusals (a conflicting attribute, Temporal Cloud), a TLS profile, the connections
+// refused without the client certificate or the CA, and a check that no cluster process outlives
+// a SIGKILLed test process; last, because it kills and restarts the cluster's parts, the chaos
+// run: 1,000 items sharing nothing with the CLI, through a SIGKILL of the history service, a
+// PostgreSQL restart, a worker SIGKILLed and a worker cut off for 30 s.
 //
 // Skipped, saying why, only on a machine without Go (the server cannot be built there).
 import { spawn } from 'node:child_process';
@@ -29,7 +31,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chaosChecks, formatChaosReport } from '../bench/chaos-report.js';
 import type { Disruption } from '../bench/chaos-config.js';
 import { runChaos } from '../bench/chaos-run.js';
-import type { ChaosTemporal } from '../bench/chaos-temporal.js';
+import { clusterTemporal } from '../bench/chaos-temporal.js';
 import { cleanUpAll } from '../bench/processes.js';
 import { PIXELMILL_SEARCH_ATTRIBUTES } from '../common/search-attributes.js';
 import { DEMO_API_KEY, type RunningEmulator } from '../emulator/index.js';
@@ -192,50 +194,6 @@ describe.skipIf(skipReason !== undefined)(`pixelmill on a Temporal cluster on Po
     expect(await registeredAttributes(NAMESPACE)).toEqual(wanted);
   }, 60_000);
 
-  it('`pixelmill setup` refuses a namespace where one of its attributes has another type, one line per conflict', async () => {
-    const namespace = 'conflicting';
-    const connection = await Connection.connect(cluster.connectionOptions);
-    try {
-      await ensureNamespace(connection, namespace);
-      // 2: Keyword, where pixelmill needs Int.
-      const searchAttributes = { PixelmillItems: 2 } as unknown as Parameters<
-        Connection['operatorService']['addSearchAttributes']
-      >[0]['searchAttributes'];
-      await connection.operatorService.addSearchAttributes({ namespace, searchAttributes });
-    } finally {
-      await connection.close();
-    }
-    const result = await pixelmill(['setup'], {}, namespace);
-    expect(result.code).toBe(1);
-    expect(result.stderr).toBe(
-      `pixelmill: namespace ${namespace} is not usable as it is:\n` +
-        `  PixelmillItems exists in namespace ${namespace} as Keyword, pixelmill needs Int: remove it ` +
-        `(temporal operator search-attribute remove --namespace ${namespace} --name PixelmillItems) or use another namespace\n`,
-    );
-    // Nothing was added beside the conflict.
-    expect(await registeredAttributes(namespace)).toEqual({ PixelmillItems: 2 });
-  }, 60_000);
-
-  it('with an API key (Temporal Cloud) adds nothing and prints the tcld command for each missing attribute', async () => {
-    // The namespace the cluster support registered, without pixelmill's attributes. The cluster
-    // has no authorizer: it ignores the key and checks the client certificate.
-    const secret = 'tmprl-cluster-setup-secret-0123456789';
-    const result = await pixelmill(['setup'], { TEMPORAL_API_KEY: secret }, cluster.namespace);
-    expect(result.code).toBe(1);
-    expect(result.stdout).toBe('');
-    const lines = result.stderr.trim().split('\n');
-    expect(lines[0]).toMatch(/^pixelmill: Temporal Cloud adds search attributes through its control plane/);
-    expect(lines.slice(1, -1)).toEqual(
-      PIXELMILL_SEARCH_ATTRIBUTES.map(
-        ({ name, type }) =>
-          `  tcld namespace search-attributes add --namespace ${cluster.namespace} --search-attribute ${name}=${type}`,
-      ),
-    );
-    expect(lines.at(-1)).toContain(`https://cloud.temporal.io/namespaces/${cluster.namespace}`);
-    expect(result.stderr).not.toContain(secret);
-    expect(await registeredAttributes(cluster.namespace)).toEqual({});
-  }, 60_000);
-
   it('a 20-item run completes on the cluster; `list --query` finds it by its search attributes, `status` reads it', async () => {
     const worker = await startWorker();
     try {
@@ -261,26 +219,23 @@ describe.skipIf(skipReason !== undefined)(`pixelmill on a Temporal cluster on Po
       expect(report).toHaveLength(20);
       expect(report.every((line) => line.status === 'completed')).toBe(true);
 
-      // Found by a custom attribute's value, and only by the right one (SQL visibility).
-      const listed = await pixelmill(['list', '--json', '--query', "PixelmillManifest = 'cluster-setup'"]);
+      // Found by a custom attribute's value, and only by the right one (SQL visibility); the
+      // commands, each mostly a node start, at once.
+      const [listed, byCount, none, status] = await Promise.all([
+        pixelmill(['list', '--json', '--query', "PixelmillManifest = 'cluster-setup'"]),
+        pixelmill(['list', '--json', '--query', 'PixelmillCompleted = 20 AND PixelmillFailed = 0']),
+        pixelmill(['list', '--json', '--query', "PixelmillManifest = 'another'"]),
+        pixelmill(['status', 'cluster-setup', '--json']),
+      ]);
       expect(listed.code, listed.stderr).toBe(0);
       expect(JSON.parse(listed.stdout)).toMatchObject([
         { runId: catalog.runId, status: 'COMPLETED', items: 20, completed: 20, failed: 0 },
       ]);
-      const byCount = await pixelmill([
-        'list',
-        '--json',
-        '--query',
-        'PixelmillCompleted = 20 AND PixelmillFailed = 0',
-      ]);
       expect(JSON.parse(byCount.stdout).map((listing: { runId: string }) => listing.runId)).toEqual([
         catalog.runId,
       ]);
-      const none = await pixelmill(['list', '--json', '--query', "PixelmillManifest = 'another'"]);
       expect(none.code).toBe(0);
       expect(JSON.parse(none.stdout)).toEqual([]);
-
-      const status = await pixelmill(['status', 'cluster-setup', '--json']);
       expect(status.code, status.stderr).toBe(0);
       expect(JSON.parse(status.stdout)).toMatchObject({ runId: catalog.runId, status: 'COMPLETED' });
     } finally {
@@ -317,145 +272,178 @@ function readdirPids(): number[] {
     .map(Number);
 }
 
-// Tests of this block wait mostly on the SDK's connect deadline: they run at once.
+// Tests of this block are independent of each other and wait mostly on other processes (the
+// refusals on the SDK's 10 s connect deadline): they run at once.
 describe
   .skipIf(skipReason !== undefined)
-  .concurrent(`the cluster's TLS, and its processes' lifetime${skipped}`, () => {
-    it('`list` connects through a TEMPORAL_PROFILE of a temporal.toml with the certificate paths', async () => {
-      const configFile = join(dir, 'temporal.toml');
-      writeFileSync(
-        configFile,
-        [
-          '[profile.cluster]',
-          `address = "${cluster.address}"`,
-          `namespace = "${cluster.namespace}"`,
-          '[profile.cluster.tls]',
-          'server_name = "localhost"',
-          `server_ca_cert_path = "${certs.caFile}"`,
-          `client_cert_path = "${certs.clientCertFile}"`,
-          `client_key_path = "${certs.clientKeyFile}"`,
-          '',
-        ].join('\n'),
-      );
-      const listed = await pixelmillWith(['list'], {
-        TEMPORAL_CONFIG_FILE: configFile,
-        TEMPORAL_PROFILE: 'cluster',
-      });
-      expect(listed.stderr).toBe('');
-      expect(listed.code).toBe(0);
-      expect(listed.stdout).toBe(
-        `pixelmill: no runs on ${cluster.address} (namespace ${cluster.namespace}, TLS, client certificate)\n`,
-      );
-    }, 60_000);
+  .concurrent(
+    `what pixelmill refuses on the cluster, a TLS profile, and the cluster's processes' lifetime${skipped}`,
+    () => {
+      it('`pixelmill setup` refuses a namespace where one of its attributes has another type, one line per conflict', async () => {
+        const namespace = 'conflicting';
+        const connection = await Connection.connect(cluster.connectionOptions);
+        try {
+          await ensureNamespace(connection, namespace);
+          // 2: Keyword, where pixelmill needs Int.
+          const searchAttributes = { PixelmillItems: 2 } as unknown as Parameters<
+            Connection['operatorService']['addSearchAttributes']
+          >[0]['searchAttributes'];
+          await connection.operatorService.addSearchAttributes({ namespace, searchAttributes });
+        } finally {
+          await connection.close();
+        }
+        const result = await pixelmill(['setup'], {}, namespace);
+        expect(result.code).toBe(1);
+        expect(result.stderr).toBe(
+          `pixelmill: namespace ${namespace} is not usable as it is:\n` +
+            `  PixelmillItems exists in namespace ${namespace} as Keyword, pixelmill needs Int: remove it ` +
+            `(temporal operator search-attribute remove --namespace ${namespace} --name PixelmillItems) or use another namespace\n`,
+        );
+        // Nothing was added beside the conflict.
+        expect(await registeredAttributes(namespace)).toEqual({ PixelmillItems: 2 });
+      }, 60_000);
 
-    it('without the client certificate, or without the CA, the connection is refused in one line that names the fix', async () => {
-      const {
-        TEMPORAL_TLS_CLIENT_CERT_PATH: _cert,
-        TEMPORAL_TLS_CLIENT_KEY_PATH: _key,
-        ...withoutCert
-      } = cluster.clientEnv();
-      const { TEMPORAL_TLS_SERVER_CA_CERT_PATH: _ca, ...withoutCa } = cluster.clientEnv();
-      // Each waits for the SDK's connect deadline (10 s): the three at once.
-      const [refused, untrusted, worker] = await Promise.all([
-        pixelmillWith(['list'], withoutCert),
-        pixelmillWith(['list'], withoutCa),
-        // The same refusal reaches a worker (the SDK's Rust core connects it).
-        pixelmillWith(['worker'], {
-          ...withoutCert,
-          PIXELMILL_API_BASE_URL: 'http://127.0.0.1:9',
-          PIXELMILL_API_KEY: DEMO_API_KEY,
-        }),
-      ]);
-      expect(refused.code).toBe(1);
-      expect(refused.stdout).toBe('');
-      expect(refused.stderr).toBe(
-        `pixelmill: cannot connect to Temporal at ${cluster.address} (namespace ${cluster.namespace}, TLS): ` +
-          'the server requires a client certificate (ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED): set ' +
-          "TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH (or a profile's tls.client_cert_path and tls.client_key_path)\n",
-      );
-      expect(untrusted.code).toBe(1);
-      expect(untrusted.stderr).toMatch(
-        /^pixelmill: cannot connect to Temporal at \S+ \(namespace \S+, TLS, client certificate\): the server's certificate is not trusted \(\w+\): set TEMPORAL_TLS_SERVER_CA_CERT_PATH to its CA\n$/,
-      );
-      expect(worker.code).toBe(1);
-      expect(worker.stderr.trimEnd().split('\n').at(-1)).toMatch(
-        /: the server requires a client certificate/,
-      );
-    }, 90_000);
+      it('with an API key (Temporal Cloud) adds nothing and prints the tcld command for each missing attribute', async () => {
+        // The namespace the cluster support registered, without pixelmill's attributes. The cluster
+        // has no authorizer: it ignores the key and checks the client certificate.
+        const secret = 'tmprl-cluster-setup-secret-0123456789';
+        const result = await pixelmill(['setup'], { TEMPORAL_API_KEY: secret }, cluster.namespace);
+        expect(result.code).toBe(1);
+        expect(result.stdout).toBe('');
+        const lines = result.stderr.trim().split('\n');
+        expect(lines[0]).toMatch(
+          /^pixelmill: Temporal Cloud adds search attributes through its control plane/,
+        );
+        expect(lines.slice(1, -1)).toEqual(
+          PIXELMILL_SEARCH_ATTRIBUTES.map(
+            ({ name, type }) =>
+              `  tcld namespace search-attributes add --namespace ${cluster.namespace} --search-attribute ${name}=${type}`,
+          ),
+        );
+        expect(lines.at(-1)).toContain(`https://cloud.temporal.io/namespaces/${cluster.namespace}`);
+        expect(result.stderr).not.toContain(secret);
+        expect(await registeredAttributes(cluster.namespace)).toEqual({});
+      }, 60_000);
 
-    it('no process of a cluster outlives its test process when that one is SIGKILLed', async () => {
-      if (!('tools' in installed)) return;
-      // A test process of its own: node loading test/support/cluster.ts as vitest does (vite's
-      // module runner), starting a cluster, printing its process ids, then waiting.
-      const script = [
-        "const { runnerImport } = await import('vite');",
-        "const { module } = await runnerImport(process.env.CLUSTER_SUPPORT, { configFile: false, logLevel: 'silent' });",
-        'const cluster = await module.startTemporalCluster(JSON.parse(process.env.CLUSTER_TOOLS));',
-        "process.stdout.write(JSON.stringify({ dir: cluster.dir, pids: cluster.pids() }) + '\\n');",
-        'setInterval(() => undefined, 60_000);',
-      ].join('\n');
-      const owner = spawn(process.execPath, ['--input-type=module', '-e', script], {
-        cwd: join(import.meta.dirname, '..'),
-        env: {
-          ...baseEnv,
-          CLUSTER_SUPPORT: join(import.meta.dirname, 'support', 'cluster.ts'),
-          CLUSTER_TOOLS: JSON.stringify(installed.tools),
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let output = '';
-      owner.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      owner.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      const exited = new Promise((resolve) => owner.once('exit', resolve));
-      let started: { dir: string; pids: Record<string, number> } | undefined;
-      try {
-        started = await waitUntil(
-          'the other test process to start its cluster',
-          () => {
-            if (owner.exitCode !== null) throw new Error(`the test process exited:\n${output}`);
-            const line = output.split('\n').find((text) => text.startsWith('{'));
-            return line ? (JSON.parse(line) as { dir: string; pids: Record<string, number> }) : undefined;
+      it('`list` connects through a TEMPORAL_PROFILE of a temporal.toml with the certificate paths', async () => {
+        const configFile = join(dir, 'temporal.toml');
+        writeFileSync(
+          configFile,
+          [
+            '[profile.cluster]',
+            `address = "${cluster.address}"`,
+            `namespace = "${cluster.namespace}"`,
+            '[profile.cluster.tls]',
+            'server_name = "localhost"',
+            `server_ca_cert_path = "${certs.caFile}"`,
+            `client_cert_path = "${certs.clientCertFile}"`,
+            `client_key_path = "${certs.clientKeyFile}"`,
+            '',
+          ].join('\n'),
+        );
+        const listed = await pixelmillWith(['list'], {
+          TEMPORAL_CONFIG_FILE: configFile,
+          TEMPORAL_PROFILE: 'cluster',
+        });
+        expect(listed.stderr).toBe('');
+        expect(listed.code).toBe(0);
+        expect(listed.stdout).toBe(
+          `pixelmill: no runs on ${cluster.address} (namespace ${cluster.namespace}, TLS, client certificate)\n`,
+        );
+      }, 60_000);
+
+      it('without the client certificate, or without the CA, the connection is refused in one line that names the fix', async () => {
+        const {
+          TEMPORAL_TLS_CLIENT_CERT_PATH: _cert,
+          TEMPORAL_TLS_CLIENT_KEY_PATH: _key,
+          ...withoutCert
+        } = cluster.clientEnv();
+        const { TEMPORAL_TLS_SERVER_CA_CERT_PATH: _ca, ...withoutCa } = cluster.clientEnv();
+        // Each waits for the SDK's connect deadline (10 s): the three at once.
+        const [refused, untrusted, worker] = await Promise.all([
+          pixelmillWith(['list'], withoutCert),
+          pixelmillWith(['list'], withoutCa),
+          // The same refusal reaches a worker (the SDK's Rust core connects it).
+          pixelmillWith(['worker'], {
+            ...withoutCert,
+            PIXELMILL_API_BASE_URL: 'http://127.0.0.1:9',
+            PIXELMILL_API_KEY: DEMO_API_KEY,
+          }),
+        ]);
+        expect(refused.code).toBe(1);
+        expect(refused.stdout).toBe('');
+        expect(refused.stderr).toBe(
+          `pixelmill: cannot connect to Temporal at ${cluster.address} (namespace ${cluster.namespace}, TLS): ` +
+            'the server requires a client certificate (ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED): set ' +
+            "TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH (or a profile's tls.client_cert_path and tls.client_key_path)\n",
+        );
+        expect(untrusted.code).toBe(1);
+        expect(untrusted.stderr).toMatch(
+          /^pixelmill: cannot connect to Temporal at \S+ \(namespace \S+, TLS, client certificate\): the server's certificate is not trusted \(\w+\): set TEMPORAL_TLS_SERVER_CA_CERT_PATH to its CA\n$/,
+        );
+        expect(worker.code).toBe(1);
+        expect(worker.stderr.trimEnd().split('\n').at(-1)).toMatch(
+          /: the server requires a client certificate/,
+        );
+      }, 90_000);
+
+      it('no process of a cluster outlives its test process when that one is SIGKILLed', async () => {
+        if (!('tools' in installed)) return;
+        // A test process of its own: node loading test/support/cluster.ts as vitest does (vite's
+        // module runner), starting a cluster, printing its process ids, then waiting.
+        const script = [
+          "const { runnerImport } = await import('vite');",
+          "const { module } = await runnerImport(process.env.CLUSTER_SUPPORT, { configFile: false, logLevel: 'silent' });",
+          'const cluster = await module.startTemporalCluster(JSON.parse(process.env.CLUSTER_TOOLS));',
+          "process.stdout.write(JSON.stringify({ dir: cluster.dir, pids: cluster.pids() }) + '\\n');",
+          'setInterval(() => undefined, 60_000);',
+        ].join('\n');
+        const owner = spawn(process.execPath, ['--input-type=module', '-e', script], {
+          cwd: join(import.meta.dirname, '..'),
+          env: {
+            ...baseEnv,
+            CLUSTER_SUPPORT: join(import.meta.dirname, 'support', 'cluster.ts'),
+            CLUSTER_TOOLS: JSON.stringify(installed.tools),
           },
-          120_000,
-        );
-        const { pids } = started;
-        expect(Object.keys(pids).sort()).toEqual([...CLUSTER_SERVICES, 'postgres'].sort());
-        const backends = childrenOf(pids.postgres!);
-        const all = [...Object.values(pids), ...backends];
-        expect(all.every(running)).toBe(true);
-        expect(backends.length).toBeGreaterThan(0);
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let output = '';
+        owner.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+        owner.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+        const exited = new Promise((resolve) => owner.once('exit', resolve));
+        let started: { dir: string; pids: Record<string, number> } | undefined;
+        try {
+          started = await waitUntil(
+            'the other test process to start its cluster',
+            () => {
+              if (owner.exitCode !== null) throw new Error(`the test process exited:\n${output}`);
+              const line = output.split('\n').find((text) => text.startsWith('{'));
+              return line ? (JSON.parse(line) as { dir: string; pids: Record<string, number> }) : undefined;
+            },
+            120_000,
+          );
+          const { pids } = started;
+          expect(Object.keys(pids).sort()).toEqual([...CLUSTER_SERVICES, 'postgres'].sort());
+          const backends = childrenOf(pids.postgres!);
+          const all = [...Object.values(pids), ...backends];
+          expect(all.every(running)).toBe(true);
+          expect(backends.length).toBeGreaterThan(0);
 
-        owner.kill('SIGKILL');
-        await exited;
-        await waitUntil(
-          'every process of the cluster to end',
-          () => all.every((pid) => !running(pid)),
-          30_000,
-        );
-      } finally {
-        if (owner.exitCode === null) owner.kill('SIGKILL');
-        await exited;
-        if (started && existsSync(started.dir)) rmSync(started.dir, { recursive: true, force: true });
-      }
-    }, 180_000);
-  });
-
-/** The cluster as the chaos harness drives it: its namespace `namespace`, its two faults. */
-function chaosTemporal(namespace: string): ChaosTemporal {
-  return {
-    address: cluster.address,
-    namespace,
-    connectionOptions: cluster.connectionOptions,
-    env: cluster.clientEnv(namespace),
-    faults: {
-      'restart-history': () => cluster.restartHistory(),
-      'restart-postgres': () => cluster.restartPostgres(),
+          owner.kill('SIGKILL');
+          await exited;
+          await waitUntil(
+            'every process of the cluster to end',
+            () => all.every((pid) => !running(pid)),
+            30_000,
+          );
+        } finally {
+          if (owner.exitCode === null) owner.kill('SIGKILL');
+          await exited;
+          if (started && existsSync(started.dir)) rmSync(started.dir, { recursive: true, force: true });
+        }
+      }, 180_000);
     },
-    stateDir: cluster.dir,
-    // The file's cluster outlives the run.
-    stop: async () => undefined,
-  };
-}
+  );
 
 const CHAOS_ITEMS = 1_000;
 const CUT_OFF_MS = 30_000;
@@ -475,6 +463,9 @@ const RUN_DEADLINE_MS = 480_000;
 describe.skipIf(skipReason !== undefined)(`a run on the cluster through its faults${skipped}`, () => {
   it(`${CHAOS_ITEMS} items sharing nothing lose nothing through a history SIGKILL, a PostgreSQL restart, a worker SIGKILLed and one cut off for 30 s`, async () => {
     const namespace = 'chaos';
+    const started = Date.now();
+    const log = (line: string): void =>
+      console.log(`[${((Date.now() - started) / 1000).toFixed(1)} s] ${line}`);
     const setup = await pixelmill(['setup'], {}, namespace);
     expect(setup.code, setup.stderr).toBe(0);
 
@@ -489,11 +480,14 @@ describe.skipIf(skipReason !== undefined)(`a run on the cluster through its faul
       webhookOutageMs: 0,
       sharedNothing: true,
       calmApi: true,
+      // Tasks take 1 s: the run is bound by CPU, not by the API's clock.
+      timeScale: 0.02,
       deadlineMs: RUN_DEADLINE_MS,
-      temporal: chaosTemporal(namespace),
+      temporal: clusterTemporal(cluster, namespace),
       cli: CLI,
-      log: (line) => console.log(line),
+      log,
     });
+    log('chaos: audited');
     const checks = chaosChecks(result);
     console.log(formatChaosReport(result, checks));
     const { audit } = result;
