@@ -91,6 +91,8 @@ function finalProgress(last: LiveProgress, result: RunResult): LiveProgress {
     creditsSpent: result.creditsSpent,
     images: result.images,
     apiCalls: result.apiCalls,
+    // A batch run's last line says its batches, ended, as its running lines did.
+    ...(last.batches ? { batches: result.batches ?? { ...last.batches, inFlight: 0 } } : {}),
   };
 }
 

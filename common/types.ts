@@ -438,6 +438,8 @@ export interface RunResult {
   notCompleted?: NotCompletedGroup[];
   /** An incremental run's carried items. */
   carryOver?: CarryOverTotals;
+  /** A batch run's batches, every one ended. */
+  batches?: BatchTotals;
 }
 
 /** A task's terminal state as a webhook announced it, routed to its shard as a signal. */

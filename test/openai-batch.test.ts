@@ -151,6 +151,7 @@ describe.concurrent('a catalog on OpenAI in batch mode', () => {
       rates?: unknown;
     };
     expect(summary.batches).toMatchObject({ inFlight: 0, completed: 1, expired: 0, failed: 0 });
+    expect(result.batches).toEqual(summary.batches);
     expect(summary.rates).toBeUndefined();
     const runId = runWorkflowId('openai-batch');
     const shardMemo = (await env.client.workflow.getHandle(shardWorkflowId(runId, 0)).describe()).memo;

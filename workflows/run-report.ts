@@ -47,5 +47,6 @@ export async function writeRunReport(
     stateDir: plan.plan.stateDir,
     ...(totals.endedByDeadline > 0 ? { endedByDeadline: totals.endedByDeadline } : {}),
     ...(totals.carryOver ? { carryOver: totals.carryOver } : {}),
+    ...(finished.batches ? { batches: finished.batches } : {}),
   };
 }
