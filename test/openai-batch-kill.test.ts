@@ -18,7 +18,8 @@ import { CLI } from './support/cli.js';
 import { spawnWorkerProcess, startRun, startTemporalHarness } from './support/catalog-harness.js';
 import { waitUntil } from './support/wait.js';
 
-const ITEMS = 40;
+/** Enough images that a kill lands mid-stream (after the 5th is stored, before the last). */
+const ITEMS = 20;
 
 let env: TestWorkflowEnvironment;
 let dir: string;
@@ -51,9 +52,16 @@ function storedImages(outputDir: string): Map<string, number> {
 
 describe('a worker SIGKILLed while streaming an output file', () => {
   it('resumes at its byte offset: every image stored once, none lost', { timeout: 180_000 }, async () => {
-    // A megabyte of padding an image: an output file of about 55 MB, streamed for seconds.
+    // A megabyte of padding an image: an output file of about 27 MB, streamed for a second or more;
+    // a batch of 1-2 emulated minutes at a thousandth (the time goes to the heartbeat timeout
+    // that tells the server the worker died, 10 s).
     const api = await startOpenAIEmulator({
-      config: { port: 0, time_scale: 0.001, images: { image_padding_bytes: 1_000_000 } },
+      config: {
+        port: 0,
+        time_scale: 0.001,
+        batches: { batch_duration: [60, 120] },
+        images: { image_padding_bytes: 1_000_000 },
+      },
       log: () => undefined,
     });
     closers.push(() => api.close());

@@ -2,13 +2,21 @@
 // its images stored from the answer; the emulator's images-per-minute limit answers 429 with
 // Retry-After, which Temporal's retries wait out; a moderated prompt fails alone, not retried.
 // With no fixed rate, the run's governor learns the limit from those 429s (summary.json says so).
+// The two runs go side by side, each against its own emulator: the file lasts about as long as
+// the longer wait for the limit (real time, by design: 60 / images_per_minute seconds an image).
 import './support/quiet-runtime.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runWorkflowId } from '../common/names.js';
-import { DEMO_OPENAI_KEY, startOpenAIEmulator } from '../emulator/openai/index.js';
+import type { RunResult } from '../common/types.js';
+import {
+  DEMO_OPENAI_KEY,
+  startOpenAIEmulator,
+  type OpenAIConfigOverrides,
+  type RunningOpenAIEmulator,
+} from '../emulator/openai/index.js';
 import type { RunRates } from '../governor/types.js';
 import { INITIAL_PER_SECOND } from '../governor/rate-law.js';
 import { loadManifest } from '../manifest/load.js';
@@ -26,115 +34,120 @@ afterAll(async () => {
   for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
 });
 
-describe('a catalog on OpenAI in sync mode', () => {
-  it(
-    'stores every image from its held call, through 429s, and fails a moderated prompt alone',
-    { timeout: 120_000 },
-    async () => {
-      // Twelve images a minute (real time): the first twelve calls pass, the rest wait their turn.
-      const api = await startOpenAIEmulator({
-        config: { port: 0, time_scale: 0.01, limits: { images_per_minute: 12 } },
-        log: () => undefined,
-      });
-      closers.push(() => api.close());
-      const name = 'openai-sync';
-      const file = join(dir, `${name}.yaml`);
-      const prompts = [...Array.from({ length: 13 }, (_, i) => `a lamp number ${i}`), 'a forbidden lamp'];
-      writeFileSync(
-        file,
-        [
-          `name: ${name}`,
-          `api: { provider: openai, base_url: "${api.url}", api_key_env: OPENAI_API_KEY, mode: sync }`,
-          'defaults: { size: "3:2", params: { quality: low } }',
-          // A fixed rate, above the limit: the calls meet it (the governor would find it instead).
-          'limits: { requests_per_second: 50 }',
-          `output: ./${name}-out`,
-          'items:',
-          ...prompts.map((prompt, i) => `  - ${JSON.stringify({ id: `item-${i}`, prompt })}`),
-        ].join('\n'),
-      );
-      const outputDir = join(dir, `${name}-out`);
-      const handle = await startRun(env.client, {
-        file,
-        hash: loadManifest(file).hash,
-        outputDir,
-        runId: runWorkflowId(name),
-      });
-      const result = await handle.result();
-      expect(result.counts).toMatchObject({ completed: 13, failed: 1 });
-      const lines = readFileSync(join(outputDir, 'report.jsonl'), 'utf8')
-        .trim()
-        .split('\n')
-        .map(
-          (line) =>
-            JSON.parse(line) as {
-              id: string;
-              status: string;
-              attempts: number;
-              error: { type: string } | null;
-              images: { width: number; height: number }[];
-            },
-        );
-      const refused = lines.find((line) => line.id === 'item-13')!;
-      expect(refused).toMatchObject({
-        status: 'failed',
-        attempts: 1,
-        error: { type: 'content_policy_violation' },
-      });
-      for (const line of lines.filter((l) => l.status === 'completed'))
-        expect(line.images[0]).toMatchObject({ width: 1536, height: 1024 });
-      // The limit was met (429s), and waited out rather than failing items.
-      const generations = api.stats().requests['POST /v1/images/generations'] ?? {};
-      expect(generations['429'] ?? 0).toBeGreaterThan(0);
-    },
-  );
+interface ReportLine {
+  id: string;
+  status: string;
+  attempts: number;
+  error: { type: string } | null;
+  images: { width: number; height: number }[];
+}
 
-  it(
-    "takes its turns from the run's governor, which learns the images-per-minute limit from the 429s",
-    { timeout: 180_000 },
-    async () => {
-      // 30 images a minute: a full bucket of 30 passes at once, then one every 2 s (Retry-After).
-      const api = await startOpenAIEmulator({
-        config: { port: 0, time_scale: 0.01, limits: { images_per_minute: 30 } },
-        log: () => undefined,
-      });
-      closers.push(() => api.close());
-      const name = 'openai-sync-governed';
-      const file = join(dir, `${name}.yaml`);
-      const count = 36;
-      writeFileSync(
-        file,
-        [
-          `name: ${name}`,
-          `api: { provider: openai, base_url: "${api.url}", api_key_env: OPENAI_API_KEY, mode: sync }`,
-          'defaults: { size: "1:1", params: { quality: low } }',
-          // No fixed rate: the governor discovers it (the default).
-          'limits: { requests_per_second: auto, max_in_flight: 8 }',
-          `output: ./${name}-out`,
-          'items:',
-          ...Array.from({ length: count }, (_, i) => `  - { id: g-${i}, prompt: "a chair number ${i}" }`),
-        ].join('\n'),
-      );
-      const outputDir = join(dir, `${name}-out`);
-      const handle = await startRun(env.client, {
-        file,
-        hash: loadManifest(file).hash,
-        outputDir,
-        runId: runWorkflowId(name),
-      });
-      const result = await handle.result();
-      expect(result.counts).toMatchObject({ completed: count, failed: 0 });
-      const generations = api.stats().requests['POST /v1/images/generations'] ?? {};
-      expect(generations['429'] ?? 0).toBeGreaterThan(0);
-      // The held calls told the governor their answers: the submit rate in force is the one
-      // learned from the 429s (about half a call a second), not the starting rate.
-      const summary = JSON.parse(readFileSync(join(outputDir, 'summary.json'), 'utf8')) as {
-        rates: RunRates;
-      };
-      expect(summary.rates.mode).toBe('auto');
-      if (summary.rates.mode !== 'auto') return;
-      expect(['discovered', 'retry-after', 'floor']).toContain(summary.rates.submit.source);
-      expect(summary.rates.submit.perSecond).toBeLessThan(INITIAL_PER_SECOND);
+/**
+ * A sync-mode run of `prompts` (ids `item-<k>`) against an emulator of its own (held calls of
+ * 0.1-0.4 s, one image drawn per size), the manifest's other lines as given: its result, its
+ * report lines and summary.json, and the emulator's count of answers to the Images API by status.
+ */
+async function syncRun(
+  name: string,
+  emulator: OpenAIConfigOverrides,
+  prompts: readonly string[],
+  lines: string[],
+): Promise<{
+  result: RunResult;
+  report: ReportLine[];
+  summary: { rates: RunRates };
+  generations: Record<string, number>;
+}> {
+  const api: RunningOpenAIEmulator = await startOpenAIEmulator({
+    config: {
+      port: 0,
+      time_scale: 0.01,
+      ...emulator,
+      images: { content: 'one_per_size', ...emulator.images },
     },
+    log: () => undefined,
+  });
+  closers.push(() => api.close());
+  const file = join(dir, `${name}.yaml`);
+  writeFileSync(
+    file,
+    [
+      `name: ${name}`,
+      `api: { provider: openai, base_url: "${api.url}", api_key_env: OPENAI_API_KEY, mode: sync }`,
+      ...lines,
+      `output: ./${name}-out`,
+      'items:',
+      ...prompts.map((prompt, k) => `  - ${JSON.stringify({ id: `item-${k}`, prompt })}`),
+    ].join('\n'),
   );
+  const outputDir = join(dir, `${name}-out`);
+  const handle = await startRun(env.client, {
+    file,
+    hash: loadManifest(file).hash,
+    outputDir,
+    runId: runWorkflowId(name),
+  });
+  const result = await handle.result();
+  const read = (file: string): string => readFileSync(join(outputDir, file), 'utf8');
+  return {
+    result,
+    report: read('report.jsonl')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as ReportLine),
+    summary: JSON.parse(read('summary.json')) as { rates: RunRates },
+    generations: api.stats().requests['POST /v1/images/generations'] ?? {},
+  };
+}
+
+describe.concurrent('a catalog on OpenAI in sync mode', () => {
+  it('stores every image from its held call, through 429s, and fails a moderated prompt alone', async () => {
+    // Thirty images a minute (real time): the first thirty calls pass, the last three wait their
+    // turn (one every 2 s). Three over the bucket: a 429 even if the calls spread over seconds.
+    const prompts = [...Array.from({ length: 32 }, (_, k) => `a lamp number ${k}`), 'a forbidden lamp'];
+    const { result, report, generations } = await syncRun(
+      'openai-sync',
+      { limits: { images_per_minute: 30 } },
+      prompts,
+      [
+        'defaults: { size: "3:2", params: { quality: low } }',
+        // A fixed rate, above the limit: the calls meet it (the governor would find it instead).
+        'limits: { requests_per_second: 50 }',
+      ],
+    );
+    expect(result.counts).toMatchObject({ completed: 32, failed: 1 });
+    expect(report.find((line) => line.id === 'item-32')).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+      error: { type: 'content_policy_violation' },
+    });
+    for (const line of report.filter((l) => l.status === 'completed'))
+      expect(line.images[0]).toMatchObject({ width: 1536, height: 1024 });
+    // The limit was met (429s), and waited out rather than failing items.
+    expect(generations['429'] ?? 0).toBeGreaterThan(0);
+  });
+
+  it("takes its turns from the run's governor, which learns the images-per-minute limit from the 429s", async () => {
+    // 30 images a minute: a full bucket of 30 passes at the governor's starting rate (4 a second,
+    // 2 more refilled meanwhile), the rest one every 2 s (Retry-After).
+    const count = 36;
+    const { result, summary, generations } = await syncRun(
+      'openai-sync-governed',
+      { limits: { images_per_minute: 30 } },
+      Array.from({ length: count }, (_, k) => `a chair number ${k}`),
+      [
+        'defaults: { size: "1:1", params: { quality: low } }',
+        // No fixed rate: the governor discovers it (the default).
+        'limits: { requests_per_second: auto, max_in_flight: 8 }',
+      ],
+    );
+    expect(result.counts).toMatchObject({ completed: count, failed: 0 });
+    expect(generations['429'] ?? 0).toBeGreaterThan(0);
+    // The held calls told the governor their answers: the submit rate in force is the one
+    // learned from the 429s (about half a call a second), not the starting rate.
+    expect(summary.rates.mode).toBe('auto');
+    if (summary.rates.mode !== 'auto') return;
+    expect(['discovered', 'retry-after', 'floor']).toContain(summary.rates.submit.source);
+    expect(summary.rates.submit.perSecond).toBeLessThan(INITIAL_PER_SECOND);
+  });
 });
