@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { LongestFirstSequencer } from './test/support/longest-first.js';
 
 /**
  * The chaos test runs alone, after everything else. It counts the submits a SIGKILL repeats,
@@ -15,6 +16,8 @@ export default defineConfig({
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
+    // Longest first, also on a fresh clone with no durations of a previous run (CI).
+    sequence: { sequencer: LongestFirstSequencer },
     projects: [
       {
         extends: true,
