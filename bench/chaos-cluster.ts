@@ -16,6 +16,12 @@ import { startDevServerTemporal, type ChaosTemporal, type ServerFaultKind } from
 import { exited, spawnIsolatedNode, spawnNode, stopChild } from './processes.js';
 
 const READY_TIMEOUT_MS = 60_000;
+/**
+ * What the Temporal SDK's core (1.24) logs when the server refuses a task's completion because the
+ * task is no longer the worker's: an activity timed out and retried elsewhere, a workflow task
+ * handed to another worker.
+ */
+const REFUSED_COMPLETION = /Activity not found on completion|Task not found when completing/g;
 
 /** How the pixelmill processes are deployed: beside the run's folder, or as on other machines. */
 export interface Deployment {
@@ -55,6 +61,7 @@ export class ChaosCluster {
   private receiver: Managed | undefined;
   private receiverPort: number | undefined;
   private stopping = false;
+  private readonly cutOffs: (() => number)[] = [];
 
   private constructor(
     /** Where the run happens; stopped with the processes. */
@@ -117,12 +124,24 @@ export class ChaosCluster {
     const proxy = this.proxies.get(index);
     if (!proxy)
       throw new Error(`worker ${index} does not reach Temporal through a proxy (Deployment.cutOff)`);
+    const worker = this.workers[index];
+    const outputAtCut = worker?.output.length ?? 0;
     proxy.cut();
     const { openAtCut } = proxy.counts;
     const acceptedBefore = proxy.counts.acceptedWhileCut;
     await sleep(ms);
     proxy.heal();
+    this.cutOffs.push(() => worker?.output.slice(outputAtCut).match(REFUSED_COMPLETION)?.length ?? 0);
     return { openAtCut, acceptedWhileCut: proxy.counts.acceptedWhileCut - acceptedBefore };
+  }
+
+  /**
+   * For each cut-off so far, in order: the completions Temporal refused the worker once it was
+   * reconnected, tasks it finished while cut that the server had meanwhile timed out and handed to
+   * another worker (the work the cut froze). Read after the run: they come in after the heal.
+   */
+  completionsRefusedAfterCutOffs(): number[] {
+    return this.cutOffs.map((count) => count());
   }
 
   /** Spawns a `pixelmill` child and resolves once `readyText` appears on its stdout. */

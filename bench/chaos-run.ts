@@ -50,6 +50,11 @@ export interface DisruptionRecord {
   down_s?: number;
   /** For a cut-off: the worker's connections to the frontend it froze, and those made meanwhile. */
   connections?: { open_at_cut: number; accepted_while_cut: number };
+  /**
+   * For a cut-off: completions the worker sent once reconnected that Temporal refused, their
+   * tasks having been timed out and handed to another worker meanwhile (counted at the run's end).
+   */
+  completions_refused?: number;
 }
 
 export interface ChaosResult {
@@ -332,6 +337,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     });
     const finished = await watch.closed();
     const wallS = seconds();
+    const refused = cluster.completionsRefusedAfterCutOffs();
+    disruptions
+      .filter((event) => event.kind === 'cut-off' && event.at_s !== null)
+      .forEach((event, i) => (event.completions_refused = refused[i]));
     log(`chaos: run ${finished ? 'finished' : 'NOT finished'} after ${wallS} s; auditing`);
     const stuck = finished ? 0 : await unfinishedItems(cluster.temporal, items.length);
     if (!finished) {
@@ -341,6 +350,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       log(
         `chaos: kept ${dir}: what the run waited for in ${diagnosis}, process logs in ${logs}, Temporal state in ${cluster.temporal.stateDir}`,
       );
+    } else if (options.dir !== undefined) {
+      // A folder asked for is kept: the processes' logs too, for a look at what each went through.
+      log(`chaos: process logs in ${cluster.writeLogs(dir)}`);
     }
     const unplanned = [...cluster.events.workerExits, ...cluster.events.webhookServerExits];
     await cluster.stop();
