@@ -59,13 +59,22 @@ export function defaultWorkflowsPath(): string {
 }
 
 /**
- * The prebuilt bundle (`npm run build` writes dist/workflow-bundle.js beside dist/worker/) when
- * running the build, else the workflow sources for the SDK to bundle at start-up (tests from .ts).
+ * A workflow bundle built beforehand, loaded instead of the default: the tests build one per run
+ * (test/support/workflow-bundle.ts) rather than one per worker from the sources.
+ */
+export const WORKFLOW_BUNDLE_ENV = 'PIXELMILL_WORKFLOW_BUNDLE';
+
+/**
+ * The bundle WORKFLOW_BUNDLE_ENV names; else the prebuilt bundle (`npm run build` writes
+ * dist/workflow-bundle.js beside dist/worker/) when running the build, else the workflow sources
+ * for the SDK to bundle at start-up (seconds of CPU).
  */
 function workflowCode(
   workflowsPath: string | undefined,
 ): Pick<WorkerOptions, 'workflowsPath' | 'workflowBundle'> {
   if (workflowsPath !== undefined) return { workflowsPath };
+  const given = process.env[WORKFLOW_BUNDLE_ENV];
+  if (given) return { workflowBundle: { codePath: given } };
   const bundle = fileURLToPath(new URL('../workflow-bundle.js', import.meta.url));
   if (import.meta.url.endsWith('.js') && existsSync(bundle)) return { workflowBundle: { codePath: bundle } };
   return { workflowsPath: defaultWorkflowsPath() };

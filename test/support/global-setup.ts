@@ -3,9 +3,11 @@
 // Chromium carried by the dev dependency @sparticuz/chromium. Users of pixelmill get neither:
 // `npm install` installs only what the CLI needs. The cluster tests' Temporal server, which takes
 // minutes to build, is only started here: its files wait for it (scripts/install-temporal-cluster.mjs).
+// pixelmill's workflow code is bundled here once for the whole run (test/support/workflow-bundle.ts).
 import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { projectRoot } from '../../temporal/binaries.js';
+import { prepareWorkflowBundle } from './workflow-bundle.js';
 
 function runInstaller(script: string): void {
   const result = spawnSync(process.execPath, [join(projectRoot(), 'scripts', script)], { stdio: 'inherit' });
@@ -35,8 +37,9 @@ function startClusterBuild(): void {
   child.unref();
 }
 
-export default function setup(): void {
+export default async function setup(): Promise<void> {
   startClusterBuild();
   runInstaller('install-s3-server.mjs');
   runInstaller('install-test-browser.mjs');
+  await prepareWorkflowBundle();
 }

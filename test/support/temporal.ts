@@ -2,9 +2,10 @@
 import './quiet-runtime.js';
 import { fileURLToPath } from 'node:url';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
+import { bundleWorkflowCode, Runtime, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import { taskQueuesOf } from '../../common/names.js';
 import { explainMissingBinary, resolveTemporalExecutable } from '../../temporal/binaries.js';
+import { WORKFLOW_BUNDLE_ENV } from '../../worker/workers.js';
 
 /** A real `temporal server start-dev` on 127.0.0.1 and a free port, in-memory. */
 export async function startDevServerEnv(): Promise<TestWorkflowEnvironment> {
@@ -34,14 +35,18 @@ export async function startTimeSkippingEnv(): Promise<TestWorkflowEnvironment> {
 
 const workflowsPath = fileURLToPath(new URL('../../workflows/index.ts', import.meta.url));
 
-let bundled: Promise<WorkflowBundle> | undefined;
+let bundled: Promise<WorkflowBundleOption> | undefined;
 /**
- * pixelmill's workflow code, bundled once per test file: a worker given the sources runs webpack
- * at start-up (seconds of CPU), and a file that starts fresh workers for each case paid it each time.
+ * pixelmill's workflow code: the test run's bundle (test/support/workflow-bundle.ts), else bundled
+ * once per test file. A worker given the sources runs webpack at start-up (seconds of CPU), and a
+ * file that starts fresh workers for each case paid it each time.
  */
-function stubWorkflowBundle(): Promise<WorkflowBundle> {
+function stubWorkflowBundle(): Promise<WorkflowBundleOption> {
+  const codePath = process.env[WORKFLOW_BUNDLE_ENV];
   // The runtime's logger, as a worker bundling by itself would use (WARN: test/support/quiet-runtime.ts).
-  bundled ??= bundleWorkflowCode({ workflowsPath, logger: Runtime.instance().logger });
+  bundled ??= codePath
+    ? Promise.resolve({ codePath })
+    : bundleWorkflowCode({ workflowsPath, logger: Runtime.instance().logger });
   return bundled;
 }
 
