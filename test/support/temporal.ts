@@ -7,7 +7,17 @@ import { taskQueuesOf } from '../../common/names.js';
 import { explainMissingBinary, resolveTemporalExecutable } from '../../temporal/binaries.js';
 import { WORKFLOW_BUNDLE_ENV } from '../../worker/workers.js';
 
-/** A real `temporal server start-dev` on 127.0.0.1 and a free port, in-memory. */
+/**
+ * The least delay before a timer the server creates may fire. The server's default is 1 s (room
+ * for clock skew between the hosts of a cluster): every shorter timer (a stubbed test's lookup
+ * interval, a Retry-After under a second) waited a whole second. One process has no skew.
+ */
+const TEST_TIMER_SHIFT = '10ms';
+
+/**
+ * A real `temporal server start-dev` on 127.0.0.1 and a free port, in-memory, whose timers fire
+ * when they are due (TEST_TIMER_SHIFT) rather than a second later at the earliest.
+ */
 export async function startDevServerEnv(): Promise<TestWorkflowEnvironment> {
   const resolved = resolveTemporalExecutable('cli');
   try {
@@ -16,6 +26,7 @@ export async function startDevServerEnv(): Promise<TestWorkflowEnvironment> {
         executable: resolved.executable,
         ip: '127.0.0.1',
         log: { format: 'pretty', level: 'error' },
+        extraArgs: ['--dynamic-config-value', `history.timerProcessorMaxTimeShift="${TEST_TIMER_SHIFT}"`],
       },
     });
   } catch (error) {
