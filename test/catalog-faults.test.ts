@@ -3,8 +3,14 @@
 // compressed clock): a 429 storm, failed generations resubmitted by policy, results that expire
 // before they are stored, pause/resume and cancel of a live run, and a budget stop. The emulator's
 // ground truth (every task it acknowledged) is what each scenario audits the report against.
+//
+// The scenarios run side by side, each against its own emulator with workers of its own API
+// account (so that what one worker concludes about its API, activities/api-evidence.ts, is that
+// API's alone): most of each is waiting (an outage, task timeouts, retry intervals), so the file
+// takes about as long as its longest scenario (the outage).
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, type TestContext } from 'vitest';
+import { apiAccountId } from '../common/api-account.js';
 import { exitCodeOf } from '../client/runs.js';
 import {
   cancelSignal,
@@ -15,7 +21,7 @@ import {
   shardWorkflowId,
 } from '../common/names.js';
 import type { RunResult } from '../common/types.js';
-import type { EmulatorConfigOverrides } from '../emulator/index.js';
+import { DEMO_API_KEY, type EmulatorConfigOverrides, type RunningEmulator } from '../emulator/index.js';
 import { groundTruth, readReport, readSummary, submissionsByPrompt } from '../bench/catalog-audit.js';
 import {
   FAST_EMULATOR,
@@ -25,6 +31,7 @@ import {
   writeCatalog,
   type CatalogHarness,
   type CatalogItem,
+  type Catalog,
   type CatalogOptions,
 } from './support/catalog-harness.js';
 import { waitUntil } from './support/wait.js';
@@ -34,31 +41,49 @@ import { MIN_SUBMIT_TRIES, triesToRefuse } from '../activities/api-evidence.js';
 let harness: Omit<CatalogHarness, 'emulator'>;
 beforeAll(async () => {
   harness = await startTemporalHarness();
-  await startInProcessWorkers(harness.env);
 });
 
 function items(count: number, prompt: (i: number) => string = (i) => `faults product ${i}`): CatalogItem[] {
   return Array.from({ length: count }, (_, i) => ({ id: `p${i}`, prompt: prompt(i) }));
 }
 
-/** An emulator with `config` over FAST_EMULATOR, and a catalog pointed at it. */
-async function scenario(config: EmulatorConfigOverrides, catalog: Omit<CatalogOptions, 'baseUrl'>) {
-  const emulator = await startTestEmulator({
+/**
+ * An emulator with `config` (closed when the test ends) and workers of its own API account; `start`
+ * starts a catalog's run on that account's queues.
+ */
+async function apiOfItsOwn(ctx: TestContext, config: EmulatorConfigOverrides) {
+  const emulator = await startTestEmulator(config, { onTestFinished: ctx.onTestFinished });
+  const apiAccount = apiAccountId(emulator.url, DEMO_API_KEY);
+  await startInProcessWorkers(harness.env, undefined, apiAccount);
+  return {
+    emulator,
+    start: (catalog: Catalog) => startRun(harness.env.client, catalog, undefined, { apiAccount }),
+  };
+}
+
+/** An emulator with `config` over FAST_EMULATOR, its workers, and a catalog pointed at it. */
+async function scenario(
+  ctx: TestContext,
+  config: EmulatorConfigOverrides,
+  catalog: Omit<CatalogOptions, 'baseUrl'>,
+): Promise<{ emulator: RunningEmulator; catalog: Catalog; start: () => ReturnType<typeof startRun> }> {
+  const { emulator, start } = await apiOfItsOwn(ctx, {
     ...FAST_EMULATOR,
     ...config,
     rate_limits: { ...FAST_EMULATOR.rate_limits, ...config.rate_limits },
   });
   const written = writeCatalog(harness.dir, { ...catalog, baseUrl: emulator.url });
-  return { emulator, catalog: written };
+  return { emulator, catalog: written, start: () => start(written) };
 }
 
-describe('catalog runs against a misbehaving API', () => {
-  it('a 429 storm: every item stored, each prompt submitted once, the 429s really answered', async () => {
-    const { emulator, catalog } = await scenario(
+describe.concurrent('catalog runs against a misbehaving API', () => {
+  it('a 429 storm: every item stored, each prompt submitted once, the 429s really answered', async (ctx) => {
+    const { emulator, catalog, start } = await scenario(
+      ctx,
       { rate_limits: { submit: { per_second: 20, burst: 5 }, query: { per_second: 20, burst: 5 } } },
       { name: 'storm', items: items(100), requestsPerSecond: 500 },
     );
-    const handle = await startRun(harness.env.client, catalog);
+    const handle = await start();
     const result = (await handle.result()) as RunResult;
 
     const tooMany = Object.values(emulator.stats().requests).reduce(
@@ -76,9 +101,10 @@ describe('catalog runs against a misbehaving API', () => {
     expect([...byPrompt.values()].every((count) => count === 1)).toBe(true);
   });
 
-  it('failed generations are resubmitted by the retry policy; blocked prompts are reported once', async () => {
+  it('failed generations are resubmitted by the retry policy; blocked prompts are reported once', async (ctx) => {
     const blocked = (i: number) => i % 10 === 3;
-    const { emulator, catalog } = await scenario(
+    const { emulator, catalog, start } = await scenario(
+      ctx,
       { generation: { failure_rate: 0.5, blocked_words: ['forbidden'] } },
       {
         name: 'failures',
@@ -87,7 +113,7 @@ describe('catalog runs against a misbehaving API', () => {
         retry: { maxAttempts: 3, on: ['generation_failed'] },
       },
     );
-    const result = (await (await startRun(harness.env.client, catalog)).result()) as RunResult;
+    const result = (await (await start()).result()) as RunResult;
     const report = readReport(catalog);
     const tasks = await groundTruth(emulator);
     const byPrompt = submissionsByPrompt(tasks);
@@ -124,8 +150,9 @@ describe('catalog runs against a misbehaving API', () => {
     expect(exitCodeOf(result)).toBe(3);
   });
 
-  it('a submit the API keeps refusing fails its item within the bound; the others complete', async () => {
-    const { emulator, catalog } = await scenario(
+  it('a submit the API keeps refusing fails its item within the bound; the others complete', async (ctx) => {
+    const { emulator, catalog, start } = await scenario(
+      ctx,
       { faults: { poisoned_prompt_words: ['unbuildable'] } },
       {
         name: 'poisoned',
@@ -134,7 +161,7 @@ describe('catalog runs against a misbehaving API', () => {
       },
     );
     const started = Date.now();
-    const result = (await (await startRun(harness.env.client, catalog)).result()) as RunResult;
+    const result = (await (await start()).result()) as RunResult;
     const report = readReport(catalog);
     expect(result.counts).toMatchObject({ completed: 29, failed: 1 });
     expect(exitCodeOf(result)).toBe(3);
@@ -159,10 +186,10 @@ describe('catalog runs against a misbehaving API', () => {
     console.log(`poisoned: refused after ${tries} tries; the run ended after ${Date.now() - started} ms`);
   }, 150_000);
 
-  it('an outage of the whole API fails no item: the run waits, then completes', async () => {
+  it('an outage of the whole API fails no item: the run waits, then completes', async (ctx) => {
     // Tasks survive the emulator's restart in its journal, on the same port.
     const config = { ...FAST_EMULATOR, state_file: join(harness.dir, 'outage-tasks.jsonl') };
-    const first = await startTestEmulator(config);
+    const { emulator: first, start } = await apiOfItsOwn(ctx, config);
     const port = Number(new URL(first.url).port);
     const catalog = writeCatalog(harness.dir, {
       name: 'outage',
@@ -171,19 +198,20 @@ describe('catalog runs against a misbehaving API', () => {
       // Slow enough that most submits are still to come when the API goes down (2.5 s of them).
       requestsPerSecond: 10,
     });
-    const handle = await startRun(harness.env.client, catalog);
+    const handle = await start(catalog);
     await waitUntil('some tasks accepted', async () => (await groundTruth(first)).length >= 5);
     await first.close();
     // Down longer than a refused submit takes to fail its item (about 15 s): an outage must not.
     await new Promise((resolve) => setTimeout(resolve, 20_000));
-    await startTestEmulator({ ...config, port });
+    await startTestEmulator({ ...config, port }, { onTestFinished: ctx.onTestFinished });
     const result = (await handle.result()) as RunResult;
     expect(result.counts).toMatchObject({ completed: 30, failed: 0 });
     expect(readReport(catalog).every((line) => line.status === 'completed')).toBe(true);
   }, 120_000);
 
-  it('a task the provider never finishes is given up after limits.task_timeout, resubmitted, then failed', async () => {
-    const { emulator, catalog } = await scenario(
+  it('a task the provider never finishes is given up after limits.task_timeout, resubmitted, then failed', async (ctx) => {
+    const { emulator, catalog, start } = await scenario(
+      ctx,
       { faults: { stuck_task_rate: 1 } },
       {
         name: 'stuck',
@@ -192,7 +220,7 @@ describe('catalog runs against a misbehaving API', () => {
         retry: { maxAttempts: 2, on: ['task_timeout'] },
       },
     );
-    const result = (await (await startRun(harness.env.client, catalog)).result()) as RunResult;
+    const result = (await (await start()).result()) as RunResult;
     expect(result.counts).toMatchObject({ completed: 0, failed: 3 });
     // Every task was given up: the first of each item (resubmitted), then the second.
     expect(readSummary(catalog)).toMatchObject({
@@ -210,14 +238,15 @@ describe('catalog runs against a misbehaving API', () => {
     }
   }, 90_000);
 
-  it('images the checks reject are generated again, and the Temporal UI details say how many', async () => {
+  it('images the checks reject are generated again, and the Temporal UI details say how many', async (ctx) => {
     // Half the tasks rejected: among 20 items none is one run in a million (among 6, one in 64),
     // and an item still rejected after 20 attempts one in a million.
-    const { emulator, catalog } = await scenario(
+    const { emulator, start } = await scenario(
+      ctx,
       { faults: { wrong_aspect_image_rate: 0.5 } },
       { name: 'rejected', items: items(20), retry: { maxAttempts: 20, on: ['ImageCheckFailed'] } },
     );
-    const handle = await startRun(harness.env.client, catalog);
+    const handle = await start();
     const result = (await handle.result()) as RunResult;
     expect(result.counts).toMatchObject({ completed: 20, failed: 0 });
     const rejected = emulator.injectedFaults().wrong_aspect_image!;
@@ -232,12 +261,13 @@ describe('catalog runs against a misbehaving API', () => {
     expect(shardMetadata.currentDetails).toContain(`${tasks} with images rejected by the checks`);
   }, 90_000);
 
-  it('a result that expires before it is stored is generated again by the retry policy, then reported expired; the run still finishes', async () => {
+  it('a result that expires before it is stored is generated again by the retry policy, then reported expired; the run still finishes', async (ctx) => {
     // Real-time clock with short generations; each image downloads in about 2 s (27 KB at 100
     // kbps) while results live 3-4 s. A task's result is read just before its images are
     // downloaded, one after the other: an item's first image is stored, its third finds the URL
     // gone (and tasks whose turn comes late are found expired by their GET).
-    const { emulator, catalog } = await scenario(
+    const { emulator, catalog, start } = await scenario(
+      ctx,
       {
         time_scale: 1,
         generation: {
@@ -249,7 +279,7 @@ describe('catalog runs against a misbehaving API', () => {
       },
       { name: 'expiry', items: items(12).map((item) => ({ ...item, n: 3 })) },
     );
-    const result = (await (await startRun(harness.env.client, catalog)).result()) as RunResult;
+    const result = (await (await start()).result()) as RunResult;
     const report = readReport(catalog);
     const expired = report.filter((line) => line.status === 'expired');
     console.log(
@@ -276,13 +306,14 @@ describe('catalog runs against a misbehaving API', () => {
     expect(submitted).toBeGreaterThanOrEqual(12 + 2 * expired.length);
   });
 
-  it('pause stops submitting, resume continues, cancel collects what is in flight and submits nothing new', async () => {
+  it('pause stops submitting, resume continues, cancel collects what is in flight and submits nothing new', async (ctx) => {
     const maxInFlight = 10;
-    const { emulator, catalog } = await scenario(
+    const { emulator, catalog, start } = await scenario(
+      ctx,
       { time_scale: 0.02 }, // about 1 s per task
       { name: 'control', items: items(200), maxInFlight },
     );
-    const handle = await startRun(harness.env.client, catalog);
+    const handle = await start();
     const shard = harness.env.client.workflow.getHandle(shardWorkflowId(catalog.runId, 0));
     const tasksNow = async () => (await groundTruth(emulator)).length;
 
@@ -337,13 +368,14 @@ describe('catalog runs against a misbehaving API', () => {
     expect(exitCodeOf(result)).toBe(3);
   });
 
-  it('a budget smaller than the catalog: nothing submitted beyond it, the rest skipped with the reason', async () => {
+  it('a budget smaller than the catalog: nothing submitted beyond it, the rest skipped with the reason', async (ctx) => {
     const budget = 40;
-    const { emulator, catalog } = await scenario(
+    const { emulator, catalog, start } = await scenario(
+      ctx,
       {},
       { name: 'budget', items: items(100), budgetCredits: budget }, // 1 credit per 1K image
     );
-    const result = (await (await startRun(harness.env.client, catalog)).result()) as RunResult;
+    const result = (await (await start()).result()) as RunResult;
     const stats = emulator.stats();
     expect(stats.credits_charged).toBeLessThanOrEqual(budget);
     expect(stats.credits_charged).toBeGreaterThan(0);

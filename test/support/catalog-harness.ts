@@ -143,17 +143,21 @@ export async function startRun(
 /**
  * pixelmill's three workers in this process, their activities built from `deps`: by default the
  * first API's demo key, the API address each manifest's `api.base_url`. Stopped with the harness.
+ * They serve the runs started without an API account, or those of `apiAccount` (startRun's
+ * option): workers of their own, whose evidence of the API (activities/api-evidence.ts) is that
+ * account's alone, for runs side by side against different emulators.
  */
 export async function startInProcessWorkers(
   env: TestWorkflowEnvironment,
   deps: ActivityDeps = { apiKey: DEMO_API_KEY, env: {} },
+  apiAccount?: string,
 ) {
   const runtime = createActivityRuntime(deps);
   const workers = await createPixelmillWorkers({
     connection: env.nativeConnection,
     namespace: 'default',
-    // The harness starts its runs without an API account, and serves each from its manifest.
-    queues: taskQueuesOf(undefined),
+    // Each run's API is its manifest's api.base_url, whatever the account.
+    queues: taskQueuesOf(apiAccount),
     activities: runtime.activities,
     shutdownGraceTime: '1 second',
   });

@@ -23,15 +23,20 @@ export interface TestEmulatorOptions {
   clock?: Clock;
   /** Receives the emulator's reports of unexpected internal errors (default: stderr). */
   log?: (line: string) => void;
+  /**
+   * The test context's hook, for a test that runs concurrently with others (vitest cannot tell
+   * which of them the global onTestFinished belongs to).
+   */
+  onTestFinished?: (close: () => Promise<void>) => void;
 }
 
 export async function startTestEmulator(
   config: EmulatorConfigOverrides = {},
-  options: TestEmulatorOptions = {},
+  { onTestFinished: closeWithTest = onTestFinished, ...options }: TestEmulatorOptions = {},
 ): Promise<RunningEmulator> {
   const emulator = await startEmulator({ config: { host: '127.0.0.1', port: 0, ...config }, ...options });
   try {
-    onTestFinished(() => emulator.close());
+    closeWithTest(() => emulator.close());
   } catch {
     // Not inside a test: close with the file.
     fileScoped.push(emulator);
