@@ -17,14 +17,14 @@ function runInstaller(script: string): void {
 
 /**
  * The cluster tests' Temporal server, built from source on first use (minutes): started now in the
- * background, while other files run, when this run includes test/cluster-*.test.ts (no file
+ * background, while other files run, when this run includes test/cluster.test.ts (no file
  * filter on the command line, or one that matches them). Those files wait on its lock.
  */
 function startClusterBuild(): void {
   const filters = process.argv
     .slice(2)
     .filter((arg) => !arg.startsWith('-') && !['run', 'watch'].includes(arg));
-  const clusterFile = 'test/cluster-setup.test.ts';
+  const clusterFile = 'test/cluster.test.ts';
   if (
     filters.length > 0 &&
     !filters.some((filter) => clusterFile.includes(filter) || filter.includes('cluster'))
