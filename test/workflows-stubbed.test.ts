@@ -6,9 +6,13 @@
 // temporalio/sdk-java#2606 and #3088, open) and never hands the run out again. A shard's poll
 // wait is such a timer whenever a signal or a result ends it early, so a test could hang there
 // (it did once in six full runs). The dev server takes short timers in real time (startDevServerEnv).
+//
+// The tests run side by side, each run on the task queues of an API account of its own, served
+// by workers of its own (its fake API): much of a test is waiting for the dev server's timers.
+// Those of a thousand items and more keep the CPU busy: they run alone (it.sequential).
 import { WorkflowFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   cancelSignal,
   pauseSignal,
@@ -27,6 +31,8 @@ import { fakeApi, type FakeApi, type FakeScenario } from './support/fake-activit
 import { startDevServerEnv, withStubWorkers } from './support/temporal.js';
 
 let env: TestWorkflowEnvironment;
+// Side by side on a busy machine, a test takes a few times as long as it does alone.
+vi.setConfig({ testTimeout: 120_000 });
 /**
  * Lookups 5 times a second at most: the dev server fires timers when due (startDevServerEnv), and
  * shorter waits only add lookups, history events and continue-as-new, not speed.
@@ -41,22 +47,28 @@ afterAll(async () => {
   await env?.teardown();
 });
 
-/** Runs `body` with workers on all three queues serving the fake API. */
+/** Each fake API's run is started for an account of its own: tests run side by side. */
+const accounts = new WeakMap<FakeApi, string>();
+
+/** Runs `body` with workers on the queues of the fake API's account, serving it. */
 function withWorkers<T>(api: FakeApi, body: () => Promise<T>): Promise<T> {
-  return withStubWorkers(env, api.activities, body);
+  return withStubWorkers(env, api.activities, body, accounts.get(api));
 }
 
 function startRun(scenario: FakeScenario, tuning?: RunInput['tuning']) {
   const api = fakeApi({ poll: FAST_POLL, ...scenario });
   const workflowId = `pixelmill/test-${++counter}`;
+  const apiAccount = `stub-${counter}`;
+  accounts.set(api, apiAccount);
   const start = () =>
     env.client.workflow.start('runWorkflow', {
-      taskQueue: taskQueuesOf(undefined).workflow,
+      taskQueue: taskQueuesOf(apiAccount).workflow,
       workflowId,
       args: [
         {
           plan: { stateDir: '/nonexistent/.pixelmill', planHash: 'h' },
           manifestHash: 'h',
+          apiAccount,
           emulated: true,
           ...(tuning ? { tuning } : {}),
         },
@@ -71,7 +83,7 @@ const inThirdShard = (index: number): boolean => index >= 2 * SHARD_SIZE;
 /**
  * The first item of each of the first two shards fails in its slice and is retried alone, where
  * its submit is held (the API keeps failing it, so Temporal keeps retrying) until `released` or
- * for 30 s at most: what a shard's tail holds after it has handed off.
+ * for 60 s at most: what a shard's tail holds after it has handed off.
  */
 function firstItemsHeldUntil(
   released: (api: FakeApi) => boolean,
@@ -81,7 +93,7 @@ function firstItemsHeldUntil(
     failsInSlice: held,
     holdSubmit: async (index, fake) => {
       if (!held(index)) return;
-      const end = Date.now() + 30_000;
+      const end = Date.now() + 60_000;
       while (!released(fake) && Date.now() < end) await new Promise((r) => setTimeout(r, 25));
     },
   };
@@ -116,69 +128,79 @@ function startSlowContinuedRun(tuning: RunInput['tuning'] = {}) {
 async function closedStatuses(workflowId: string, shards: number[]): Promise<string[]> {
   const handles = shards.map((shard) => env.client.workflow.getHandle(shardWorkflowId(workflowId, shard)));
   const statuses = () => Promise.all(handles.map(async (handle) => (await handle.describe()).status.name));
-  await waitFor(async () => !(await statuses()).includes('RUNNING'), 20_000);
+  await waitFor(async () => !(await statuses()).includes('RUNNING'), 60_000);
   return statuses();
 }
 
-async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  for (let i = 0; i < timeoutMs / 25; i++) {
+async function waitFor(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 30_000,
+  intervalMs = 25,
+): Promise<void> {
+  for (let i = 0; i < timeoutMs / intervalMs; i++) {
     if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
   throw new Error('condition not reached');
 }
 
-describe('run and shard workflows (stub activities)', () => {
-  it('runs 1,200 items in 3 shards: each submitted once and stored, across several continue-as-new', async () => {
-    // A low history limit forces every shard through continue-as-new mid-flight.
-    const { api, workflowId, start } = startRun(
-      { items: 1200, lookupsToFinish: 3 },
-      { shardHistoryLimit: 50 },
-    );
-    const result = await withWorkers(api, async () => {
-      const handle = await start();
-      const result = (await handle.result()) as RunResult;
-      for (let shard = 0; shard < 3; shard++) {
-        const history = await env.client.workflow
-          .getHandle(shardWorkflowId(workflowId, shard))
-          .fetchHistory();
-        expect(history.events?.length).toBeLessThan(50 + 600);
-        expect(
-          history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId,
-        ).toBeTruthy();
-      }
-      expect((await handle.fetchHistory()).events?.length).toBeLessThan(200);
-      return result;
-    });
-    expect(result.counts.completed).toBe(1200);
-    expect(api.submits).toHaveLength(1200);
-    expect(new Set(api.submits.map((s) => s.index)).size).toBe(1200);
-    expect(api.stored.sort((a, b) => a - b)).toEqual(Array.from({ length: 1200 }, (_, i) => i));
-    // One lookup covers a whole shard: far fewer lookups than items.
-    expect(api.lookups).toBeLessThan(60);
-    expect(result.apiCalls.submit).toBe(1200);
-  });
+describe.concurrent('run and shard workflows (stub activities)', () => {
+  it.sequential(
+    'runs 1,200 items in 3 shards: each submitted once and stored, across several continue-as-new',
+    async () => {
+      // A low history limit forces every shard through continue-as-new mid-flight.
+      const { api, workflowId, start } = startRun(
+        { items: 1200, lookupsToFinish: 3 },
+        { shardHistoryLimit: 50 },
+      );
+      const result = await withWorkers(api, async () => {
+        const handle = await start();
+        const result = (await handle.result()) as RunResult;
+        for (let shard = 0; shard < 3; shard++) {
+          const history = await env.client.workflow
+            .getHandle(shardWorkflowId(workflowId, shard))
+            .fetchHistory();
+          expect(history.events?.length).toBeLessThan(50 + 600);
+          expect(
+            history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId,
+          ).toBeTruthy();
+        }
+        expect((await handle.fetchHistory()).events?.length).toBeLessThan(200);
+        return result;
+      });
+      expect(result.counts.completed).toBe(1200);
+      expect(api.submits).toHaveLength(1200);
+      expect(new Set(api.submits.map((s) => s.index)).size).toBe(1200);
+      expect(api.stored.sort((a, b) => a - b)).toEqual(Array.from({ length: 1200 }, (_, i) => i));
+      // One lookup covers a whole shard: far fewer lookups than items.
+      expect(api.lookups).toBeLessThan(60);
+      expect(result.apiCalls.submit).toBe(1200);
+    },
+  );
 
-  it('continues the run as new as its history grows, with shards running across executions', async () => {
-    // A run history limit of 60 events: the run continues as new every few shards, while shards
-    // it started are submitting, handing off and closing. Each must tell the execution of the day.
-    const items = 5 * SHARD_SIZE + 100;
-    const { api, workflowId, start } = startRun(
-      { items, lookupsToFinish: 2, maxInFlight: 400 },
-      { runHistoryLimit: 60 },
-    );
-    const result = await withWorkers(api, async () => (await start()).result() as Promise<RunResult>);
-    const executions = await historyChain(env.client, workflowId);
-    expect(executions.length).toBeGreaterThanOrEqual(3);
-    // Past the limit, an execution waits only for the signals it sent to be recorded.
-    for (const { history } of executions) expect(history.events?.length).toBeLessThan(60 + 40);
-    expect(result.counts).toMatchObject({ completed: items, failed: 0, cancelled: 0 });
-    expect(result.apiCalls.submit).toBe(items);
-    expect(result.images).toBe(items);
-    expect(api.submits).toHaveLength(items);
-    expect(api.stored.sort((a, b) => a - b)).toEqual(Array.from({ length: items }, (_, i) => i));
-    expect(api.maxConcurrentAtApi).toBeLessThanOrEqual(400);
-  });
+  it.sequential(
+    'continues the run as new as its history grows, with shards running across executions',
+    async () => {
+      // A run history limit of 60 events: the run continues as new every few shards, while shards
+      // it started are submitting, handing off and closing. Each must tell the execution of the day.
+      const items = 5 * SHARD_SIZE + 100;
+      const { api, workflowId, start } = startRun(
+        { items, lookupsToFinish: 2, maxInFlight: 400 },
+        { runHistoryLimit: 60 },
+      );
+      const result = await withWorkers(api, async () => (await start()).result() as Promise<RunResult>);
+      const executions = await historyChain(env.client, workflowId);
+      expect(executions.length).toBeGreaterThanOrEqual(3);
+      // Past the limit, an execution waits only for the signals it sent to be recorded.
+      for (const { history } of executions) expect(history.events?.length).toBeLessThan(60 + 40);
+      expect(result.counts).toMatchObject({ completed: items, failed: 0, cancelled: 0 });
+      expect(result.apiCalls.submit).toBe(items);
+      expect(result.images).toBe(items);
+      expect(api.submits).toHaveLength(items);
+      expect(api.stored.sort((a, b) => a - b)).toEqual(Array.from({ length: items }, (_, i) => i));
+      expect(api.maxConcurrentAtApi).toBeLessThanOrEqual(400);
+    },
+  );
 
   it('cancels the shards an earlier execution of the run started', async () => {
     // The first execution starts two slow shards and hands them on; the cancel reaches a later
@@ -196,7 +218,7 @@ describe('run and shard workflows (stub activities)', () => {
     expect(submitted).toBeLessThan(2 * SHARD_SIZE);
     expect(result.counts.completed).toBe(submitted);
     expect(result.counts.cancelled).toBe(2 * SHARD_SIZE - submitted);
-  }, 60_000);
+  });
 
   it('fails the run when a shard an earlier execution started fails', async () => {
     const { api, workflowId, start } = startRun(
@@ -289,10 +311,15 @@ describe('run and shard workflows (stub activities)', () => {
       await handle.signal(pauseSignal, {});
       await waitFor(async () => (await handle.query(runProgressQuery)).state === 'paused');
       // Paused, with nothing left at the API: no activity runs, only the checks add events.
-      await waitFor(() => api.stored.length === api.submits.length, 20_000);
+      await waitFor(() => api.stored.length === api.submits.length, 60_000);
       // The last activities' ends may still continue it as new once; the checks alone, again and again.
       const executions = (await historyChain(env.client, shard)).length;
-      await waitFor(async () => (await historyChain(env.client, shard)).length >= executions + 2, 30_000);
+      // Each look reads every execution's history: a few a second, not forty.
+      await waitFor(
+        async () => (await historyChain(env.client, shard)).length >= executions + 2,
+        30_000,
+        250,
+      );
       expect(api.submits.length).toBe(api.stored.length);
       await handle.signal(resumeSignal);
       return (await handle.result()) as RunResult;
@@ -338,7 +365,7 @@ describe('run and shard workflows (stub activities)', () => {
     expect(api.maxConcurrentAtApi).toBeLessThanOrEqual(40);
   });
 
-  it('starts the next shard once one has submitted everything, within max_in_flight', async () => {
+  it.sequential('starts the next shard once one has submitted everything, within max_in_flight', async () => {
     // max_in_flight 1,000 runs three shards at a time with 334 slots each. A shard submits its last
     // items when its first ones finish, so it hands off holding fewer than its share: the fourth
     // shard starts on what is free while the first three still have items at the API. Only when
@@ -358,43 +385,55 @@ describe('run and shard workflows (stub activities)', () => {
     expect(firstSubmitOfShard4).toBeLessThan(Math.min(...lastStores));
   });
 
-  it('hands a shard off while a submit the API keeps failing is still retrying', async () => {
-    // max_in_flight 400 runs two shards at a time. The first item of each is held in its submit
-    // until the third shard submits: the third shard must start once the first two have sent
-    // everything else. Its first submit is what counts: a third shard of 100 items is enough.
-    const items = 2 * SHARD_SIZE + 100;
-    const thirdShardSubmitted = (api: FakeApi): boolean => api.submits.some((s) => inThirdShard(s.index));
-    const { api, start } = startRun({ items, maxInFlight: 400, ...firstItemsHeldUntil(thirdShardSubmitted) });
-    const result = await withWorkers(api, async () => (await start()).result() as Promise<RunResult>);
-    expect(result.counts.completed).toBe(items);
-    expectBeforeHeldSubmit(
-      api,
-      api.timeline.findIndex((e) => e.event === 'submit' && inThirdShard(e.index)),
-    );
-  }, 90_000);
+  it.sequential(
+    'hands a shard off while a submit the API keeps failing is still retrying',
+    async () => {
+      // max_in_flight 400 runs two shards at a time. The first item of each is held in its submit
+      // until the third shard submits: the third shard must start once the first two have sent
+      // everything else. Its first submit is what counts: a third shard of 100 items is enough.
+      const items = 2 * SHARD_SIZE + 100;
+      const thirdShardSubmitted = (api: FakeApi): boolean => api.submits.some((s) => inThirdShard(s.index));
+      const { api, start } = startRun({
+        items,
+        maxInFlight: 400,
+        ...firstItemsHeldUntil(thirdShardSubmitted),
+      });
+      const result = await withWorkers(api, async () => (await start()).result() as Promise<RunResult>);
+      expect(result.counts.completed).toBe(items);
+      expectBeforeHeldSubmit(
+        api,
+        api.timeline.findIndex((e) => e.event === 'submit' && inThirdShard(e.index)),
+      );
+    },
+    90_000,
+  );
 
-  it('gives the next shard the slots a tail no longer uses while one submit is held for long', async () => {
-    // max_in_flight 100: two shards of 50 slots each. The last 49 items of each take a few
-    // lookups, so each hands off holding all its 50 slots; the first item of each is held in its
-    // submit, as above, until the third shard has stored all its items. Once the slow items are
-    // done, each tail is the held item alone: the third shard must run on the slots they let go
-    // of, not wait for the held submits (nor crawl on a slot or two).
-    const items = 2 * SHARD_SIZE + 100;
-    const thirdShardStored = (api: FakeApi): boolean => api.stored.filter(inThirdShard).length === 100;
-    const slow = (index: number): boolean => !inThirdShard(index) && index % SHARD_SIZE > SHARD_SIZE - 50;
-    const { api, start } = startRun({
-      items,
-      maxInFlight: 100,
-      lookupsToFinish: (index) => (slow(index) ? 4 : 1),
-      ...firstItemsHeldUntil(thirdShardStored),
-    });
-    const result = await withWorkers(api, async () => (await start()).result() as Promise<RunResult>);
-    expect(result.counts.completed).toBe(items);
-    expectBeforeHeldSubmit(
-      api,
-      api.timeline.findLastIndex((e) => e.event === 'store' && inThirdShard(e.index)),
-    );
-  }, 90_000);
+  it.sequential(
+    'gives the next shard the slots a tail no longer uses while one submit is held for long',
+    async () => {
+      // max_in_flight 100: two shards of 50 slots each. The last 49 items of each take a few
+      // lookups, so each hands off holding all its 50 slots; the first item of each is held in its
+      // submit, as above, until the third shard has stored all its items. Once the slow items are
+      // done, each tail is the held item alone: the third shard must run on the slots they let go
+      // of, not wait for the held submits (nor crawl on a slot or two).
+      const items = 2 * SHARD_SIZE + 100;
+      const thirdShardStored = (api: FakeApi): boolean => api.stored.filter(inThirdShard).length === 100;
+      const slow = (index: number): boolean => !inThirdShard(index) && index % SHARD_SIZE > SHARD_SIZE - 50;
+      const { api, start } = startRun({
+        items,
+        maxInFlight: 100,
+        lookupsToFinish: (index) => (slow(index) ? 4 : 1),
+        ...firstItemsHeldUntil(thirdShardStored),
+      });
+      const result = await withWorkers(api, async () => (await start()).result() as Promise<RunResult>);
+      expect(result.counts.completed).toBe(items);
+      expectBeforeHeldSubmit(
+        api,
+        api.timeline.findLastIndex((e) => e.event === 'store' && inThirdShard(e.index)),
+      );
+    },
+    90_000,
+  );
 
   it('resubmits failures the retry policy names, and reports the others with their error', async () => {
     const { api, start } = startRun({
@@ -459,7 +498,7 @@ describe('run and shard workflows (stub activities)', () => {
     ).toBe(true);
   });
 
-  it('hands out the budget a run continued as new carries', async () => {
+  it.sequential('hands out the budget a run continued as new carries', async () => {
     // Three shards' planned credits: 500, 500, then the 200 left, which a later execution hands out.
     const items = 3 * SHARD_SIZE;
     const { api, workflowId, start } = startRun({ items, budgetCredits: 1_200 }, { runHistoryLimit: 20 });
@@ -516,7 +555,7 @@ describe('run and shard workflows (stub activities)', () => {
   });
 });
 
-describe('an incremental run', () => {
+describe.concurrent('an incremental run', () => {
   it.each([
     { carried: 900, runHistoryLimit: undefined },
     // Six ranges of carried items, four checked at a time: the run continues as new in between.

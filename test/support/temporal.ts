@@ -61,15 +61,18 @@ function stubWorkflowBundle(): Promise<WorkflowBundleOption> {
   return bundled;
 }
 
-/** Runs `body` with workers on every task queue of `env`, serving `activities` (stubs). */
+/**
+ * Runs `body` with workers on every task queue of `env`, serving `activities` (stubs): the queues
+ * of runs started without an API account, or those of `apiAccount`'s runs (tests side by side).
+ */
 export async function withStubWorkers<T>(
   env: TestWorkflowEnvironment,
   activities: object,
   body: () => Promise<T>,
+  apiAccount?: string,
 ): Promise<T> {
   const common = { connection: env.nativeConnection, activities };
-  // The stubbed runs are started without an API account: the queues of such runs.
-  const queues = taskQueuesOf(undefined);
+  const queues = taskQueuesOf(apiAccount);
   const { workflow, ...activityQueues } = queues;
   const workflowBundle = await stubWorkflowBundle();
   const workers = await Promise.all([
