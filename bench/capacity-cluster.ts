@@ -20,7 +20,7 @@ import { CAPACITY_TIME_SCALE, UNBOUND_RPS } from './capacity.js';
 import { comparePixelmill } from './compare.js';
 import { startEmulatorProcess } from './emulator-process.js';
 import { apiCallFigures, mapValues, medianOfEach, round } from './figures.js';
-import { findClusterProcesses, TreeCpuMeter } from './process-tree.js';
+import { TreeCpuMeter } from './process-tree.js';
 import { ProcessSampler, startDevServerIn, stopRegisteredDevServer } from './processes.js';
 import { renderTable } from './report.js';
 import { runWithWorkerProcess, type CpuMeter, type WindowCpu, type WorkerRunSpec } from './worker-run.js';
@@ -242,7 +242,7 @@ async function clusterWorker(
   const cluster = await startTemporalCluster(tools, { namespace: NAMESPACE });
   try {
     spec.say(`cluster started in ${round(cluster.startMs / 1000, 1)} s (${cluster.dir})`);
-    const pids = findClusterProcesses(cluster.dir, tools.server);
+    const pids = cluster.pids();
     return await workerSetup(dir, spec, {
       temporal: { address: cluster.address, namespace: NAMESPACE },
       // Temporal's own worker service, not to be read as pixelmill's worker.

@@ -1,8 +1,7 @@
-// CPU time of processes a benchmark did not spawn itself, read from /proc: the Temporal cluster's
-// services and PostgreSQL (test/support/cluster.ts starts them and gives out no pids, so they are
-// found here by the folder they run in), each process counted with every process below it.
-// PostgreSQL forks a backend per connection: its CPU is the postmaster's tree, not one process.
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+// CPU time of process trees, read from /proc: a process counted with every process below it, as
+// PostgreSQL must be, which forks a backend per connection: its CPU is the postmaster's tree, not
+// one process (the cluster that bench/capacity-cluster.ts measures).
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** Clock ticks per second of /proc's CPU times: USER_HZ, 100 on every Linux ABI node runs on. */
 const USER_HZ = 100;
@@ -69,58 +68,4 @@ export class TreeCpuMeter<Name extends string> {
       this.names.map((name, i) => [name, (last[i]! - this.first[i]!) / USER_HZ]),
     ) as Record<Name, number>;
   }
-}
-
-/** A process's command line, split at its NULs; empty when it is gone or unreadable. */
-function commandLine(pid: string): string[] {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
-  } catch {
-    return [];
-  }
-}
-
-function workingDirectory(pid: string): string {
-  try {
-    return readlinkSync(`/proc/${pid}/cwd`);
-  } catch {
-    return '';
-  }
-}
-
-const SERVICES = ['frontend', 'history', 'matching', 'worker'] as const;
-
-export interface ClusterProcessIds {
-  frontend: number;
-  history: number;
-  matching: number;
-  worker: number;
-  /** The postmaster: its tree holds every backend and PostgreSQL's own background processes. */
-  postgres: number;
-}
-
-/**
- * The pids of a cluster started in `clusterDir` by `serverBinary`: each Temporal service is the
- * `<server> start --service <name>` whose working folder is inside it, PostgreSQL the `postgres`
- * whose data folder (`-D`) is (its backends rename themselves and name no folder).
- */
-export function findClusterProcesses(clusterDir: string, serverBinary: string): ClusterProcessIds {
-  const found: Partial<ClusterProcessIds> = {};
-  const inside = (path: string | undefined): boolean => path?.startsWith(`${clusterDir}/`) ?? false;
-  for (const pid of processIds()) {
-    const argv = commandLine(pid);
-    if (argv[0] === serverBinary && inside(workingDirectory(pid))) {
-      const at = argv.indexOf('--service');
-      const service = at >= 0 ? argv[at + 1] : undefined;
-      if (service && (SERVICES as readonly string[]).includes(service))
-        found[service as (typeof SERVICES)[number]] = Number(pid);
-    } else if (argv[0]?.endsWith('/postgres') && inside(argv[argv.indexOf('-D') + 1])) {
-      found.postgres = Number(pid);
-    }
-  }
-  const names: (keyof ClusterProcessIds)[] = [...SERVICES, 'postgres'];
-  const missing = names.filter((name) => found[name] === undefined);
-  if (missing.length)
-    throw new Error(`the cluster in ${clusterDir} has no running ${missing.join(', ')} process`);
-  return found as ClusterProcessIds;
 }
