@@ -139,12 +139,18 @@ export async function watchRun(client: Client, handle: RunHandle, options: Watch
           `pixelmill: no worker answers for ${handle.workflowId} yet (an embedded run moves on only while \`pixelmill run\` runs it)\n`,
         );
       }
+      // Stopped while the query was out: no wait for a sample that will not come.
+      if (stop) break;
       await new Promise<void>((resolve) => {
-        wake = resolve;
         // Every second until the run has a plan to show: its first line, and the last, drawn
         // from the last sample, must not wait for the plain lines' spacing.
         const planned = last !== undefined && last.run.state !== 'preparing';
-        setTimeout(resolve, planned ? interval : Math.min(interval, LIVE_SAMPLE_MS));
+        const timer = setTimeout(resolve, planned ? interval : Math.min(interval, LIVE_SAMPLE_MS));
+        // Woken when the run ends: a timer left behind would hold the process up to 5 s more.
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
       });
     }
   })();
