@@ -497,9 +497,10 @@ describe.skipIf(skipReason !== undefined)(`a run on the cluster through its faul
       SCHEDULE.map((event) => [event.kind, true]),
     );
     const cutOff = result.disruptions.find((event) => event.kind === 'cut-off');
+    // The cut froze live connections. What it froze besides (completions Temporal refused once
+    // healed) depends on whether an activity was running on that worker at the instant of the cut:
+    // reported, not asserted.
     expect(cutOff?.connections?.open_at_cut).toBeGreaterThan(0);
-    // The cut froze work: tasks the worker finished while cut were handed to others meanwhile.
-    expect(cutOff?.completions_refused).toBeGreaterThan(0);
     expect(readFileSync(cluster.logs.history, 'utf8').match(/"msg":"Build info\."/g)).toHaveLength(2);
     expect(readFileSync(cluster.logs.postgres, 'utf8').match(/ready to accept connections/g)).toHaveLength(2);
     // No process died by itself (a worker cut off stays up and comes back).

@@ -29,7 +29,7 @@ export class RunCheck {
     return this.#everyMs * PAUSED_SLOWER;
   }
 
-  /** Whether it is time to tell the run again: RUN_CHECK_MS since the last time. */
+  /** Whether it is time to tell the run again: RUN_CHECK_MS since the last one was answered. */
   due(): boolean {
     return !this.#gone && Date.now() - this.#checkedAt >= this.#everyMs;
   }
@@ -37,13 +37,16 @@ export class RunCheck {
   /** Tells the run now: false when it is not there, and from then on. A cancel of the shard passes through. */
   async check(): Promise<boolean> {
     if (this.#gone) return false;
-    this.#checkedAt = Date.now();
     try {
       await this.#tellRun();
     } catch (error) {
       if (isCancellation(error)) throw error;
       // Any other refusal (a limit on signals) leaves the run where it was: running.
       this.#gone = error instanceof Error && NOT_THERE.test(error.message);
+    } finally {
+      // From the answer, not the ask: a signal slower than the period would make every turn a
+      // check, and the shard would check its run over and over and submit nothing.
+      this.#checkedAt = Date.now();
     }
     return !this.#gone;
   }
