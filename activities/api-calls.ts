@@ -307,6 +307,7 @@ export function apiCallActivities(deps: ApiCallDeps) {
         evidence,
         (taskId) => paced(gate, 'query', meta, () => client.lookupOne(taskId)),
         input.carriesOn,
+        input.probeTaskId,
       );
     } finally {
       confirmed();

@@ -204,6 +204,7 @@ export async function submitFailure(
   evidence: ApiEvidence,
   probe: (taskId: string) => Promise<unknown>,
   carried?: CarriedSubmit,
+  shardTaskId?: string,
 ): Promise<unknown> {
   const context = activityContext();
   // A submit carrying on a slice's call is that call: its tries and its evidence since the slice.
@@ -218,7 +219,8 @@ export async function submitFailure(
   const { info } = context;
   const firstTriedAt = carried?.triedAt ?? info.scheduledTimestampMs;
   const mine = evidence.submitsSince(firstTriedAt, call);
-  const probeTaskId = evidence.lastTaskId ?? earlier.probeTaskId;
+  // A worker that has seen no submit accepted (started after the run's others) probes the shard's.
+  const probeTaskId = evidence.lastTaskId ?? earlier.probeTaskId ?? shardTaskId;
   const answer = answerOf(error);
   const now: SubmitHeartbeat = {
     answers: { ...earlier.answers, [answer]: (earlier.answers[answer] ?? 0) + 1 },

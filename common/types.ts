@@ -474,6 +474,11 @@ export interface SubmitItemInput {
    * twice, and with its failure counted among those that decide a refusal.
    */
   carriesOn?: CarriedSubmit;
+  /**
+   * A task the API accepted for the shard lately: what a probe looks up (activities/api-evidence.ts)
+   * when the worker has seen no submit accepted, as one started after the run's other submits.
+   */
+  probeTaskId?: string;
 }
 
 /** A slice's submit of one item that failed in a way a retry may heal, for submitItem to carry on. */

@@ -122,6 +122,36 @@ describe('submitFailure: when a submit is refused for its own sake', () => {
     expect(probed).toBe(0);
   });
 
+  it("alone on a worker that has seen no submit accepted, probes the shard's latest task", async () => {
+    // A worker started after the run's other submits, as after a SIGKILL: no task of its own, and
+    // this submit's earlier attempts (on it) had none to carry either.
+    const probeOn = async (shardTaskId: string | undefined) => {
+      const probed: string[] = [];
+      const { result } = inActivity(
+        () =>
+          submitFailure(
+            refusal(),
+            new ApiEvidence(),
+            async (taskId) => void probed.push(taskId),
+            undefined,
+            shardTaskId,
+          ),
+        undefined,
+        {
+          ...ME,
+          attempt: ALONE_SUBMIT_TRIES,
+          scheduledTimestampMs: 0,
+          heartbeatDetails: { ...earlier(ALONE_SUBMIT_TRIES - 1, 1_000), probeTaskId: undefined },
+        },
+      );
+      const failure = (await result) as { type?: string; nonRetryable?: boolean };
+      return { refused: failure.type === 'SubmitRefused' && failure.nonRetryable === true, probed };
+    };
+    expect(await probeOn('task_shard_latest')).toEqual({ refused: true, probed: ['task_shard_latest'] });
+    // Nothing to probe with: never refused, the run would wait on it for ever.
+    expect(await probeOn(undefined)).toEqual({ refused: false, probed: [] });
+  });
+
   it('alone, after ALONE_SUBMIT_TRIES while a lookup answers; never while it does not', async () => {
     expect((await decide(new ApiEvidence(), ALONE_SUBMIT_TRIES - 1)).refused).toBe(false);
     expect(await decide(new ApiEvidence(), ALONE_SUBMIT_TRIES)).toEqual({ refused: true, probed: 1 });

@@ -188,4 +188,19 @@ describe("a shard's items", () => {
     again.taskFinished({ taskId: 't1-1', status: 'completed', urls: ['u'] });
     expect(again.knownResult(1)).toBeDefined();
   });
+  it('name the task the API accepted last, and one of theirs after continue-as-new', () => {
+    const items = shardOf(3);
+    expect(items.latestTaskId()).toBeUndefined();
+    submitNext(items);
+    const second = submitNext(items);
+    expect(items.latestTaskId()).toBe(`t${second}-1`);
+    // A new execution knows the carried task ids only, not their order.
+    const carried = new ShardItems(items.state, new ShardIndices({ offset: OFFSET }), {
+      maxInFlight: 3,
+      retry: { maxAttempts: 2, on: [] },
+      pollMinMs: 1000,
+      pollMaxMs: 10_000,
+    });
+    expect(carried.latestTaskId()).toBe(`t${second}-1`);
+  });
 });

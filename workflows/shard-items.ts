@@ -64,6 +64,8 @@ export class ShardItems {
   /** Items whose task is finished, waiting for the collect lane. */
   readonly #toCollect: number[] = [];
   readonly #submittedAt: (number | null)[];
+  /** The task the API accepted last in this execution. */
+  #latestTaskId: string | undefined;
 
   constructor(
     /** Carried over continue-as-new as it is: every field that must survive lives here. */
@@ -148,6 +150,7 @@ export class ShardItems {
     if (creditsCost !== undefined) this.state.credits[index] = creditsCost;
     const id = taskIdOf(taskId);
     this.state.taskIds[index] = taskId;
+    this.#latestTaskId = taskId;
     this.#submittedAt[index] = nowMs;
     this.#indexByTask.set(id, index);
     this.#processing.delete(index); // a resubmitted item starts over
@@ -324,6 +327,16 @@ export class ShardItems {
 
   taskIdOf(index: number): string {
     return this.state.taskIds[index] ?? '';
+  }
+
+  /** The task the API accepted last in this execution, else any the shard has (after continue-as-new). */
+  latestTaskId(): string | undefined {
+    if (this.#latestTaskId !== undefined) return this.#latestTaskId;
+    for (let index = this.state.taskIds.length - 1; index >= 0; index--) {
+      const taskId = this.state.taskIds[index];
+      if (taskId) return taskId;
+    }
+    return undefined;
   }
 
   /** What collectResults needs of an item to collect: its task, and its result if a webhook told it. */

@@ -209,13 +209,19 @@ export class SubmitLane {
       await getExternalWorkflowHandle(this.ctx.input.runId).signal(pauseSignal, { reason });
   }
 
+  /** The task the API accepted last for the shard, for a refused-or-not decision's probe. */
+  #probe(): { probeTaskId?: string } {
+    const taskId = this.ctx.items.latestTaskId();
+    return taskId === undefined ? {} : { probeTaskId: taskId };
+  }
+
   /** One item alone, with Temporal's retries: a slice's item whose submit may heal (`carriesOn` its call). */
   async #submitOne(index: number, attempt: number, carriesOn: CarriedSubmit): Promise<void> {
     const { at, s, items, activities, input } = this.ctx;
     try {
       const summary = `submit items[${at.plan(index)}]${attempt > 1 ? `, attempt ${attempt}` : ''}`;
       const { taskId, calls, creditsCost } = await activities.submitItem.executeWithOptions({ summary }, [
-        { plan: input.plan, index: at.plan(index), attempt, carriesOn, ...this.#target },
+        { plan: input.plan, index: at.plan(index), attempt, carriesOn, ...this.#probe(), ...this.#target },
       ]);
       s.apiCalls.submit += calls ?? 1;
       items.submitted(index, taskId, Date.now(), creditsCost);
