@@ -248,7 +248,7 @@ export interface SubmitSend {
 export async function sendSubmit(
   { runState, evidence }: Pick<ApiCallDeps, 'runState' | 'evidence'>,
   { client, request, options, plan, call, answered }: SubmitSend,
-): Promise<{ taskId: string; creditsCost?: number }> {
+): Promise<{ taskId: string; creditsCost?: number; queuePosition?: number }> {
   let task;
   try {
     task = await client.submit(request, options);
@@ -261,7 +261,11 @@ export async function sendSubmit(
   evidence.succeeded('submit', call && callName(call.activityId));
   evidence.lastTaskId = task.ref;
   if (call) await recordTask(runState, plan, call, task.ref);
-  return { taskId: task.ref, ...(task.creditsCost !== undefined ? { creditsCost: task.creditsCost } : {}) };
+  return {
+    taskId: task.ref,
+    ...(task.creditsCost !== undefined ? { creditsCost: task.creditsCost } : {}),
+    ...(task.queuePosition !== undefined ? { queuePosition: task.queuePosition } : {}),
+  };
 }
 
 export function apiCallActivities(deps: ApiCallDeps) {

@@ -300,7 +300,7 @@ export interface ShardLimits {
    * The provider limits tasks running at once (its capabilities): the shard learns how many it may
    * keep in flight (workflows/concurrency-cap.ts), starting from `start`.
    */
-  concurrency?: { start: number; refused?: boolean };
+  concurrency?: { start: number; refused?: boolean; sharing?: number };
   /** The provider can cancel a task: at the deadline, those it has not started are cancelled. */
   cancel?: boolean;
   /** Work goes to the provider as batch files or held calls (PreparedRun.submission): the batch shard. */
@@ -507,6 +507,8 @@ export interface SlicedSubmit {
   taskId?: string;
   /** What the provider said the task costs, when it says so at submit (BFL). */
   creditsCost?: number;
+  /** The account's tasks waiting ahead of it in the provider's queue, when its answer said (fal). */
+  queuePosition?: number;
   /** The API refused it for good (a non-retryable answer): its item's failure. */
   failure?: ErrorSummary;
   /** It failed in a way a retry may heal: retry it alone (submitItem) as the continuation of this call. */
@@ -737,6 +739,8 @@ export interface ConcurrencyCapState {
   doneAt: number;
   /** No signal yet: the cap grows by one per completion (slow start); after one, by one per `base`. */
   probing: boolean;
+  /** A submit's answer said how many waited ahead: the queue is read there, not from lookups. */
+  queueAtSubmit?: boolean;
 }
 
 export interface CancelTasksInput {

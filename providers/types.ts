@@ -140,6 +140,8 @@ export interface SubmittedTask {
   ref: string;
   /** The cost the provider announced at submit (BFL's `cost`), when it does. */
   creditsCost?: number;
+  /** The provider's queue at submit: the account's tasks waiting ahead of this one (fal). */
+  queuePosition?: number;
 }
 
 /** A lookup's word about one task: its state, and its result when the answer carried it. */

@@ -1,10 +1,12 @@
 // How many tasks a shard keeps at a provider that limits tasks running at once (workflows/concurrency-cap.ts).
 import { describe, expect, it } from 'vitest';
 import {
-  afterQueue,
+  afterLookupQueue,
   afterRefusal,
+  afterSubmitQueue,
   capNow,
   holdingSlots,
+  QUEUED_START,
   queueMargin,
   RELEASE_MIN_SAMPLES,
   releaseAgeMs,
@@ -53,20 +55,52 @@ describe('concurrency cap', () => {
     expect(holdingSlots([], 0, 2000, 1900).nextReleaseAtMs).toBe(Number.POSITIVE_INFINITY);
   });
 
-  it('a queue longer than the margin brings the cap down to what runs plus the margin; a short one changes nothing', () => {
+  it("a queuing provider's queue past the margin takes the shard's part of the excess off the cap", () => {
     const probing = startCap(16, 0);
-    // Cap 64 after 48 finished; 40 running, 20 waiting: 40 run, plus a margin of 4.
-    const cut = afterQueue(probing, 40, 20, 48);
-    expect(capNow(cut, 48)).toBe(40 + queueMargin(40));
-    expect(capNow(cut, 48)).toBe(44);
+    // Cap 64 after 48 finished; 3 shards share the account. Margin 7 a shard, 21 for the account;
+    // 51 waited ahead of the slice: 30 too many, 10 of them this shard's.
+    const cut = afterSubmitQueue(probing, 51, 3, 48);
+    expect(queueMargin(64)).toBe(7);
+    expect(capNow(cut, 48)).toBe(54);
     expect(cut.probing).toBe(false);
-    // 3 waiting is within cap 44's margin of 5: kept as it is.
-    expect(afterQueue(cut, 44, 3, 48)).toBe(cut);
+    // One shard alone takes off the whole excess.
+    expect(capNow(afterSubmitQueue(probing, 51, 1, 48), 48)).toBe(64 - (51 - 7));
+    // Never below one.
+    expect(afterSubmitQueue(startCap(2, 0), 500, 1, 0).base).toBe(1);
   });
 
-  it("starts each shard at its share of the provider's documented concurrency", () => {
-    expect(concurrencyStart(24, 2)).toBe(12);
-    expect(concurrencyStart(2, 2)).toBe(1);
-    expect(concurrencyStart(undefined, 1)).toBe(4);
+  it('a queue within the margin keeps the cap; an empty one grows it by a quarter, once probing has ended', () => {
+    const found = afterSubmitQueue(startCap(64, 0), 20, 1, 16);
+    expect(capNow(found, 16)).toBe(80 - (20 - queueMargin(80)));
+    expect(afterSubmitQueue(found, 3, 1, 16)).toBe(found);
+    expect(capNow(afterSubmitQueue(found, 0, 1, 16), 16)).toBe(68 + 17);
+    // At a small cap, by the margin at least.
+    const small = afterSubmitQueue(startCap(2, 0), 5, 1, 0);
+    expect(capNow(afterSubmitQueue(small, 0, 1, 0), 0)).toBe(2);
+    // Slow start goes on through an empty queue: each finished task adds one already.
+    const probing = startCap(4, 0);
+    expect(afterSubmitQueue(probing, 0, 1, 0)).toEqual({ ...probing, queueAtSubmit: true });
+  });
+
+  it('where submits do not say how many wait, a lookup that finds tasks queued brings the cap to what runs and the margin', () => {
+    const probing = startCap(16, 0);
+    // Cap 64 after 48 finished; 40 running, 20 waiting: 40 run, plus a margin of 4.
+    const cut = afterLookupQueue(probing, 40, 20, 48);
+    expect(capNow(cut, 48)).toBe(40 + queueMargin(40));
+    expect(cut.probing).toBe(false);
+    // 3 waiting is within cap 44's margin of 5: kept as it is.
+    expect(afterLookupQueue(cut, 44, 3, 48)).toBe(cut);
+    // Once a submit's answer has said, lookups change nothing: the submits see the whole queue.
+    const told = afterSubmitQueue(probing, 0, 1, 48);
+    expect(told.queueAtSubmit).toBe(true);
+    expect(afterLookupQueue(told, 40, 20, 48)).toBe(told);
+  });
+
+  it("starts each shard at its share of the provider's documented concurrency, or of a first guess where it queues", () => {
+    expect(concurrencyStart({ documented: 24, refused: true }, 2)).toBe(12);
+    expect(concurrencyStart({ documented: 2, refused: true }, 2)).toBe(1);
+    expect(concurrencyStart({ refused: true }, 1)).toBe(4);
+    expect(concurrencyStart({ documented: 2 }, 2)).toBe(QUEUED_START / 2);
+    expect(concurrencyStart({ documented: 100 }, 2)).toBe(50);
   });
 });

@@ -22,13 +22,13 @@ const json = (res: ServerResponse, status: number, value: unknown, headers: Reco
   res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(value));
 
 /** fal's submit answer, its URLs under `base` without the model's sub-path. */
-const queued = (base: string, id = 'req-1', app = 'fal-ai/flux') => ({
+const queued = (base: string, id = 'req-1', app = 'fal-ai/flux', position = 0) => ({
   status: 'IN_QUEUE',
   request_id: id,
   response_url: `${base}/${app}/requests/${id}`,
   status_url: `${base}/${app}/requests/${id}/status`,
   cancel_url: `${base}/${app}/requests/${id}/cancel`,
-  queue_position: 0,
+  queue_position: position,
 });
 const REF = 'req-1|fal-ai/flux/requests/req-1';
 
@@ -49,7 +49,8 @@ afterEach(() => client.close());
 
 describe('fal client: submit', () => {
   it('POSTs the body to the model id with Key auth, the webhook as fal_webhook and X-Fal-Request-Timeout', async () => {
-    handler = (_req, res) => json(res, 200, queued(origin), { 'x-fal-request-id': 'req-1' });
+    handler = (_req, res) =>
+      json(res, 200, queued(origin, 'req-1', 'fal-ai/flux', 7), { 'x-fal-request-id': 'req-1' });
     const task = await client.submit(
       { model: 'fal-ai/flux/dev', body: { prompt: 'a chair', num_images: 2 } },
       {
@@ -58,7 +59,8 @@ describe('fal client: submit', () => {
         idempotencyKey: 'pm-key-1',
       },
     );
-    expect(task).toEqual({ ref: REF });
+    // The account's requests waiting ahead of it: what the concurrency cap keeps at a margin.
+    expect(task).toEqual({ ref: REF, queuePosition: 7 });
     const [call] = seen;
     expect(call?.method).toBe('POST');
     const url = new URL(call!.url, origin);
@@ -87,7 +89,10 @@ describe('fal client: submit', () => {
     const proxied = new FalClient({ baseUrl: `${origin}/gateway/fal/`, apiKey: KEY });
     try {
       handler = (_req, res) => json(res, 200, queued(`${origin}/gateway/fal`));
-      expect(await proxied.submit({ model: 'fal-ai/flux/dev', body: {} })).toEqual({ ref: REF });
+      expect(await proxied.submit({ model: 'fal-ai/flux/dev', body: {} })).toEqual({
+        ref: REF,
+        queuePosition: 0,
+      });
       expect(seen[0]?.url).toBe('/gateway/fal/fal-ai/flux/dev');
       handler = (_req, res) => json(res, 202, { status: 'IN_PROGRESS' });
       expect(await proxied.lookupOne(REF)).toEqual({ status: 'processing' });

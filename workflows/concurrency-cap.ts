@@ -6,9 +6,10 @@
 //   adds one to the cap per task that finishes: the cap doubles every generation time (slow
 //   start), so an account with 40 slots is found in a handful of generations.
 // - A signal sets the cap to what the provider is taking now: on a refusal (429), the tasks the
-//   shard has at the provider; on a queue (tasks waiting behind others), those minus the waiting
-//   ones plus a margin (QUEUE_MARGIN_SHARE), so that the provider always has the next task at hand but nothing
-//   waits long enough in its queue to outlive a result's retention.
+//   shard has at the provider. A queuing provider (fal) says at every submit how many of the
+//   account's tasks wait ahead (afterSubmitQueue): the cap keeps that queue at a margin
+//   (QUEUE_MARGIN_SHARE), so that a slot the provider frees starts the next task at once, however
+//   late a poll learns it freed, and nothing waits long in its queue.
 // - After a signal, the cap grows by one per cap's worth of finished tasks (one per generation
 //   time), so it finds slots freed by other shards or runs, at one refusal per `base` images.
 // - The cap counts the tasks the provider is working on: a finished one whose images are being
@@ -22,11 +23,17 @@ import type { ConcurrencyCapState } from '../common/types.js';
 import { quantile } from './single-checks.js';
 
 /**
- * Tasks a shard keeps waiting in a provider's queue, as a share of what runs (at least one): the
- * provider has the next task at hand, and none waits long (bench/providers.ts: a margin of half
- * what runs measured worse, its queue wait counted into the generation times the calls are timed by).
+ * Tasks a shard keeps waiting in a provider's queue, as a share of its cap (at least one): the
+ * provider has the next task at hand, and none waits long (a task's queue wait counts into the
+ * generation times its calls are timed by).
  */
 export const QUEUE_MARGIN_SHARE = 0.1;
+
+/**
+ * A queuing provider's first cap for the whole account, shared by the shards submitting at once:
+ * an overshoot only waits in the queue, and the first submits' answers correct it.
+ */
+export const QUEUED_START = 32;
 
 export function startCap(start: number, doneNow: number): ConcurrencyCapState {
   return { base: Math.max(1, start), doneAt: doneNow, probing: true };
@@ -59,17 +66,53 @@ export function queueMargin(cap: number): number {
   return Math.max(1, Math.ceil(cap * QUEUE_MARGIN_SHARE));
 }
 
+/** A cap grows at least by this share of itself when a queuing provider's queue ran empty. */
+export const EMPTY_QUEUE_GROWTH = 0.25;
+
 /**
- * A lookup found about `queued` of the shard's tasks waiting behind others in the provider's queue
- * and `running` running: the cap comes down to what runs plus the margin, when more wait than the
- * margin allows; otherwise it stays.
+ * A slice of submits to a queuing provider got its answers, the fewest of the account's tasks
+ * (every shard's and run's) waiting ahead of one of them being `ahead`: the queue before the
+ * slice's own submits joined it (they count ahead of each other until they start). More than the
+ * margin waiting: the cap comes down by the shard's part of the excess (`sharing` shards share
+ * the account). Nothing waiting: the provider may have had a slot with no task, so the cap grows
+ * (by a quarter, at least the margin); an overshoot only waits in the queue, and the next answers
+ * take it off. While probing (slow start), only an excess ends it.
  */
-export function afterQueue(
+export function afterSubmitQueue(
+  state: ConcurrencyCapState,
+  ahead: number,
+  sharing: number,
+  doneNow: number,
+): ConcurrencyCapState {
+  const cap = capNow(state, doneNow);
+  const margin = queueMargin(cap);
+  const excess = ahead - margin * sharing;
+  if (excess > 0)
+    return {
+      base: Math.max(1, cap - Math.ceil(excess / sharing)),
+      doneAt: doneNow,
+      probing: false,
+      queueAtSubmit: true,
+    };
+  if (ahead > 0 || state.probing) return state.queueAtSubmit ? state : { ...state, queueAtSubmit: true };
+  const growth = Math.max(margin, Math.ceil(cap * EMPTY_QUEUE_GROWTH));
+  return { base: cap + growth, doneAt: doneNow, probing: false, queueAtSubmit: true };
+}
+
+/**
+ * Where submits' answers do not say how many wait ahead (afterSubmitQueue), a lookup tells: it
+ * found about `queued` of the shard's tasks waiting behind others and `running` running. The cap
+ * comes down to what runs plus the margin when more wait than the margin allows; otherwise it
+ * stays. Once submits' answers have said, they alone set the cap: they see the whole account's
+ * queue at once, a lookup only the tasks it asked about.
+ */
+export function afterLookupQueue(
   state: ConcurrencyCapState,
   running: number,
   queued: number,
   doneNow: number,
 ): ConcurrencyCapState {
+  if (state.queueAtSubmit) return state;
   const cap = capNow(state, doneNow);
   if (queued <= queueMargin(cap)) return state;
   const runs = Math.max(1, running);

@@ -1,6 +1,7 @@
 // How a run starts its shards: how many submit at once, and what each is told (its items, its
 // limits, its place in the UI). Pure, so run.ts keeps only the order of things.
 import { SHARD_SIZE } from '../common/names.js';
+import { QUEUED_START } from './concurrency-cap.js';
 import { countAttributes, ITEMS_ATTRIBUTE, MANIFEST_ATTRIBUTE } from '../common/search-attributes.js';
 import type { PreparedRun, RunInput, ShardInput, ShardSpec } from '../common/types.js';
 
@@ -138,8 +139,8 @@ export function shardInput(start: ShardStart): ShardInput {
       ...(plan.concurrency
         ? {
             concurrency: {
-              start: concurrencyStart(plan.concurrency.documented, start.parallel),
-              ...(plan.concurrency.refused ? { refused: true } : {}),
+              start: concurrencyStart(plan.concurrency, start.parallel),
+              ...(plan.concurrency.refused ? { refused: true } : { sharing: start.parallel }),
             },
           }
         : {}),
@@ -177,7 +178,16 @@ export function shardPresentation(
 /** Tasks a provider runs at once when its documentation names no number: a few, found upward. */
 export const UNDOCUMENTED_CONCURRENCY = 4;
 
-/** A shard's first cap: its share of the documented concurrency among the shards submitting at once. */
-export function concurrencyStart(documented: number | undefined, parallel: number): number {
-  return Math.max(1, Math.floor((documented ?? UNDOCUMENTED_CONCURRENCY) / Math.max(1, parallel)));
+/**
+ * A shard's first cap: its share, among the shards submitting at once, of the documented
+ * concurrency, or for a provider that queues what it cannot start, of a first guess its queue's
+ * answers correct (QUEUED_START).
+ */
+export function concurrencyStart(
+  concurrency: { documented?: number; refused?: boolean },
+  parallel: number,
+): number {
+  const documented = concurrency.documented ?? UNDOCUMENTED_CONCURRENCY;
+  const start = concurrency.refused ? documented : Math.max(documented, QUEUED_START);
+  return Math.max(1, Math.floor(start / Math.max(1, parallel)));
 }

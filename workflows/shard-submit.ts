@@ -8,7 +8,7 @@ import { FailureType } from '../common/failure-types.js';
 import type { CarriedSubmit, ErrorSummary } from '../common/types.js';
 import { plural } from '../common/words.js';
 import { historyFull, type ShardContext } from './shard-context.js';
-import { afterRefusal, capNow, holdingSlots, releaseAgeMs, startCap } from './concurrency-cap.js';
+import { afterRefusal, afterSubmitQueue, capNow, holdingSlots, releaseAgeMs, startCap } from './concurrency-cap.js';
 import { nextWouldExceed } from './shard-credits.js';
 import { accountRefusal, failureSummary, Phase } from './tracking.js';
 
@@ -238,7 +238,7 @@ export class SubmitLane {
 
   /** A slice of queued items in one activity (activities/submit-slice.ts), each told its outcome. */
   async #submitSlice(slice: { index: number; attempt: number }[]): Promise<void> {
-    const { at, s, items, activities, input } = this.ctx;
+    const { at, s, items, limits, activities, input } = this.ctx;
     let retriedAlone = 0;
     let refusal: string | undefined;
     try {
@@ -257,9 +257,11 @@ export class SubmitLane {
       const answeredAt = Date.now();
       const attempts = new Map(slice.map(({ index, attempt }) => [index, attempt]));
       let overConcurrency = false;
+      const ahead: number[] = [];
       for (const outcome of outcomes) {
         const index = at.local(outcome.index);
         overConcurrency ||= outcome.overConcurrency === true;
+        if (outcome.queuePosition !== undefined) ahead.push(outcome.queuePosition);
         if (outcome.taskId !== undefined)
           items.submitted(index, outcome.taskId, answeredAt, outcome.creditsCost);
         else if (outcome.failure !== undefined) refusal = this.#failed(index, outcome.failure) ?? refusal;
@@ -275,6 +277,14 @@ export class SubmitLane {
         s.concurrency = afterRefusal(s.concurrency, slots.holding, items.doneAtProvider());
         this.#refused = { done: items.doneAtProvider(), untilMs: slots.nextReleaseAtMs };
       }
+      // The provider's queue, as the slice's submits found it (concurrency-cap.ts).
+      if (ahead.length > 0 && s.concurrency)
+        s.concurrency = afterSubmitQueue(
+          s.concurrency,
+          Math.min(...ahead),
+          limits.concurrency?.sharing ?? 1,
+          items.doneAtProvider(),
+        );
     } catch (error) {
       // Only a failure of the slice as a whole (the plan, the API's settings) gets here.
       const failure = failureSummary(error);

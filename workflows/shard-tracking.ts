@@ -10,7 +10,7 @@ import { condition, log } from '@temporalio/workflow';
 import type { LookupTasksOutput } from '../common/types.js';
 import { plural } from '../common/words.js';
 import { workLeft, type ShardContext } from './shard-context.js';
-import { afterQueue } from './concurrency-cap.js';
+import { afterLookupQueue } from './concurrency-cap.js';
 import { checkPlan, dueChecks, type CheckedTask } from './single-checks.js';
 import { dueLookupDelay, learnGenerationTimes } from './lookup-timing.js';
 import { lookupTarget, nextPollDelay, Phase, pollBounds } from './tracking.js';
@@ -108,7 +108,7 @@ export class TrackLane {
     if (answer.queued && s.concurrency) {
       const share = (count: number): number => Math.round((atProvider * count) / indices.length);
       const running = share(answer.statuses.filter((status) => status === 'processing').length);
-      s.concurrency = afterQueue(s.concurrency, running, share(answer.queued), items.doneAtProvider());
+      s.concurrency = afterLookupQueue(s.concurrency, running, share(answer.queued), items.doneAtProvider());
     }
     for (const task of told.unknown) log.warn('unknown task status; treating it as not finished yet', task);
     items.overdue(Date.now());

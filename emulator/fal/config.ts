@@ -79,6 +79,11 @@ export const FalConfigSchema = z.strictObject({
   }),
   /** Read X-Fal-Request-Timeout and lifecycle seconds as emulated seconds (scaled by time_scale). */
   scale_client_durations: z.boolean(),
+  /**
+   * The submit's answer carries `queue_position` (fal's JavaScript client types it as a queue
+   * status), or only the id and URLs (the queue page's example): clients must handle both.
+   */
+  queue_position_at_submit: z.boolean(),
   webhooks: z.strictObject({
     /** Gaps before each retry, emulated seconds: fal retries 10 times over 2 hours. */
     retry_delays_seconds: z.array(seconds),
@@ -160,6 +165,7 @@ export const DEFAULT_FAL_CONFIG: FalConfig = deepFreeze({
     cdn_seconds: 7 * 86_400,
   },
   scale_client_durations: true,
+  queue_position_at_submit: true,
   webhooks: {
     // 10 retries, about 2 hours in all, growing gaps (fal documents the count and the span only).
     retry_delays_seconds: [15, 30, 60, 120, 240, 480, 900, 1500, 1800, 2100],

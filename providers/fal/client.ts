@@ -100,7 +100,10 @@ export class FalClient extends HttpBackedClient<ApiHttp> implements ProviderClie
     const locator = this.#locatorOf(answer);
     // The request exists at fal from here on: an answer we cannot use may still be billed.
     if (typeof locator !== 'string') throw this.http.invalid(ctx, locator.why, true);
-    return { ref: taskRef(answer.request_id, locator) };
+    return {
+      ref: taskRef(answer.request_id, locator),
+      ...(typeof answer.queue_position === 'number' ? { queuePosition: answer.queue_position } : {}),
+    };
   }
 
   async lookupOne(ref: string, options: CallOptions = {}): Promise<TaskState> {

@@ -31,6 +31,8 @@ export const SubmitAnswerSchema = z.looseObject({
   status_url: z.string().min(1),
   response_url: z.string().min(1),
   cancel_url: z.string().min(1),
+  // fal's JavaScript client types the submit's answer as an IN_QUEUE status: its position, if given.
+  queue_position: z.number().int().min(0).nullish(),
 });
 export type SubmitAnswer = z.infer<typeof SubmitAnswerSchema>;
 

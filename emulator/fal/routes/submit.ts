@@ -209,7 +209,7 @@ export async function handleSubmit(
         status: 'IN_QUEUE',
         ...urls,
         ...(options.webhook === null ? {} : { gateway_request_id: data.gatewayRequestId }),
-        queue_position: ctx.sim.queuePosition(job),
+        ...(ctx.config.queue_position_at_submit ? { queue_position: ctx.sim.queuePosition(job) } : {}),
       },
       headers: { 'x-fal-request-id': job.id },
     },
