@@ -741,6 +741,8 @@ export interface ConcurrencyCapState {
   probing: boolean;
   /** A submit's answer said how many waited ahead: the queue is read there, not from lookups. */
   queueAtSubmit?: boolean;
+  /** When a submit's answer last changed the cap (workflow time): earlier slices' answers are stale. */
+  changedAtMs?: number;
 }
 
 export interface CancelTasksInput {

@@ -14,6 +14,9 @@ import {
 } from '../workflows/concurrency-cap.js';
 import { concurrencyStart } from '../workflows/run-shards.js';
 
+/** A slice sent and answered at the same moment, after any change of the cap. */
+const NOW = { sentAtMs: 0, nowMs: 0 };
+
 describe('concurrency cap', () => {
   it('doubles every generation until a signal (slow start): one more per finished task', () => {
     const state = startCap(2, 10);
@@ -59,27 +62,41 @@ describe('concurrency cap', () => {
     const probing = startCap(16, 0);
     // Cap 64 after 48 finished; 3 shards share the account. Margin 7 a shard, 21 for the account;
     // 51 waited ahead of the slice: 30 too many, 10 of them this shard's.
-    const cut = afterSubmitQueue(probing, 51, 3, 48);
+    const cut = afterSubmitQueue(probing, 51, 3, 48, NOW);
     expect(queueMargin(64)).toBe(7);
     expect(capNow(cut, 48)).toBe(54);
     expect(cut.probing).toBe(false);
     // One shard alone takes off the whole excess.
-    expect(capNow(afterSubmitQueue(probing, 51, 1, 48), 48)).toBe(64 - (51 - 7));
+    expect(capNow(afterSubmitQueue(probing, 51, 1, 48, NOW), 48)).toBe(64 - (51 - 7));
     // Never below one.
-    expect(afterSubmitQueue(startCap(2, 0), 500, 1, 0).base).toBe(1);
+    expect(afterSubmitQueue(startCap(2, 0), 500, 1, 0, NOW).base).toBe(1);
   });
 
   it('a queue within the margin keeps the cap; an empty one grows it by a quarter, once probing has ended', () => {
-    const found = afterSubmitQueue(startCap(64, 0), 20, 1, 16);
+    const found = afterSubmitQueue(startCap(64, 0), 20, 1, 16, NOW);
     expect(capNow(found, 16)).toBe(80 - (20 - queueMargin(80)));
-    expect(afterSubmitQueue(found, 3, 1, 16)).toBe(found);
-    expect(capNow(afterSubmitQueue(found, 0, 1, 16), 16)).toBe(68 + 17);
+    expect(afterSubmitQueue(found, 3, 1, 16, NOW)).toBe(found);
+    expect(capNow(afterSubmitQueue(found, 0, 1, 16, NOW), 16)).toBe(68 + 17);
     // At a small cap, by the margin at least.
-    const small = afterSubmitQueue(startCap(2, 0), 5, 1, 0);
-    expect(capNow(afterSubmitQueue(small, 0, 1, 0), 0)).toBe(2);
+    const small = afterSubmitQueue(startCap(2, 0), 5, 1, 0, NOW);
+    expect(capNow(afterSubmitQueue(small, 0, 1, 0, NOW), 0)).toBe(2);
     // Slow start goes on through an empty queue: each finished task adds one already.
     const probing = startCap(4, 0);
-    expect(afterSubmitQueue(probing, 0, 1, 0)).toEqual({ ...probing, queueAtSubmit: true });
+    expect(afterSubmitQueue(probing, 0, 1, 0, NOW)).toEqual({ ...probing, queueAtSubmit: true });
+  });
+
+  it('answers of slices sent before the cap last changed change it no more: they saw the queue it answered', () => {
+    // Cap 60 (margin 6), 30 waiting: the first answer, at 1,000, takes 24 off.
+    const found = afterRefusal(startCap(4, 0), 60, 0);
+    const cut = afterSubmitQueue(found, 30, 1, 0, { sentAtMs: 900, nowMs: 1_000 });
+    expect(capNow(cut, 0)).toBe(36);
+    // Three more slices sent at 900 and 950 tell of the same queue: no more off, nor on.
+    for (const sentAtMs of [900, 950, 990]) {
+      expect(afterSubmitQueue(cut, 30, 1, 0, { sentAtMs, nowMs: 1_050 })).toBe(cut);
+      expect(afterSubmitQueue(cut, 0, 1, 0, { sentAtMs, nowMs: 1_050 })).toBe(cut);
+    }
+    // A slice sent once the cap had changed tells of the queue since.
+    expect(capNow(afterSubmitQueue(cut, 30, 1, 0, { sentAtMs: 1_000, nowMs: 1_200 }), 0)).toBe(36 - 26);
   });
 
   it('where submits do not say how many wait, a lookup that finds tasks queued brings the cap to what runs and the margin', () => {
@@ -91,7 +108,7 @@ describe('concurrency cap', () => {
     // 3 waiting is within cap 44's margin of 5: kept as it is.
     expect(afterLookupQueue(cut, 44, 3, 48)).toBe(cut);
     // Once a submit's answer has said, lookups change nothing: the submits see the whole queue.
-    const told = afterSubmitQueue(probing, 0, 1, 48);
+    const told = afterSubmitQueue(probing, 0, 1, 48, NOW);
     expect(told.queueAtSubmit).toBe(true);
     expect(afterLookupQueue(told, 40, 20, 48)).toBe(told);
   });

@@ -76,27 +76,28 @@ export const EMPTY_QUEUE_GROWTH = 0.25;
  * margin waiting: the cap comes down by the shard's part of the excess (`sharing` shards share
  * the account). Nothing waiting: the provider may have had a slot with no task, so the cap grows
  * (by a quarter, at least the margin); an overshoot only waits in the queue, and the next answers
- * take it off. While probing (slow start), only an excess ends it.
+ * take it off. While probing (slow start), only an excess ends it. Once per round: the answers of
+ * slices sent before the cap last changed tell of the queue that change answered, and taking each
+ * one's excess off (or adding for each empty one) would swing the cap from a queue of a hundred to
+ * idle slots.
  */
 export function afterSubmitQueue(
   state: ConcurrencyCapState,
   ahead: number,
   sharing: number,
   doneNow: number,
+  slice: { sentAtMs: number; nowMs: number },
 ): ConcurrencyCapState {
+  const told = state.queueAtSubmit ? state : { ...state, queueAtSubmit: true };
+  // Sent before the cap last changed: the queue it saw is the one that change answered.
+  if (state.changedAtMs !== undefined && slice.sentAtMs < state.changedAtMs) return told;
   const cap = capNow(state, doneNow);
   const margin = queueMargin(cap);
   const excess = ahead - margin * sharing;
-  if (excess > 0)
-    return {
-      base: Math.max(1, cap - Math.ceil(excess / sharing)),
-      doneAt: doneNow,
-      probing: false,
-      queueAtSubmit: true,
-    };
-  if (ahead > 0 || state.probing) return state.queueAtSubmit ? state : { ...state, queueAtSubmit: true };
-  const growth = Math.max(margin, Math.ceil(cap * EMPTY_QUEUE_GROWTH));
-  return { base: cap + growth, doneAt: doneNow, probing: false, queueAtSubmit: true };
+  const changed = { doneAt: doneNow, probing: false, queueAtSubmit: true, changedAtMs: slice.nowMs };
+  if (excess > 0) return { base: Math.max(1, cap - Math.ceil(excess / sharing)), ...changed };
+  if (ahead > 0 || state.probing) return told;
+  return { base: cap + Math.max(margin, Math.ceil(cap * EMPTY_QUEUE_GROWTH)), ...changed };
 }
 
 /**

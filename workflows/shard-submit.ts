@@ -8,7 +8,14 @@ import { FailureType } from '../common/failure-types.js';
 import type { CarriedSubmit, ErrorSummary } from '../common/types.js';
 import { plural } from '../common/words.js';
 import { historyFull, type ShardContext } from './shard-context.js';
-import { afterRefusal, afterSubmitQueue, capNow, holdingSlots, releaseAgeMs, startCap } from './concurrency-cap.js';
+import {
+  afterRefusal,
+  afterSubmitQueue,
+  capNow,
+  holdingSlots,
+  releaseAgeMs,
+  startCap,
+} from './concurrency-cap.js';
 import { nextWouldExceed } from './shard-credits.js';
 import { accountRefusal, failureSummary, Phase } from './tracking.js';
 
@@ -240,6 +247,7 @@ export class SubmitLane {
   async #submitSlice(slice: { index: number; attempt: number }[]): Promise<void> {
     const { at, s, items, limits, activities, input } = this.ctx;
     let retriedAlone = 0;
+    const sentAtMs = Date.now();
     let refusal: string | undefined;
     try {
       const first = at.plan(slice[0]!.index);
@@ -284,6 +292,7 @@ export class SubmitLane {
           Math.min(...ahead),
           limits.concurrency?.sharing ?? 1,
           items.doneAtProvider(),
+          { sentAtMs, nowMs: answeredAt },
         );
     } catch (error) {
       // Only a failure of the slice as a whole (the plan, the API's settings) gets here.
