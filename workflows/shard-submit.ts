@@ -8,14 +8,7 @@ import { FailureType } from '../common/failure-types.js';
 import type { CarriedSubmit, ErrorSummary } from '../common/types.js';
 import { plural } from '../common/words.js';
 import { historyFull, type ShardContext } from './shard-context.js';
-import {
-  afterRefusal,
-  afterSubmitQueue,
-  capNow,
-  holdingSlots,
-  releaseAgeMs,
-  startCap,
-} from './concurrency-cap.js';
+import * as cap from './concurrency-cap.js';
 import { nextWouldExceed } from './shard-credits.js';
 import { accountRefusal, failureSummary, Phase } from './tracking.js';
 
@@ -66,7 +59,7 @@ export class SubmitLane {
   /** What the provider's concurrency lets this shard keep in flight (concurrency-cap.ts). */
   #concurrencyCap(): number {
     const { s, items } = this.ctx;
-    return s.concurrency ? capNow(s.concurrency, items.doneAtProvider()) : Number.POSITIVE_INFINITY;
+    return s.concurrency ? cap.capNow(s.concurrency, items.doneAtProvider()) : Number.POSITIVE_INFINITY;
   }
 
   #fullAtLastRefusal(): boolean {
@@ -84,7 +77,7 @@ export class SubmitLane {
    */
   #slots(): { holding: number; nextReleaseAtMs: number } {
     const { items } = this.ctx;
-    return holdingSlots(
+    return cap.holdingSlots(
       items.submittedTimes(),
       items.count(Phase.submitting),
       Date.now(),
@@ -97,7 +90,7 @@ export class SubmitLane {
     const { s, limits } = this.ctx;
     if (!limits.concurrency?.refused || limits.webhookBaseUrl || !s.generationMs) return undefined;
     if (this.#release?.samples !== s.generationMs)
-      this.#release = { samples: s.generationMs, ageMs: releaseAgeMs(s.generationMs) };
+      this.#release = { samples: s.generationMs, ageMs: cap.releaseAgeMs(s.generationMs) };
     return this.#release.ageMs;
   }
 
@@ -109,7 +102,7 @@ export class SubmitLane {
   /** Submits until nothing is left to submit, the shard stops, or the budget or deadline ends it. */
   async run(): Promise<void> {
     const { s, items, limits, runCheck } = this.ctx;
-    if (limits.concurrency) s.concurrency ??= startCap(limits.concurrency.start, items.doneAtProvider());
+    if (limits.concurrency) s.concurrency ??= cap.startCap(limits.concurrency.start, items.doneAtProvider());
     if (limits.allowance !== undefined && s.estimates === null) {
       const { offset, count, indices } = this.ctx.input.shard;
       const plan = this.ctx.input.plan;
@@ -282,12 +275,12 @@ export class SubmitLane {
       // The provider runs as many as it has now: the shard keeps no more until tasks finish.
       if (overConcurrency && s.concurrency) {
         const slots = this.#slots();
-        s.concurrency = afterRefusal(s.concurrency, slots.holding, items.doneAtProvider());
+        s.concurrency = cap.afterRefusal(s.concurrency, slots.holding, items.doneAtProvider());
         this.#refused = { done: items.doneAtProvider(), untilMs: slots.nextReleaseAtMs };
       }
       // The provider's queue, as the slice's submits found it (concurrency-cap.ts).
       if (ahead.length > 0 && s.concurrency)
-        s.concurrency = afterSubmitQueue(
+        s.concurrency = cap.afterSubmitQueue(
           s.concurrency,
           Math.min(...ahead),
           limits.concurrency?.sharing ?? 1,
