@@ -298,7 +298,9 @@ export interface ShardLimits {
   lookup?: 'batch' | 'list' | 'single';
   /**
    * The provider limits tasks running at once (its capabilities): the shard learns how many it may
-   * keep in flight (workflows/concurrency-cap.ts), starting from `start`.
+   * keep in flight (workflows/concurrency-cap.ts), starting from `start`. `refused`: it refuses
+   * what it cannot start (BFL's 429); else it queues it (fal), and `sharing` shards submitting at
+   * once share the account's queue.
    */
   concurrency?: { start: number; refused?: boolean; sharing?: number };
   /** The provider can cancel a task: at the deadline, those it has not started are cancelled. */

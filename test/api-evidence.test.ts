@@ -88,16 +88,39 @@ describe('submitFailure: when a submit is refused for its own sake', () => {
     probeTaskId: 'task_01ABC',
   });
 
-  async function decide(evidence: ApiEvidence, same: number, probeAnswers = true) {
+  /**
+   * The decision on a submit's `same`-th identical failure. `heartbeatProbe`: the task its earlier
+   * attempts carried (none: they ran where no submit had been accepted); `shardTaskId`: the
+   * shard's latest; `probedTasks` collects what the probe looked up.
+   */
+  async function decide(
+    evidence: ApiEvidence,
+    same: number,
+    probeAnswers = true,
+    options: { heartbeatProbe?: string | undefined; shardTaskId?: string; probedTasks?: string[] } = {},
+  ) {
     let probed = 0;
+    const heartbeatProbe = 'heartbeatProbe' in options ? options.heartbeatProbe : 'task_01ABC';
     const { result } = inActivity(
       () =>
-        submitFailure(refusal(), evidence, async () => {
-          probed++;
-          if (!probeAnswers) throw new ServerError('down', { endpoint: 'lookup', httpStatus: 503 });
-        }),
+        submitFailure(
+          refusal(),
+          evidence,
+          async (taskId) => {
+            probed++;
+            options.probedTasks?.push(taskId);
+            if (!probeAnswers) throw new ServerError('down', { endpoint: 'lookup', httpStatus: 503 });
+          },
+          undefined,
+          options.shardTaskId,
+        ),
       undefined,
-      { ...ME, attempt: same, scheduledTimestampMs: 0, heartbeatDetails: earlier(same - 1, 1_000) },
+      {
+        ...ME,
+        attempt: same,
+        scheduledTimestampMs: 0,
+        heartbeatDetails: { ...earlier(same - 1, 1_000), probeTaskId: heartbeatProbe },
+      },
     );
     const failure = (await result) as { type?: string; nonRetryable?: boolean };
     return { refused: failure.type === 'SubmitRefused' && failure.nonRetryable === true, probed };
@@ -125,31 +148,19 @@ describe('submitFailure: when a submit is refused for its own sake', () => {
   it("alone on a worker that has seen no submit accepted, probes the shard's latest task", async () => {
     // A worker started after the run's other submits, as after a SIGKILL: no task of its own, and
     // this submit's earlier attempts (on it) had none to carry either.
-    const probeOn = async (shardTaskId: string | undefined) => {
-      const probed: string[] = [];
-      const { result } = inActivity(
-        () =>
-          submitFailure(
-            refusal(),
-            new ApiEvidence(),
-            async (taskId) => void probed.push(taskId),
-            undefined,
-            shardTaskId,
-          ),
-        undefined,
-        {
-          ...ME,
-          attempt: ALONE_SUBMIT_TRIES,
-          scheduledTimestampMs: 0,
-          heartbeatDetails: { ...earlier(ALONE_SUBMIT_TRIES - 1, 1_000), probeTaskId: undefined },
-        },
-      );
-      const failure = (await result) as { type?: string; nonRetryable?: boolean };
-      return { refused: failure.type === 'SubmitRefused' && failure.nonRetryable === true, probed };
-    };
-    expect(await probeOn('task_shard_latest')).toEqual({ refused: true, probed: ['task_shard_latest'] });
+    const probedTasks: string[] = [];
+    const noTask = { heartbeatProbe: undefined, probedTasks };
+    const named = await decide(new ApiEvidence(), ALONE_SUBMIT_TRIES, true, {
+      ...noTask,
+      shardTaskId: 'task_shard_latest',
+    });
+    expect(named).toEqual({ refused: true, probed: 1 });
+    expect(probedTasks).toEqual(['task_shard_latest']);
     // Nothing to probe with: never refused, the run would wait on it for ever.
-    expect(await probeOn(undefined)).toEqual({ refused: false, probed: [] });
+    expect(await decide(new ApiEvidence(), ALONE_SUBMIT_TRIES, true, noTask)).toEqual({
+      refused: false,
+      probed: 0,
+    });
   });
 
   it('alone, after ALONE_SUBMIT_TRIES while a lookup answers; never while it does not', async () => {
