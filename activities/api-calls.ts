@@ -272,7 +272,7 @@ export function apiCallActivities(deps: ApiCallDeps) {
   const { runState, clients, gate, evidence } = deps;
   async function submitItem(input: SubmitItemInput): Promise<SubmitItemOutput> {
     // A retry whose earlier attempt got its task before the worker died takes that task.
-    const current = currentSubmitCall();
+    const current = await currentSubmitCall();
     const call = current && input.carriesOn ? carriedCall(current, input.carriesOn.call) : current;
     const earlier = call && (await earlierTask(runState, input.plan, call));
     if (earlier) {

@@ -36,14 +36,17 @@ export function recordDetails(context: Context, details: unknown): void {
 export async function whileAlive<T>(work: () => Promise<T>, beat?: () => void): Promise<T> {
   const context = activityContext();
   if (!context) return work();
-  const carried = context.info.heartbeatDetails;
-  const latest = (): unknown => (recorded.has(context) ? recorded.get(context)!.details : carried);
-  const pulse = setInterval(beat ?? (() => context.heartbeat(latest())), LIVENESS_HEARTBEAT_MS);
+  const pulse = setInterval(beat ?? (() => beatNow(context)), LIVENESS_HEARTBEAT_MS);
   try {
     return await work();
   } finally {
     clearInterval(pulse);
   }
+}
+
+/** A heartbeat now, with the details last recorded (recordDetails), else those the earlier attempt left. */
+export function beatNow(context: Context): void {
+  context.heartbeat(recorded.has(context) ? recorded.get(context)!.details : context.info.heartbeatDetails);
 }
 
 /** The activity `fn`, heartbeating while it runs (see whileAlive). */
@@ -54,10 +57,12 @@ export function keptAlive<I, O>(fn: (input: I) => Promise<O>): (input: I) => Pro
 /**
  * Where an activity's outcome lines go among its shard's (RunStateStore.appendOutcomes): by when
  * Temporal scheduled it, which orders a shard's activities as its workflow issued them whatever
- * the workers' clocks, the same on every attempt (a retry's append replaces its earlier one).
+ * the workers' clocks, then by attempt. Each attempt appends apart, never over another: an attempt
+ * can run after a later one (its task held by a partition, delivered when it healed) and fail
+ * part-way, and its lines, sorted first, must not replace what the attempt Temporal accepted wrote.
  */
 export function appendSequence(context: Context | undefined): string | undefined {
   if (!context) return undefined;
-  const { scheduledTimestampMs, activityId, workflowExecution } = context.info;
-  return `${String(scheduledTimestampMs).padStart(15, '0')}-${workflowExecution?.runId ?? ''}-${activityId.padStart(8, '0')}`;
+  const { scheduledTimestampMs, activityId, workflowExecution, attempt } = context.info;
+  return `${String(scheduledTimestampMs).padStart(15, '0')}-${workflowExecution?.runId ?? ''}-${activityId.padStart(8, '0')}-${String(attempt).padStart(4, '0')}`;
 }

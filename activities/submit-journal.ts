@@ -1,9 +1,9 @@
 // A retried submit must not create (and bill) a second task. Two guards, for two moments:
 // - The journal: each accepted submit is appended beside the plan (runstate/submit-journal.ts),
 //   keyed by the activity execution (workflow, run, activity id: the same for every retry of one
-//   call), and a retry that finds its call there takes that task without calling the API. It
-//   covers a worker dying after the API answered but before Temporal recorded the result (a dozen
-//   submits per kill at the run's pace), against any provider.
+//   call), and a retry (or a first attempt delivered late) that finds its call there takes that
+//   task without calling the API. It covers a worker dying after the API answered but before
+//   Temporal recorded the result (a dozen submits per kill at the run's pace), against any provider.
 // - The Idempotency-Key header, derived from the same call: a retry whose first attempt died
 //   while its request was on the wire (no answer, so nothing journaled) sends the same key and
 //   body, and a provider that honours keys answers with the first task and charges once.
@@ -13,6 +13,7 @@ import { errorMessage } from '../common/errors.js';
 import type { PlanRef } from '../common/types.js';
 import type { JournalLine, RunStateStore } from '../runstate/index.js';
 import { activityContext } from './context.js';
+import { confirmCurrent, lateStart } from './late-attempts.js';
 
 /** One call of the submit activity, the same across its retries, and which attempt this is. */
 export interface SubmitCall {
@@ -20,6 +21,12 @@ export interface SubmitCall {
   runId: string;
   activityId: string;
   attempt: number;
+  /**
+   * A first attempt that started so long after it was scheduled that Temporal may have timed it
+   * out meanwhile and run a later attempt elsewhere (late-attempts.ts): its journal is read like a
+   * retry's.
+   */
+  late?: boolean;
 }
 
 /**
@@ -48,12 +55,18 @@ export function carriedCall(current: SubmitCall, activityId: string): SubmitCall
   return { ...current, activityId, attempt: current.attempt + 1 };
 }
 
-/** The running submit call; none outside a workflow's activity (a script, a unit test). */
-export function currentSubmitCall(): SubmitCall | undefined {
-  const info = activityContext()?.info;
-  if (!info?.workflowExecution) return undefined;
+/**
+ * The running submit call; none outside a workflow's activity (a script, a unit test). A late
+ * attempt first makes sure Temporal has not given it up (confirmCurrent): it throws if it has.
+ */
+export async function currentSubmitCall(): Promise<SubmitCall | undefined> {
+  const context = activityContext();
+  const info = context?.info;
+  if (!context || !info?.workflowExecution) return undefined;
   const { workflowId, runId } = info.workflowExecution;
-  return { workflowId, runId, activityId: info.activityId, attempt: info.attempt };
+  const late = lateStart(Date.now(), info.currentAttemptScheduledTimestampMs, info.heartbeatTimeoutMs);
+  if (late) await confirmCurrent(context);
+  return { workflowId, runId, activityId: info.activityId, attempt: info.attempt, ...(late ? { late } : {}) };
 }
 
 /**
@@ -85,9 +98,9 @@ async function journal(
 }
 
 /**
- * The journal's task lines of the earlier attempts of `call` (with `items`, of its slice's item
- * calls): none on a first attempt. A journal that cannot be read is logged and reads as empty,
- * so the call submits again, its Idempotency-Key still guarding it.
+ * The journal's task lines of the other attempts of `call` (with `items`, of its slice's item
+ * calls): none on a first attempt on time. A journal that cannot be read is logged and reads as
+ * empty, so the call submits again, its Idempotency-Key still guarding it.
  */
 async function earlierLines(
   runState: RunStateStore,
@@ -95,7 +108,7 @@ async function earlierLines(
   call: SubmitCall,
   items: boolean,
 ): Promise<JournalLine[]> {
-  if (call.attempt === 1) return [];
+  if (call.attempt === 1 && !call.late) return [];
   let lines: Partial<JournalLine>[];
   try {
     lines = await runState.readJournal(plan, call.workflowId, {

@@ -88,7 +88,7 @@ export function submitSliceActivity(deps: ApiCallDeps) {
 
   return async function submitSlice(input: SubmitSliceInput): Promise<SubmitSliceOutput> {
     const { plan } = input;
-    const slice = currentSubmitCall();
+    const slice = await currentSubmitCall();
     const meta = await runState.readPlanMeta(plan);
     const client = clients.forPlan(meta);
     const earlier = slice ? await earlierSliceTasks(runState, plan, slice) : new Map();

@@ -2,6 +2,9 @@
 // journaled as it is answered, so a retry of the slice takes what it got and submits the rest;
 // an item the API refuses for good, or keeps failing, never fails its neighbours; items whose turn
 // comes after the run's deadline are not sent.
+import { CancelledFailure } from '@temporalio/activity';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { DefaultLogger } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import { createActivities } from '../activities/index.js';
 import { groundTruth } from '../bench/catalog-audit.js';
@@ -20,14 +23,16 @@ async function prepared(items: string[], faults: Record<string, unknown> = {}) {
   const fixture = writeManifest(['name: tables', 'output: ./out', 'items:', ...items]);
   const activities = createActivities({ apiBaseUrl: emulator.url, apiKey: KEY, apiWorkers: 1 });
   const { plan } = await activities.prepareRun({ plan: await frozenPlan(fixture.file) });
-  const slice = (input: Omit<SubmitSliceInput, 'plan'>, attempt = 1) =>
+  const slice = (input: Omit<SubmitSliceInput, 'plan'>, attempt = 1, info: ActivityTiming = {}) =>
     inActivity(
       activities.submitSlice,
       { plan, ...input },
-      { workflowExecution: { workflowId: SHARD, runId: 'run-a' }, activityId: '4', attempt },
+      { workflowExecution: { workflowId: SHARD, runId: 'run-a' }, activityId: '4', attempt, ...info },
     ).result;
   return { emulator, plan, slice };
 }
+
+type ActivityTiming = { heartbeatTimeoutMs?: number; currentAttemptScheduledTimestampMs?: number };
 
 const firstTry = (indices: number[]) => ({ items: indices.map((index) => ({ index, attempt: 1 })) });
 
@@ -55,6 +60,50 @@ describe('submitSlice', () => {
         { run: 'run-a', activity: '4/3' },
       ]),
     );
+    await emulator.close();
+  });
+
+  it('a first attempt delivered long after it was handed out takes what its retry got, and submits nothing again', async () => {
+    const { emulator, plan, slice } = await prepared(
+      ['oak', 'pine', 'elm'].map((id) => `  - { id: ${id}, prompt: a ${id} table }`),
+    );
+    // A partition held attempt 1's task; Temporal timed it out and attempt 2 ran elsewhere.
+    const retry = await slice(firstTry([0, 1, 2]), 2);
+    const submits = (): number =>
+      Object.values(emulator.stats().requests['POST /v1/images/generations'] ?? {}).reduce((a, b) => a + b, 0);
+    expect(submits()).toBe(3);
+    const late = await slice(firstTry([0, 1, 2]), 1, {
+      heartbeatTimeoutMs: 10_000,
+      currentAttemptScheduledTimestampMs: Date.now() - 40_000,
+    });
+    expect(late.items).toEqual(retry.items.map(({ index, taskId }) => ({ index, taskId })));
+    expect(submits()).toBe(3);
+    const takeovers = readSubmitJournals(plan.stateDir).filter((line) => line.taken_over_at_attempt === 1);
+    expect(takeovers).toHaveLength(3);
+
+    // On time, a first attempt reads no journal (nothing can have run before it): it sends.
+    await slice(firstTry([0]), 1, { heartbeatTimeoutMs: 10_000, currentAttemptScheduledTimestampMs: Date.now() });
+    expect(submits()).toBe(4);
+    await emulator.close();
+  });
+
+  it('a late attempt Temporal has given up (its heartbeat answered NOT_FOUND) submits nothing, not even what no journal holds', async () => {
+    const { emulator, plan } = await prepared(['  - { id: oak, prompt: an oak table }']);
+    const activities = createActivities({ apiBaseUrl: emulator.url, apiKey: KEY, apiWorkers: 1 });
+    const env = new MockActivityEnvironment(
+      {
+        workflowExecution: { workflowId: SHARD, runId: 'run-a' },
+        activityId: '9',
+        attempt: 1,
+        heartbeatTimeoutMs: 10_000,
+        currentAttemptScheduledTimestampMs: Date.now() - 40_000,
+      },
+      { logger: new DefaultLogger('ERROR') },
+    );
+    env.on('heartbeat', () => env.cancel('NOT_FOUND'));
+    const given = env.run(activities.submitSlice, { plan, ...firstTry([0]) });
+    await expect(given).rejects.toThrow(CancelledFailure);
+    expect(await groundTruth(emulator)).toHaveLength(0);
     await emulator.close();
   });
 

@@ -486,11 +486,14 @@ describe.skipIf(skipReason !== undefined)(`a run on the cluster through its faul
       temporal: clusterTemporal(cluster, namespace),
       cli: CLI,
       log,
+      // A folder to keep the run's logs in, for a look at a failure.
+      ...(process.env.PIXELMILL_CHAOS_DIR ? { dir: process.env.PIXELMILL_CHAOS_DIR } : {}),
     });
     log('chaos: audited');
     const checks = chaosChecks(result);
     console.log(formatChaosReport(result, checks));
     const { audit } = result;
+    if (audit.resubmitted.length > 0) console.log(`resubmitted: ${JSON.stringify(audit.resubmitted)}`);
 
     // Every fault hit the run while it had items in flight, and each was real.
     expect(result.disruptions.map((event) => [event.kind, event.at_s !== null])).toEqual(
