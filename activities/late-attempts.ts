@@ -4,7 +4,7 @@
 // another worker, and when the partition heals the held task reaches its worker, which starts it.
 // Whatever such an attempt does happens beside (or after) the attempt Temporal now counts on: a
 // submit would create a second task, billed. A late attempt asks first (confirmCurrent).
-import type { Context } from '@temporalio/activity';
+import { log, type Context } from '@temporalio/activity';
 import { beatNow } from './context.js';
 
 /**
@@ -26,6 +26,8 @@ export const CONFIRM_WAIT_MS = 1_000;
  * submit that waited long in its task queue, still Temporal's), which only a late attempt pays.
  */
 export async function confirmCurrent(context: Context): Promise<void> {
+  const lateS = Math.round((Date.now() - context.info.currentAttemptScheduledTimestampMs) / 1000);
+  log.info(`this attempt started ${lateS} s after it was scheduled: asking Temporal whether it still counts on it`);
   beatNow(context);
   await context.sleep(CONFIRM_WAIT_MS);
 }
