@@ -14,7 +14,7 @@ import { mapValues, round } from './figures.js';
 import { runHistoryFigures, type HistoryFigures } from './histories.js';
 import {
   spawnCli,
-  exited,
+  exitedBy,
   ProcessSampler,
   startDevServerIn,
   stopRegisteredDevServer,
@@ -160,17 +160,7 @@ export async function runPixelmill(spec: PixelmillRunSpec): Promise<PixelmillRun
     let log = '';
     cli.stdout!.on('data', (chunk: Buffer) => (log += chunk.toString()));
     cli.stderr!.on('data', (chunk: Buffer) => (log += chunk.toString()));
-    let interrupted = false;
-    // SIGINT makes the CLI stop watching and shut its workers down cleanly; the run stays durable.
-    const timer = setTimeout(
-      () => {
-        interrupted = true;
-        cli.kill('SIGINT');
-      },
-      Math.max(0, spec.deadline - Date.now()),
-    );
-    const code = await exited(cli);
-    clearTimeout(timer);
+    const { code, interrupted } = await exitedBy(cli, spec.deadline);
     const processS = (performance.now() - started) / 1000;
     const peakRssMb = sampler.stop();
     const serverRssMb = serverSampler.stop();

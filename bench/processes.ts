@@ -115,6 +115,27 @@ export async function exited(child: ChildProcess): Promise<number | null> {
   return code;
 }
 
+/**
+ * `pixelmill run`'s exit, SIGINTed at `deadline` (epoch ms) if it has not exited by then: SIGINT
+ * makes the CLI stop watching and shut its workers down cleanly; the run stays durable.
+ */
+export async function exitedBy(
+  cli: ChildProcess,
+  deadline: number,
+): Promise<{ code: number | null; interrupted: boolean }> {
+  let interrupted = false;
+  const timer = setTimeout(
+    () => {
+      interrupted = true;
+      cli.kill('SIGINT');
+    },
+    Math.max(0, deadline - Date.now()),
+  );
+  const code = await exited(cli);
+  clearTimeout(timer);
+  return { code, interrupted };
+}
+
 /** A `pixelmill` command run to its exit: its code, what it wrote, and what it cost. */
 export interface CliTiming {
   code: number | null;

@@ -17,7 +17,7 @@ import { writeItemsFile, writeManifest } from './catalog-files.js';
 import { benchCliEnv, type EmulatorProcess } from './emulator-process.js';
 import { mapValues, round } from './figures.js';
 import { runHistoryFigures, type HistoryFigures } from './histories.js';
-import { exited, ProcessSampler, spawnCli, stopChild, type ThreadGroup } from './processes.js';
+import { exited, exitedBy, ProcessSampler, spawnCli, stopChild, type ThreadGroup } from './processes.js';
 
 const WORKER_READY_TIMEOUT_MS = 120_000;
 
@@ -179,16 +179,7 @@ export async function runWithWorkerProcess(spec: WorkerRunSpec): Promise<WorkerR
     const cli = spawnCli(['run', manifest, '--wait', '--no-progress'], { cwd: spec.dir, env });
     const cliSampler = new ProcessSampler(cli.pid!, 200);
     const cliOutput = gather(cli);
-    let interrupted = false;
-    const timer = setTimeout(
-      () => {
-        interrupted = true;
-        cli.kill('SIGINT');
-      },
-      Math.max(0, spec.deadline - Date.now()),
-    );
-    const code = await exited(cli);
-    clearTimeout(timer);
+    const { code, interrupted } = await exitedBy(cli, spec.deadline);
     const temporalCpu = temporalMeter.stop();
     const windowS = (performance.now() - started) / 1000;
     const cliRssMb = cliSampler.stop();
