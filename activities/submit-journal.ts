@@ -24,7 +24,7 @@ export interface SubmitCall {
   /**
    * A first attempt that started so long after it was scheduled that Temporal may have timed it
    * out meanwhile and run a later attempt elsewhere (late-attempts.ts): its journal is read like a
-   * retry's.
+   * retry's, though it asked Temporal first: an answer slower than the wait would not have stopped it.
    */
   late?: boolean;
 }

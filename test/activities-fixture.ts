@@ -55,6 +55,8 @@ export function inActivity<I, O>(
   input: I,
   info: ConstructorParameters<typeof MockActivityEnvironment>[0] = {},
   client?: Client,
+  /** Temporal's side of each heartbeat: `env.cancel('NOT_FOUND')` for an attempt it has given up. */
+  onHeartbeat?: (env: MockActivityEnvironment) => void,
 ): { result: Promise<O>; heartbeats: unknown[] } {
   // Failed attempts are what several tests expect; the SDK would log each one as a warning.
   const env = new MockActivityEnvironment(info, {
@@ -62,7 +64,10 @@ export function inActivity<I, O>(
     ...(client ? { client } : {}),
   });
   const heartbeats: unknown[] = [];
-  env.on('heartbeat', (details: unknown) => heartbeats.push(details));
+  env.on('heartbeat', (details: unknown) => {
+    heartbeats.push(details);
+    onHeartbeat?.(env);
+  });
   return { result: env.run(fn, input), heartbeats };
 }
 

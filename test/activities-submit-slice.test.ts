@@ -3,11 +3,9 @@
 // an item the API refuses for good, or keeps failing, never fails its neighbours; items whose turn
 // comes after the run's deadline are not sent.
 import { CancelledFailure } from '@temporalio/activity';
-import { MockActivityEnvironment } from '@temporalio/testing';
-import { DefaultLogger } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import { createActivities } from '../activities/index.js';
-import { groundTruth } from '../bench/catalog-audit.js';
+import { apiCallCounts, groundTruth } from '../bench/catalog-audit.js';
 import type { SubmitSliceInput } from '../common/types.js';
 import { readSubmitJournals } from '../runstate/index.js';
 import { inActivity, writeManifest } from './activities-fixture.js';
@@ -23,16 +21,26 @@ async function prepared(items: string[], faults: Record<string, unknown> = {}) {
   const fixture = writeManifest(['name: tables', 'output: ./out', 'items:', ...items]);
   const activities = createActivities({ apiBaseUrl: emulator.url, apiKey: KEY, apiWorkers: 1 });
   const { plan } = await activities.prepareRun({ plan: await frozenPlan(fixture.file) });
-  const slice = (input: Omit<SubmitSliceInput, 'plan'>, attempt = 1, info: ActivityTiming = {}) =>
+  const slice = (
+    input: Omit<SubmitSliceInput, 'plan'>,
+    attempt = 1,
+    info: ActivityTiming = {},
+    onHeartbeat?: Parameters<typeof inActivity>[4],
+  ) =>
     inActivity(
       activities.submitSlice,
       { plan, ...input },
       { workflowExecution: { workflowId: SHARD, runId: 'run-a' }, activityId: '4', attempt, ...info },
+      undefined,
+      onHeartbeat,
     ).result;
   return { emulator, plan, slice };
 }
 
 type ActivityTiming = { heartbeatTimeoutMs?: number; currentAttemptScheduledTimestampMs?: number };
+
+/** A first attempt started 40 s after it was scheduled, its heartbeat timeout 10 s: late. */
+const LATE: ActivityTiming = { heartbeatTimeoutMs: 10_000, currentAttemptScheduledTimestampMs: Date.now() - 40_000 };
 
 const firstTry = (indices: number[]) => ({ items: indices.map((index) => ({ index, attempt: 1 })) });
 
@@ -69,13 +77,9 @@ describe('submitSlice', () => {
     );
     // A partition held attempt 1's task; Temporal timed it out and attempt 2 ran elsewhere.
     const retry = await slice(firstTry([0, 1, 2]), 2);
-    const submits = (): number =>
-      Object.values(emulator.stats().requests['POST /v1/images/generations'] ?? {}).reduce((a, b) => a + b, 0);
+    const submits = (): number => apiCallCounts(emulator.stats()).submit;
     expect(submits()).toBe(3);
-    const late = await slice(firstTry([0, 1, 2]), 1, {
-      heartbeatTimeoutMs: 10_000,
-      currentAttemptScheduledTimestampMs: Date.now() - 40_000,
-    });
+    const late = await slice(firstTry([0, 1, 2]), 1, LATE);
     expect(late.items).toEqual(retry.items.map(({ index, taskId }) => ({ index, taskId })));
     expect(submits()).toBe(3);
     const takeovers = readSubmitJournals(plan.stateDir).filter((line) => line.taken_over_at_attempt === 1);
@@ -88,20 +92,8 @@ describe('submitSlice', () => {
   });
 
   it('a late attempt Temporal has given up (its heartbeat answered NOT_FOUND) submits nothing, not even what no journal holds', async () => {
-    const { emulator, plan } = await prepared(['  - { id: oak, prompt: an oak table }']);
-    const activities = createActivities({ apiBaseUrl: emulator.url, apiKey: KEY, apiWorkers: 1 });
-    const env = new MockActivityEnvironment(
-      {
-        workflowExecution: { workflowId: SHARD, runId: 'run-a' },
-        activityId: '9',
-        attempt: 1,
-        heartbeatTimeoutMs: 10_000,
-        currentAttemptScheduledTimestampMs: Date.now() - 40_000,
-      },
-      { logger: new DefaultLogger('ERROR') },
-    );
-    env.on('heartbeat', () => env.cancel('NOT_FOUND'));
-    const given = env.run(activities.submitSlice, { plan, ...firstTry([0]) });
+    const { emulator, slice } = await prepared(['  - { id: oak, prompt: an oak table }']);
+    const given = slice(firstTry([0]), 1, LATE, (env) => env.cancel('NOT_FOUND'));
     await expect(given).rejects.toThrow(CancelledFailure);
     expect(await groundTruth(emulator)).toHaveLength(0);
     await emulator.close();
