@@ -9,6 +9,7 @@ import {
   QUEUED_START,
   queueMargin,
   RELEASE_MIN_SAMPLES,
+  refusalHoldUntil,
   releaseAgeMs,
   startCap,
 } from '../workflows/concurrency-cap.js';
@@ -56,6 +57,17 @@ describe('concurrency cap', () => {
       nextReleaseAtMs: Number.POSITIVE_INFINITY,
     });
     expect(holdingSlots([], 0, 2000, 1900).nextReleaseAtMs).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  it('a refusal holds the submits until a task of the shard ages out, and never longer than a typical generation', () => {
+    const samples = [800, 1200, 1000, 900, 1100];
+    // A task of its own is taken as finished at 1400: that is when the next submit tries.
+    expect(refusalHoldUntil(1000, 1400, samples, 500)).toBe(1400);
+    // Nothing of its own to wait for (every slot another shard's): again after the median, 1000.
+    expect(refusalHoldUntil(1000, Number.POSITIVE_INFINITY, samples, 500)).toBe(2000);
+    // No generation seen yet: after the shortest lookup interval.
+    expect(refusalHoldUntil(1000, Number.POSITIVE_INFINITY, undefined, 500)).toBe(1500);
+    expect(refusalHoldUntil(1000, Number.POSITIVE_INFINITY, [], 500)).toBe(1500);
   });
 
   it("a queuing provider's queue past the margin takes the shard's part of the excess off the cap", () => {

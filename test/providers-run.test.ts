@@ -254,6 +254,30 @@ describe('concurrency limits the run was not told', () => {
     expect(refused).toBeLessThan(20);
   });
 
+  it('BFL: a run whose first submit finds every slot taken by others tries again, with no task of its own to wait for', async () => {
+    // Another client's tasks hold the account's 3 slots for 3 s: the run's first submit is
+    // refused while it has nothing at the provider (as a run's next shard, handed the lane while
+    // its predecessor's tasks still run). No task of its own will finish to wake it.
+    const api = await emulator('bfl', {
+      limits: { active_tasks: 3 },
+      models: { 'flux-pro-1.1-ultra': { seconds: [150, 150] } },
+      generation: { queue_seconds: [0, 0] },
+    });
+    for (let i = 0; i < 3; i++) {
+      const answer = await fetch(`${api.url}/v1/flux-pro-1.1-ultra`, {
+        method: 'POST',
+        headers: { 'x-key': DEMO_BFL_KEY, 'content-type': 'application/json' },
+        body: JSON.stringify({ prompt: `another client's task ${i}` }),
+      });
+      expect(answer.status).toBe(200);
+    }
+    const { result } = await runCatalog('bfl', api.url, 'bfl-slots-taken', prompts(12));
+    expect(result.counts.completed).toBe(12);
+    const stats = api.stats() as { requests: Record<string, Record<string, number>> };
+    const refused = Object.values(stats.requests).reduce((sum, byStatus) => sum + (byStatus['429'] ?? 0), 0);
+    expect(refused).toBeGreaterThan(0);
+  });
+
   // fal's submit answer may or may not carry queue_position (docs/emulators/fal.md): the cap is
   // read from submits' answers where it does, from lookups of queued tasks where it does not.
   it.each([true, false])(

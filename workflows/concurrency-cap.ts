@@ -61,6 +61,29 @@ export function afterRefusal(
   return { base: Math.max(1, base), doneAt: doneNow, probing: false };
 }
 
+/**
+ * Until when a refusal holds a shard's submits: until one of its tasks is taken as finished by its
+ * age, and at most one typical generation (the median of those seen, or `fallbackMs` before any).
+ * A shard whose slots are all another shard's or run's (the next shard of a run, handed the lane
+ * while its predecessor's tasks still run) has no task of its own to wait for: it tries again then,
+ * at one refused call per generation.
+ */
+export function refusalHoldUntil(
+  nowMs: number,
+  nextReleaseAtMs: number,
+  samples: readonly number[] | undefined,
+  fallbackMs: number,
+): number {
+  const typicalMs =
+    samples && samples.length > 0
+      ? quantile(
+          [...samples].sort((x, y) => x - y),
+          RELEASE_QUANTILE,
+        )
+      : fallbackMs;
+  return Math.min(nextReleaseAtMs, nowMs + typicalMs);
+}
+
 /** The margin of tasks waiting in the provider's queue a cap of `cap` keeps. */
 export function queueMargin(cap: number): number {
   return Math.max(1, Math.ceil(cap * QUEUE_MARGIN_SHARE));

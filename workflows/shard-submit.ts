@@ -9,6 +9,7 @@ import type { CarriedSubmit, ErrorSummary } from '../common/types.js';
 import { plural } from '../common/words.js';
 import { historyFull, type ShardContext } from './shard-context.js';
 import * as cap from './concurrency-cap.js';
+import { ShardSlots } from './shard-slots.js';
 import { nextWouldExceed } from './shard-credits.js';
 import { accountRefusal, failureSummary, Phase } from './tracking.js';
 
@@ -25,9 +26,7 @@ const CANCEL_SLICE = 25;
 
 export class SubmitLane {
   #pending = 0;
-  /** The provider was full at the last refusal: nothing goes until a task finishes or ages out. */
-  #refused: { done: number; untilMs: number } | undefined;
-  #release: { samples: readonly number[]; ageMs: number | undefined } | undefined;
+  readonly #slots: ShardSlots;
   readonly #maxPending: number;
   readonly #sliceSize: number;
   /** Where and until when the shard's items are submitted. */
@@ -35,6 +34,7 @@ export class SubmitLane {
 
   constructor(private readonly ctx: ShardContext) {
     const { limits } = ctx;
+    this.#slots = new ShardSlots(ctx);
     this.#maxPending = limits.maxPendingSubmits ?? MAX_PENDING_SUBMITS;
     this.#sliceSize = Math.max(1, Math.min(MAX_SLICE, Math.ceil(this.#maxPending / 2)));
     this.#target = {
@@ -51,47 +51,9 @@ export class SubmitLane {
       !s.paused &&
       items.count(Phase.queued) > 0 &&
       items.atApi() < limits.maxInFlight &&
-      (!s.concurrency || (!this.#fullAtLastRefusal() && this.#slots().holding < this.#concurrencyCap())) &&
+      this.#slots.free() &&
       this.#pending < this.#maxPending
     );
-  }
-
-  /** What the provider's concurrency lets this shard keep in flight (concurrency-cap.ts). */
-  #concurrencyCap(): number {
-    const { s, items } = this.ctx;
-    return s.concurrency ? cap.capNow(s.concurrency, items.doneAtProvider()) : Number.POSITIVE_INFINITY;
-  }
-
-  #fullAtLastRefusal(): boolean {
-    const refused = this.#refused;
-    if (!refused) return false;
-    if (this.ctx.items.doneAtProvider() > refused.done || Date.now() >= refused.untilMs)
-      this.#refused = undefined;
-    return this.#refused !== undefined;
-  }
-
-  /**
-   * The shard's tasks holding a slot at a provider that limits tasks at once, and when the next is
-   * taken as finished: by their ages where the provider refuses what it cannot start and no webhook
-   * tells sooner (concurrency-cap.ts); a queuing provider's slot counts until its task is known finished.
-   */
-  #slots(): { holding: number; nextReleaseAtMs: number } {
-    const { items } = this.ctx;
-    return cap.holdingSlots(
-      items.submittedTimes(),
-      items.count(Phase.submitting),
-      Date.now(),
-      this.#releaseAge(),
-    );
-  }
-
-  /** The release age of the generation times the shard has now, worked out once per new sample set. */
-  #releaseAge(): number | undefined {
-    const { s, limits } = this.ctx;
-    if (!limits.concurrency?.refused || limits.webhookBaseUrl || !s.generationMs) return undefined;
-    if (this.#release?.samples !== s.generationMs)
-      this.#release = { samples: s.generationMs, ageMs: cap.releaseAgeMs(s.generationMs) };
-    return this.#release.ageMs;
   }
 
   #overBudget(): boolean {
@@ -120,17 +82,20 @@ export class SubmitLane {
     for (;;) {
       // A pause arms the paused shard's run check (its wait has no other end).
       const pausedAtWait = s.paused;
-      const ready = (): boolean => nothingToSubmit() || this.canSubmit() || s.paused !== pausedAtWait;
+      // A slot taken as freed by a task's age, or a refusal's hold ending, is no event: a timer
+      // wakes the lane for it, set again when a refusal or a requeue brings that moment closer.
+      const wakeAtWait = this.#slots.wakeAtMs();
+      const ready = (): boolean =>
+        nothingToSubmit() ||
+        this.canSubmit() ||
+        s.paused !== pausedAtWait ||
+        this.#slots.wakeAtMs() < wakeAtWait;
       const left = limits.deadlineAt === undefined ? undefined : Math.max(0, limits.deadlineAt - Date.now());
       // The deadline wakes the lane too: from then on nothing is submitted.
       if (left === 0) return deadlinePassed();
       const pausedWait = s.paused ? runCheck.pausedWaitMs() : undefined;
       const waitMs = left === undefined ? pausedWait : Math.min(left, pausedWait ?? left);
-      // A slot taken as freed by a task's age is no event: a timer wakes the lane for it.
-      const releaseMs =
-        s.concurrency && items.count(Phase.queued) > 0
-          ? this.#slots().nextReleaseAtMs - Date.now()
-          : Number.POSITIVE_INFINITY;
+      const releaseMs = wakeAtWait - Date.now();
       if (Number.isFinite(releaseMs) && (waitMs === undefined || releaseMs < waitMs)) {
         if (!(await condition(ready, Math.max(1, Math.ceil(releaseMs))))) continue;
       } else if (waitMs === undefined) {
@@ -238,7 +203,7 @@ export class SubmitLane {
 
   /** A slice of queued items in one activity (activities/submit-slice.ts), each told its outcome. */
   async #submitSlice(slice: { index: number; attempt: number }[]): Promise<void> {
-    const { at, s, items, limits, activities, input } = this.ctx;
+    const { at, s, items, activities, input } = this.ctx;
     let retriedAlone = 0;
     const sentAtMs = Date.now();
     let refusal: string | undefined;
@@ -272,21 +237,7 @@ export class SubmitLane {
           this.ctx.spawn(this.#submitOne(index, attempts.get(index) ?? 1, outcome.retryAs));
         }
       }
-      // The provider runs as many as it has now: the shard keeps no more until tasks finish.
-      if (overConcurrency && s.concurrency) {
-        const slots = this.#slots();
-        s.concurrency = cap.afterRefusal(s.concurrency, slots.holding, items.doneAtProvider());
-        this.#refused = { done: items.doneAtProvider(), untilMs: slots.nextReleaseAtMs };
-      }
-      // The provider's queue, as the slice's submits found it (concurrency-cap.ts).
-      if (ahead.length > 0 && s.concurrency)
-        s.concurrency = cap.afterSubmitQueue(
-          s.concurrency,
-          Math.min(...ahead),
-          limits.concurrency?.sharing ?? 1,
-          items.doneAtProvider(),
-          { sentAtMs, nowMs: answeredAt },
-        );
+      this.#slots.answered(overConcurrency, ahead, { sentAtMs, nowMs: answeredAt });
     } catch (error) {
       // Only a failure of the slice as a whole (the plan, the API's settings) gets here.
       const failure = failureSummary(error);
