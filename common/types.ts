@@ -99,6 +99,7 @@ export interface RunTotalsState {
   endedByDeadline: number;
   learnedPollMs?: number;
   learnedGenerationMs?: number[];
+  learnedSlots?: HandedSlots;
   told: ShardProgress[];
   unallocated?: number;
   carryOver?: CarryOverTotals;
@@ -302,7 +303,7 @@ export interface ShardLimits {
    * what it cannot start (BFL's 429); else it queues it (fal), and `sharing` shards submitting at
    * once share the account's queue.
    */
-  concurrency?: { start: number; refused?: boolean; sharing?: number };
+  concurrency?: { start: number; refused?: boolean; sharing?: number; handed?: HandedSlots };
   /** The provider can cancel a task: at the deadline, those it has not started are cancelled. */
   cancel?: boolean;
   /** Work goes to the provider as batch files or held calls (PreparedRun.submission): the batch shard. */
@@ -388,6 +389,18 @@ export interface ShardHandoff {
   holding: number;
   /** Generation times the shard saw: where the run's next shards start. */
   generationMs?: number[];
+  /** Its slots at a provider that refuses what it cannot start: the next shard starts with them. */
+  slots?: HandedSlots;
+}
+
+/**
+ * A shard's slots at a provider that refuses tasks over its concurrency, handed to the run's next
+ * shard (workflows/concurrency-cap.ts): the cap it learned, and its tasks still holding a slot.
+ */
+export interface HandedSlots {
+  cap: number;
+  /** When each of those tasks was submitted (workflow time). */
+  heldSinceMs: number[];
 }
 
 export interface ShardResult {
@@ -741,6 +754,8 @@ export interface ConcurrencyCapState {
   doneAt: number;
   /** No signal yet: the cap grows by one per completion (slow start); after one, by one per `base`. */
   probing: boolean;
+  /** The provider refuses and only polls tell: after the slow start, refused submits pace the shard, no cap. */
+  polled?: boolean;
   /** A submit's answer said how many waited ahead: the queue is read there, not from lookups. */
   queueAtSubmit?: boolean;
   /** When a submit's answer last changed the cap (workflow time): earlier slices' answers are stale. */

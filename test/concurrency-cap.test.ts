@@ -5,6 +5,8 @@ import {
   afterRefusal,
   afterSubmitQueue,
   capNow,
+  handedCap,
+  handedHolding,
   holdingSlots,
   QUEUED_START,
   queueMargin,
@@ -13,7 +15,7 @@ import {
   releaseAgeMs,
   startCap,
 } from '../workflows/concurrency-cap.js';
-import { concurrencyStart } from '../workflows/run-shards.js';
+import { concurrencyStart, concurrentShards } from '../workflows/run-shards.js';
 
 /** A slice sent and answered at the same moment, after any change of the cap. */
 const NOW = { sentAtMs: 0, nowMs: 0 };
@@ -123,6 +125,36 @@ describe('concurrency cap', () => {
     const told = afterSubmitQueue(probing, 0, 1, 48, NOW);
     expect(told.queueAtSubmit).toBe(true);
     expect(afterLookupQueue(told, 40, 20, 48)).toBe(told);
+  });
+
+  it('where the provider refuses and polls tell, no cap: refused submits pace the shard, tried again as a slot should free', () => {
+    const polled = startCap(24, 0, true);
+    expect(capNow(polled, 0)).toBe(Number.POSITIVE_INFINITY);
+    expect(afterRefusal(polled, 24, 10)).toBe(polled);
+    const samples = [1400, 1500, 1600];
+    // 30 tasks not known finished, generations of 1.5 s: one should free every 50 ms, tried at 100.
+    expect(refusalHoldUntil(1000, Number.POSITIVE_INFINITY, samples, 500, { atProvider: 30 })).toBe(1100);
+    // Never longer than a generation, nor past a task's release by age.
+    expect(refusalHoldUntil(1000, Number.POSITIVE_INFINITY, samples, 500, { atProvider: 0 })).toBe(2500);
+    expect(refusalHoldUntil(1000, 1050, samples, 500, { atProvider: 30 })).toBe(1050);
+  });
+
+  it("a run's next shard starts with its predecessor's cap and counts its tasks until their age says they finished", () => {
+    const handed = handedCap(20, 0);
+    expect(handed.probing).toBe(false);
+    expect(capNow(handed, 0)).toBe(20);
+    expect(capNow(handed, 20)).toBe(21);
+    const samples = Array.from({ length: 20 }, (_, at) => 1000 + at * 100);
+    // Release age 1900: of tasks submitted at 0, 500 and 1500, two still hold at 2000.
+    expect(handedHolding([0, 500, 1500], 2000, samples)).toEqual({ holding: 2, nextReleaseAtMs: 2400 });
+    // Too few generations seen to go by: taken as finished at once, a refusal says otherwise.
+    expect(handedHolding([0, 500, 1500], 2000, samples.slice(0, 3)).holding).toBe(0);
+  });
+
+  it('shards of a run submit one at a time where the provider refuses over its concurrency', () => {
+    expect(concurrentShards(4, { maxInFlight: 500, concurrency: { documented: 24, refused: true } })).toBe(1);
+    expect(concurrentShards(4, { maxInFlight: 500, concurrency: { documented: 40 } })).toBe(2);
+    expect(concurrentShards(4, { maxInFlight: 500 })).toBe(2);
   });
 
   it("starts each shard at its share of the provider's documented concurrency, or of a first guess where it queues", () => {

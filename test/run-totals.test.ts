@@ -69,7 +69,7 @@ describe('starting a shard', () => {
     runId: 'run-1',
     fairnessKey: 'exec-1',
     shard: generationShards(plan)[2]!,
-    parallel: concurrentShards(3, plan.maxInFlight),
+    parallel: concurrentShards(3, plan),
     maxInFlight: 200,
     allowance: undefined,
     deadlineAt: undefined,
@@ -91,6 +91,26 @@ describe('starting a shard', () => {
     const input = shardInput({ ...start, plan: { ...plan, rateCaps: {} } });
     expect(input.governed).toEqual({ fairnessKey: 'exec-1' });
     expect(input.limits.maxPendingSubmits).toBe(Math.ceil((1.5 * UNCAPPED_SUBMIT_RATE) / 3));
+  });
+
+  it("hands a provider's refused concurrency on: the last hand-off's cap and the tasks still holding slots", () => {
+    const totals = new RunTotals(undefined);
+    totals.learn({ generationMs: [900, 1100], slots: { cap: 22, heldSinceMs: [5_000, 5_400] } });
+    const refusing = { ...plan, concurrency: { documented: 24, refused: true } };
+    const input = shardInput({ ...start, plan: refusing, parallel: 1, learnedSlots: totals.learnedSlots });
+    expect(input.limits.concurrency).toEqual({
+      start: 24,
+      refused: true,
+      handed: { cap: 22, heldSinceMs: [5_000, 5_400] },
+    });
+    expect(totals.learnedGenerationMs).toEqual([900, 1100]);
+    // A queuing provider's shards share its queue instead; nothing handed.
+    const queuing = shardInput({
+      ...start,
+      plan: { ...plan, concurrency: { documented: 40 } },
+      learnedSlots: totals.learnedSlots,
+    });
+    expect(queuing.limits.concurrency).toEqual({ start: 13, sharing: 3 });
   });
 
   it("shards an incremental run's items to generate, carries the rest in ranges numbered after them", () => {

@@ -12,6 +12,12 @@
 //   late a poll learns it freed, and nothing waits long in its queue.
 // - After a signal, the cap grows by one per cap's worth of finished tasks (one per generation
 //   time), so it finds slots freed by other shards or runs, at one refusal per `base` images.
+// - Where the provider refuses and only polls tell of finished tasks (BFL without webhooks), the
+//   submits themselves ask for slots (`polled`): no cap, not even a slow start, and after a
+//   refusal the next submit comes about when the next slot should free (refusalHoldUntil). A
+//   refused submit costs one call, as the poll that would have found the slot free does, and an
+//   accepted one takes the slot at once; polls, timed by tasks' ages, came in waves that left the
+//   slots idle for half a second at a time (BENCHMARKS.md, providers).
 // - The cap counts the tasks the provider is working on: a finished one whose images are being
 //   stored holds no slot at the provider, and counting it would leave that slot idle.
 // - Polling, a task is known finished only when a call finds it so, a share of a generation after
@@ -35,14 +41,33 @@ export const QUEUE_MARGIN_SHARE = 0.1;
  */
 export const QUEUED_START = 32;
 
-export function startCap(start: number, doneNow: number): ConcurrencyCapState {
-  return { base: Math.max(1, start), doneAt: doneNow, probing: true };
+export function startCap(start: number, doneNow: number, polled = false): ConcurrencyCapState {
+  return { base: Math.max(1, start), doneAt: doneNow, probing: true, ...(polled ? { polled } : {}) };
+}
+
+/**
+ * The cap a run's next shard starts with where the provider refuses over its concurrency: the one
+ * its predecessor learned (HandedSlots), no slow start.
+ */
+export function handedCap(cap: number, doneNow: number, polled = false): ConcurrencyCapState {
+  return { ...startCap(cap, doneNow, polled), probing: false };
 }
 
 /** The cap in force, the provider being done with `doneNow` of the shard's items. */
 export function capNow(state: ConcurrencyCapState, doneNow: number): number {
+  if (state.polled) return Number.POSITIVE_INFINITY;
   const finished = Math.max(0, doneNow - state.doneAt);
   return state.base + (state.probing ? finished : Math.floor(finished / state.base));
+}
+
+/** A cap set by a signal: `base` from now on. */
+function setCap(state: ConcurrencyCapState, base: number, doneNow: number): ConcurrencyCapState {
+  return {
+    base: Math.max(1, base),
+    doneAt: doneNow,
+    probing: false,
+    ...(state.polled ? { polled: true } : {}),
+  };
 }
 
 /**
@@ -57,8 +82,8 @@ export function afterRefusal(
   atProvider: number,
   doneNow: number,
 ): ConcurrencyCapState {
-  const base = state.probing ? atProvider : capNow(state, doneNow) - 1;
-  return { base: Math.max(1, base), doneAt: doneNow, probing: false };
+  if (state.polled) return state;
+  return setCap(state, state.probing ? atProvider : capNow(state, doneNow) - 1, doneNow);
 }
 
 /**
@@ -66,13 +91,16 @@ export function afterRefusal(
  * age, and at most one typical generation (the median of those seen, or `fallbackMs` before any).
  * A shard whose slots are all another shard's or run's (the next shard of a run, handed the lane
  * while its predecessor's tasks still run) has no task of its own to wait for: it tries again then,
- * at one refused call per generation.
+ * at one refused call per generation. Where the submits ask for slots (`polled`, the shard having
+ * `atProvider` tasks not known finished), twice the time in which one of them should finish: the
+ * provider frees a slot about every typical / atProvider, and every other try finds one.
  */
 export function refusalHoldUntil(
   nowMs: number,
   nextReleaseAtMs: number,
   samples: readonly number[] | undefined,
   fallbackMs: number,
+  polled?: { atProvider: number },
 ): number {
   const typicalMs =
     samples && samples.length > 0
@@ -81,7 +109,8 @@ export function refusalHoldUntil(
           RELEASE_QUANTILE,
         )
       : fallbackMs;
-  return Math.min(nextReleaseAtMs, nowMs + typicalMs);
+  const holdMs = polled ? Math.min(typicalMs, (2 * typicalMs) / Math.max(1, polled.atProvider)) : typicalMs;
+  return Math.min(nextReleaseAtMs, nowMs + holdMs);
 }
 
 /** The margin of tasks waiting in the provider's queue a cap of `cap` keeps. */
@@ -117,10 +146,14 @@ export function afterSubmitQueue(
   const cap = capNow(state, doneNow);
   const margin = queueMargin(cap);
   const excess = ahead - margin * sharing;
-  const changed = { doneAt: doneNow, probing: false, queueAtSubmit: true, changedAtMs: slice.nowMs };
-  if (excess > 0) return { base: Math.max(1, cap - Math.ceil(excess / sharing)), ...changed };
+  const changed = (base: number) => ({
+    ...setCap(state, base, doneNow),
+    queueAtSubmit: true,
+    changedAtMs: slice.nowMs,
+  });
+  if (excess > 0) return changed(cap - Math.ceil(excess / sharing));
   if (ahead > 0 || state.probing) return told;
-  return { base: cap + Math.max(margin, Math.ceil(cap * EMPTY_QUEUE_GROWTH)), ...changed };
+  return changed(cap + Math.max(margin, Math.ceil(cap * EMPTY_QUEUE_GROWTH)));
 }
 
 /**
@@ -140,7 +173,7 @@ export function afterLookupQueue(
   const cap = capNow(state, doneNow);
   if (queued <= queueMargin(cap)) return state;
   const runs = Math.max(1, running);
-  return { base: runs + queueMargin(runs), doneAt: doneNow, probing: false };
+  return setCap(state, runs + queueMargin(runs), doneNow);
 }
 
 /** The share of generation times a task must outlive before its slot is taken as probably free. */
@@ -155,6 +188,19 @@ export function releaseAgeMs(samples: readonly number[]): number | undefined {
     [...samples].sort((a, b) => a - b),
     RELEASE_QUANTILE,
   );
+}
+
+/**
+ * The predecessor's tasks that still hold slots, as far as this shard can tell: it hears of none
+ * finishing, so each is taken as finished at the release age of the generation times (at once
+ * without enough of them); a refusal says when that was early.
+ */
+export function handedHolding(
+  heldSinceMs: readonly number[],
+  nowMs: number,
+  samples: readonly number[] | undefined,
+): { holding: number; nextReleaseAtMs: number } {
+  return holdingSlots(heldSinceMs, 0, nowMs, releaseAgeMs(samples ?? []) ?? 0);
 }
 
 /**

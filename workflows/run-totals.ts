@@ -5,8 +5,10 @@ import type {
   CarryOverOutput,
   CarryOverTotals,
   FinishedTotals,
+  HandedSlots,
   ItemCounts,
   RunTotalsState,
+  ShardHandoff,
   ShardProgress,
   ShardResult,
 } from '../common/types.js';
@@ -33,6 +35,8 @@ export class RunTotals {
   learnedPollMs: number | undefined;
   /** The generation times the last shard to hand off saw: where new shards' lookups start. */
   learnedGenerationMs: number[] | undefined;
+  /** The slots the last shard to hand off held at a provider that refuses over its concurrency. */
+  learnedSlots: HandedSlots | undefined;
   /** The last progress each running shard told (shardProgressSignal), by shard index. */
   readonly #told = new Map<number, ShardProgress>();
   /** Budget not yet handed to a shard; a finished shard gives back what it did not spend. */
@@ -49,6 +53,7 @@ export class RunTotals {
     totals.endedByDeadline = carried.endedByDeadline;
     totals.learnedPollMs = carried.learnedPollMs;
     totals.learnedGenerationMs = carried.learnedGenerationMs;
+    totals.learnedSlots = carried.learnedSlots;
     totals.carryOver = carried.carryOver;
     for (const progress of carried.told) totals.told(progress);
     return totals;
@@ -61,6 +66,7 @@ export class RunTotals {
       endedByDeadline: this.endedByDeadline,
       ...(this.learnedPollMs !== undefined ? { learnedPollMs: this.learnedPollMs } : {}),
       ...(this.learnedGenerationMs !== undefined ? { learnedGenerationMs: this.learnedGenerationMs } : {}),
+      ...(this.learnedSlots !== undefined ? { learnedSlots: this.learnedSlots } : {}),
       told: [...this.#told.values()],
       ...(this.#unallocated !== undefined ? { unallocated: this.#unallocated } : {}),
       ...(this.carryOver ? { carryOver: { ...this.carryOver } } : {}),
@@ -95,6 +101,12 @@ export class RunTotals {
     if (result.batches) finished.batches = addBatchTotals(finished.batches, result.batches);
     if (result.pollMs !== undefined) this.learnedPollMs = result.pollMs;
     this.endedByDeadline += result.endedByDeadline ?? 0;
+  }
+
+  /** What a shard's hand-off taught (ShardHandoff): where the run's next shards start. */
+  learn({ generationMs, slots }: Pick<ShardHandoff, 'generationMs' | 'slots'>): void {
+    if (generationMs) this.learnedGenerationMs = generationMs;
+    if (slots) this.learnedSlots = slots;
   }
 
   /** What the finished shards did, plus what the running ones last told (batches: batch mode's). */

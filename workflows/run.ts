@@ -163,7 +163,7 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
       ...countAttributes(counts, credits),
     ]);
   };
-  const parallel = carried?.parallel ?? concurrentShards(Math.max(1, shards.length), plan.maxInFlight);
+  const parallel = carried?.parallel ?? concurrentShards(Math.max(1, shards.length), plan);
   const perShardInFlight = Math.max(1, Math.ceil(plan.maxInFlight / parallel));
   shardPool.limit(plan.maxInFlight, perShardInFlight);
   shardPool.onClosed = (index, result, allowance) => {
@@ -185,9 +185,9 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
   publish();
   indexCounts();
   if (state === 'preparing') state = paused ? 'paused' : 'running';
-  setHandler(shardSubmittedSignal, ({ workflowId, holding, generationMs }) => {
+  setHandler(shardSubmittedSignal, ({ workflowId, holding, ...learned }) => {
     shardPool.shares.handOff(workflowId, holding);
-    if (generationMs) totals.learnedGenerationMs = generationMs;
+    totals.learn(learned);
     shardPool.raise(allStarted());
   });
   setHandler(shardFinishedSignal, (result) => shardPool.closed(shardWorkflowId(runId, result.shard), result));
@@ -240,6 +240,7 @@ export async function runWorkflow(input: RunInput): Promise<RunResult> {
           deadlineAt,
           learnedPollMs: totals.learnedPollMs,
           learnedGenerationMs: totals.learnedGenerationMs,
+          learnedSlots: totals.learnedSlots,
           paused,
           cancelled,
         }),

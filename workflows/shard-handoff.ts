@@ -3,7 +3,8 @@
 // tail is down to a quarter, the rest of its slots go too.
 import { condition, workflowInfo } from '@temporalio/workflow';
 import { shardSubmittedSignal } from '../common/names.js';
-import type { ShardHandoff } from '../common/types.js';
+import type { HandedSlots, ShardHandoff } from '../common/types.js';
+import { capNow } from './concurrency-cap.js';
 import { stopped, tellRun, type ShardContext } from './shard-context.js';
 import { Phase } from './tracking.js';
 
@@ -24,7 +25,8 @@ export async function handOffWhenSubmitted(ctx: ShardContext): Promise<void> {
     // Nothing is queued now: what is not final is what is at the API.
     s.handedOffHolding = items.notFinal();
     const generationMs = s.generationMs ? { generationMs: s.generationMs } : {};
-    await tellHandoff(ctx, { holding: s.handedOffHolding, ...generationMs });
+    const slots = handedSlots(ctx);
+    await tellHandoff(ctx, { holding: s.handedOffHolding, ...generationMs, ...(slots ? { slots } : {}) });
   }
   await releaseTail(ctx);
 }
@@ -44,6 +46,20 @@ async function releaseTail(ctx: ShardContext): Promise<void> {
   if (stopped(ctx)) return;
   s.handedOffHolding = undefined;
   await tellHandoff(ctx, { holding: items.notFinal() });
+}
+
+/** Where the provider refuses over its concurrency: the cap in force, and the tasks holding slots. */
+function handedSlots(ctx: ShardContext): HandedSlots | undefined {
+  const { s, items, limits } = ctx;
+  if (!s.concurrency || !limits.concurrency?.refused) return undefined;
+  const submitting = Array.from({ length: items.count(Phase.submitting) }, () => Date.now());
+  return {
+    // A shard whose refusals pace it has no cap after its slow start: its last one goes on.
+    cap: Number.isFinite(capNow(s.concurrency, items.doneAtProvider()))
+      ? capNow(s.concurrency, items.doneAtProvider())
+      : s.concurrency.base,
+    heldSinceMs: [...items.submittedTimes(), ...submitting],
+  };
 }
 
 async function tellHandoff(ctx: ShardContext, handoff: Omit<ShardHandoff, 'workflowId'>): Promise<void> {

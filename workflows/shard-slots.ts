@@ -42,7 +42,13 @@ export class ShardSlots {
       s.concurrency = cap.afterRefusal(s.concurrency, slots.holding, items.doneAtProvider());
       this.#refused = {
         done: items.doneAtProvider(),
-        untilMs: cap.refusalHoldUntil(slice.nowMs, slots.nextReleaseAtMs, s.generationMs, limits.pollMinMs),
+        untilMs: cap.refusalHoldUntil(
+          slice.nowMs,
+          slots.nextReleaseAtMs,
+          s.generationMs,
+          limits.pollMinMs,
+          s.concurrency.polled ? { atProvider: this.#notKnownFinished() } : undefined,
+        ),
       };
     }
     if (ahead.length > 0)
@@ -53,6 +59,13 @@ export class ShardSlots {
         items.doneAtProvider(),
         slice,
       );
+  }
+
+  /** The shard's tasks at the provider not known finished, its predecessor's included. */
+  #notKnownFinished(): number {
+    const { items, limits } = this.ctx;
+    const handed = limits.concurrency?.handed?.heldSinceMs.length ?? 0;
+    return items.submittedTimes().length + items.count(Phase.submitting) + handed;
   }
 
   #cap(): number {
@@ -71,16 +84,25 @@ export class ShardSlots {
   /**
    * The shard's tasks holding a slot, and when the next is taken as finished: by their ages where
    * the provider refuses what it cannot start and no webhook tells sooner; a queuing provider's
-   * slot counts until its task is known finished.
+   * slot counts until its task is known finished. Its predecessor's tasks count until their age
+   * says they finished.
    */
   #slots(): { holding: number; nextReleaseAtMs: number } {
-    const { items } = this.ctx;
-    return cap.holdingSlots(
+    const { s, items, limits } = this.ctx;
+    const now = Date.now();
+    const own = cap.holdingSlots(
       items.submittedTimes(),
       items.count(Phase.submitting),
-      Date.now(),
+      now,
       this.#releaseAge(),
     );
+    const heldSinceMs = limits.concurrency?.handed?.heldSinceMs;
+    if (!heldSinceMs?.length) return own;
+    const handed = cap.handedHolding(heldSinceMs, now, s.generationMs);
+    return {
+      holding: own.holding + handed.holding,
+      nextReleaseAtMs: Math.min(own.nextReleaseAtMs, handed.nextReleaseAtMs),
+    };
   }
 
   /** The release age of the generation times the shard has now, worked out once per new sample set. */

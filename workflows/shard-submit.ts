@@ -64,7 +64,13 @@ export class SubmitLane {
   /** Submits until nothing is left to submit, the shard stops, or the budget or deadline ends it. */
   async run(): Promise<void> {
     const { s, items, limits, runCheck } = this.ctx;
-    if (limits.concurrency) s.concurrency ??= cap.startCap(limits.concurrency.start, items.doneAtProvider());
+    if (limits.concurrency) {
+      const polledRefusals = limits.concurrency.refused && !limits.webhookBaseUrl;
+      const { start, handed } = limits.concurrency;
+      s.concurrency ??= handed
+        ? cap.handedCap(handed.cap, items.doneAtProvider(), polledRefusals)
+        : cap.startCap(start, items.doneAtProvider(), polledRefusals);
+    }
     if (limits.allowance !== undefined && s.estimates === null) {
       const { offset, count, indices } = this.ctx.input.shard;
       const plan = this.ctx.input.plan;
