@@ -11,7 +11,7 @@ import type { LookupTasksOutput } from '../common/types.js';
 import { plural } from '../common/words.js';
 import { workLeft, type ShardContext } from './shard-context.js';
 import { afterLookupQueue } from './concurrency-cap.js';
-import { checkPlan, dueChecks, type CheckedTask } from './single-checks.js';
+import { checkPlan, COLLECTING_FIRST_CHECK_QUANTILE, dueChecks, type CheckedTask } from './single-checks.js';
 import { dueLookupDelay, learnGenerationTimes } from './lookup-timing.js';
 import { lookupTarget, nextPollDelay, Phase, pollBounds } from './tracking.js';
 
@@ -172,6 +172,7 @@ export class TrackLane {
       const plan = checkPlan(this.#samples(), {
         ...this.#poll,
         webhooks: Boolean(this.ctx.limits.webhookBaseUrl),
+        ...(this.ctx.s.concurrency?.polled ? { firstQuantile: COLLECTING_FIRST_CHECK_QUANTILE } : {}),
       });
       const now = Date.now();
       const { due, nextAtMs } = dueChecks(this.#checkedTasks(), now, plan, SINGLE_LOOKUP_TASKS);

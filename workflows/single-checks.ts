@@ -9,6 +9,11 @@
 
 /** The share of tasks the first call should find finished: fewer calls per task, at a little latency. */
 export const FIRST_CHECK_QUANTILE = 0.7;
+/**
+ * Where the submits themselves ask the provider for slots (concurrency-cap.ts, `polled`), a call
+ * about a task only collects its result: the first comes when nearly every task has finished.
+ */
+export const COLLECTING_FIRST_CHECK_QUANTILE = 0.9;
 /** Tasks whose check falls due within this share of the first wait are asked together (fewer activities). */
 export const DUE_WINDOW_SHARE = 0.1;
 
@@ -17,6 +22,8 @@ export interface CheckBounds {
   minMs: number;
   maxMs: number;
   webhooks: boolean;
+  /** The share of tasks the first call should find finished (default FIRST_CHECK_QUANTILE). */
+  firstQuantile?: number;
 }
 
 export interface CheckPlan {
@@ -57,7 +64,7 @@ export function checkPlan(samples: readonly number[], bounds: CheckBounds): Chec
   if (bounds.webhooks) {
     return { firstMs: clamp(2 * quantile(sorted, 0.95) + bounds.minMs, bounds), againMs: () => bounds.maxMs };
   }
-  const first = quantile(sorted, FIRST_CHECK_QUANTILE);
+  const first = quantile(sorted, bounds.firstQuantile ?? FIRST_CHECK_QUANTILE);
   const spread = quantile(sorted, 0.95) - first;
   return { firstMs: clamp(first, bounds), againMs: doubling(Math.max(floorOf(bounds), spread / 2)) };
 }
