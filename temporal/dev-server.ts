@@ -169,10 +169,6 @@ async function startNew(
     // clumps (measured 8-9 calls in one-second windows at a 5/s limit); with one, evenly spaced.
     ['--dynamic-config-value', 'matching.numTaskqueueReadPartitions=1'],
     ['--dynamic-config-value', 'matching.numTaskqueueWritePartitions=1'],
-    // Timers fire when due, not up to a second late: the timer queue's default time shift (1 s)
-    // quantized the shards' sub-second waits (a slot's release, a refusal's hold, a lookup due),
-    // measured 0 to 1 s late; at 100 ms, 50 ms at the median (BENCHMARKS.md, providers).
-    ['--dynamic-config-value', 'history.timerProcessorMaxTimeShift="100ms"'],
     // Nothing but loopback traffic: no call home to check for newer server versions.
     ['--dynamic-config-value', 'frontend.enableServerVersionCheck=false'],
     ...(namespace === 'default' ? [] : [['--namespace', namespace] as [string, string]]),

@@ -223,8 +223,6 @@ describe('docker-compose.yml', () => {
     // One partition for every queue: the rate-limited API queues are named by account.
     expect(dynamicConfig['matching.numTaskqueueReadPartitions']).toEqual([{ value: 1, constraints: {} }]);
     expect(dynamicConfig['matching.numTaskqueueWritePartitions']).toEqual([{ value: 1, constraints: {} }]);
-    // Timers to the tenth of a second: the shards' sub-second waits.
-    expect(dynamicConfig['history.timerProcessorMaxTimeShift']).toEqual([{ value: '100ms', constraints: {} }]);
   });
 
   it('points the workers at the emulator, whose result URLs name it too, with the demo key as the only default', () => {

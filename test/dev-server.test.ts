@@ -215,8 +215,6 @@ describe('ensureDevServer', () => {
     // One task-queue partition, so that the server-side rate limit dispatches evenly.
     expect(args).toContain('matching.numTaskqueueReadPartitions=1');
     expect(args).toContain('matching.numTaskqueueWritePartitions=1');
-    // Timers to the tenth of a second, not the second (the shards' sub-second waits).
-    expect(args).toContain('history.timerProcessorMaxTimeShift="100ms"');
     expect(args).toContain('--search-attribute PixelmillRun=Keyword');
   });
 });

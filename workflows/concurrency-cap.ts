@@ -12,6 +12,9 @@
 //   late a poll learns it freed, and nothing waits long in its queue.
 // - After a signal, the cap grows by one per cap's worth of finished tasks (one per generation
 //   time), so it finds slots freed by other shards or runs, at one refusal per `base` images.
+// - Where the provider refuses, a run's shards submit one at a time (run-shards.ts): caps learned
+//   by each from refusals the others caused took turns at the slots. Each hands the next its cap
+//   and its tasks still running, counted until their age says they finished (handedHolding).
 // - Where the provider refuses and only polls tell of finished tasks (BFL without webhooks), the
 //   submits themselves ask for slots (`polled`): no cap, not even a slow start, and after a
 //   refusal the next submit comes about when the next slot should free (refusalHoldUntil). A
