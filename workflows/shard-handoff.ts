@@ -54,7 +54,7 @@ function handedSlots(ctx: ShardContext): HandedSlots | undefined {
   if (!s.concurrency || !limits.concurrency?.refused) return undefined;
   const submitting = Array.from({ length: items.count(Phase.submitting) }, () => Date.now());
   return {
-    // A shard whose refusals pace it has no cap after its slow start: its last one goes on.
+    // A shard whose refused submits pace it (`polled`) has no cap: its base goes on, unused.
     cap: Number.isFinite(capNow(s.concurrency, items.doneAtProvider()))
       ? capNow(s.concurrency, items.doneAtProvider())
       : s.concurrency.base,

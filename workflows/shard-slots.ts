@@ -27,8 +27,9 @@ export class ShardSlots {
   }
 
   /**
-   * A slice's answers: a refusal for the concurrency takes the cap down to what the provider took
-   * and holds the lane; a queuing provider's positions keep its queue at the margin.
+   * A slice's answers: a refusal for the concurrency holds the lane (and takes the cap down to
+   * what the provider took, where a cap is kept); a queuing provider's positions keep its queue at
+   * the margin.
    */
   answered(
     overConcurrency: boolean,
