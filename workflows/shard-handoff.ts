@@ -53,11 +53,10 @@ function handedSlots(ctx: ShardContext): HandedSlots | undefined {
   const { s, items, limits } = ctx;
   if (!s.concurrency || !limits.concurrency?.refused) return undefined;
   const submitting = Array.from({ length: items.count(Phase.submitting) }, () => Date.now());
+  const cap = capNow(s.concurrency, items.doneAtProvider());
+  // A shard whose refused submits pace it (`polled`) has no cap: its base goes on, unused.
   return {
-    // A shard whose refused submits pace it (`polled`) has no cap: its base goes on, unused.
-    cap: Number.isFinite(capNow(s.concurrency, items.doneAtProvider()))
-      ? capNow(s.concurrency, items.doneAtProvider())
-      : s.concurrency.base,
+    cap: Number.isFinite(cap) ? cap : s.concurrency.base,
     heldSinceMs: [...items.submittedTimes(), ...submitting],
   };
 }
