@@ -146,9 +146,12 @@ describe('concurrency cap', () => {
     expect(capNow(handed, 20)).toBe(21);
     const samples = Array.from({ length: 20 }, (_, at) => 1000 + at * 100);
     // Release age 1900: of tasks submitted at 0, 500 and 1500, two still hold at 2000.
-    expect(handedHolding([0, 500, 1500], 2000, samples)).toEqual({ holding: 2, nextReleaseAtMs: 2400 });
+    expect(handedHolding([0, 500, 1500], 2000, releaseAgeMs(samples))).toEqual({
+      holding: 2,
+      nextReleaseAtMs: 2400,
+    });
     // Too few generations seen to go by: taken as finished at once, a refusal says otherwise.
-    expect(handedHolding([0, 500, 1500], 2000, samples.slice(0, 3)).holding).toBe(0);
+    expect(handedHolding([0, 500, 1500], 2000, releaseAgeMs(samples.slice(0, 3))).holding).toBe(0);
   });
 
   it('shards of a run submit one at a time where the provider refuses over its concurrency', () => {

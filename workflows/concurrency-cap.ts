@@ -195,15 +195,15 @@ export function releaseAgeMs(samples: readonly number[]): number | undefined {
 
 /**
  * The predecessor's tasks that still hold slots, as far as this shard can tell: it hears of none
- * finishing, so each is taken as finished at the release age of the generation times (at once
- * without enough of them); a refusal says when that was early.
+ * finishing, so each is taken as finished at the release age of the generation times
+ * (releaseAgeMs; at once without enough of them); a refusal says when that was early.
  */
 export function handedHolding(
   heldSinceMs: readonly number[],
   nowMs: number,
-  samples: readonly number[] | undefined,
+  releaseAfterMs: number | undefined,
 ): { holding: number; nextReleaseAtMs: number } {
-  return holdingSlots(heldSinceMs, 0, nowMs, releaseAgeMs(samples ?? []) ?? 0);
+  return holdingSlots(heldSinceMs, 0, nowMs, releaseAfterMs ?? 0);
 }
 
 /**

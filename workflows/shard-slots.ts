@@ -89,7 +89,7 @@ export class ShardSlots {
    * says they finished.
    */
   #slots(): { holding: number; nextReleaseAtMs: number } {
-    const { s, items, limits } = this.ctx;
+    const { items, limits } = this.ctx;
     const now = Date.now();
     const own = cap.holdingSlots(
       items.submittedTimes(),
@@ -99,17 +99,27 @@ export class ShardSlots {
     );
     const heldSinceMs = limits.concurrency?.handed?.heldSinceMs;
     if (!heldSinceMs?.length) return own;
-    const handed = cap.handedHolding(heldSinceMs, now, s.generationMs);
+    const handed = cap.handedHolding(heldSinceMs, now, this.#samplesReleaseAge());
     return {
       holding: own.holding + handed.holding,
       nextReleaseAtMs: Math.min(own.nextReleaseAtMs, handed.nextReleaseAtMs),
     };
   }
 
-  /** The release age of the generation times the shard has now, worked out once per new sample set. */
+  /** The age past which the shard's own tasks are taken as finished: by age only where polls tell. */
   #releaseAge(): number | undefined {
-    const { s, limits } = this.ctx;
-    if (!limits.concurrency?.refused || limits.webhookBaseUrl || !s.generationMs) return undefined;
+    const { limits } = this.ctx;
+    if (!limits.concurrency?.refused || limits.webhookBaseUrl) return undefined;
+    return this.#samplesReleaseAge();
+  }
+
+  /**
+   * The release age of the generation times the shard has now, worked out once per new sample set:
+   * the slots are counted at every activation of the shard.
+   */
+  #samplesReleaseAge(): number | undefined {
+    const { s } = this.ctx;
+    if (!s.generationMs) return undefined;
     if (this.#release?.samples !== s.generationMs)
       this.#release = { samples: s.generationMs, ageMs: cap.releaseAgeMs(s.generationMs) };
     return this.#release.ageMs;
