@@ -12,13 +12,18 @@
 //                  (max and p99), from the emulator's stats
 // The same providers through the chaos suite's kills and restarts: bench/providers-chaos.ts.
 //
+// A run's wall time spreads several percent from one run to the next on this machine (timers,
+// workflow tasks and 2 cores shared by the emulator, the worker and the dev server): --repeat N
+// runs each provider N times and reports the median, min and max beside each run, and the
+// targets against the median.
+//
 //   npm run build && node dist/bench/providers.js [--provider fal,replicate,bfl] [--items 2000]
-//       [--time-scale 0.2] [--webhooks] [--json out.json]
+//       [--time-scale 0.2] [--webhooks] [--repeat 1] [--json out.json]
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { round, target, type Target } from './figures.js';
+import { median, round, target, type Target } from './figures.js';
 import {
   cleanUpAll,
   cleanUpOnSignals,
@@ -155,6 +160,52 @@ function figuresOf(
   };
 }
 
+interface Spread {
+  median: number;
+  min: number;
+  max: number;
+}
+
+/** N runs of one provider: the spread of each figure, the targets against the medians. */
+interface RepeatedFigures {
+  provider: Provider;
+  runs: number;
+  wall_over_bound: Spread;
+  calls_per_image: Spread;
+  refused: Spread;
+  /** Summed over the runs: each must be 0. */
+  results_deleted_unfetched: number;
+  duplicate_submits: number;
+  targets: Target[];
+}
+
+function spreadOf(values: number[]): Spread {
+  return { median: round(median(values), 3), min: Math.min(...values), max: Math.max(...values) };
+}
+
+function repeated(runs: ProviderFigures[], webhooks: boolean): RepeatedFigures {
+  const provider = runs[0]!.provider;
+  const sum = (pick: (figures: ProviderFigures) => number): number =>
+    runs.reduce((total, figures) => total + pick(figures), 0);
+  const wall = spreadOf(runs.map((figures) => figures.wall_over_bound));
+  const calls = spreadOf(runs.map((figures) => figures.calls_per_image));
+  const lost = sum((figures) => figures.results_deleted_unfetched);
+  return {
+    provider,
+    runs: runs.length,
+    wall_over_bound: wall,
+    calls_per_image: calls,
+    refused: spreadOf(runs.map((figures) => figures.refused)),
+    results_deleted_unfetched: lost,
+    duplicate_submits: sum((figures) => figures.duplicate_submits),
+    targets: [
+      target('wall / bound (median)', wall.median, 1.1),
+      target('API calls per image (median)', calls.median, webhooks ? 1.1 : SETUPS[provider].maxCallsPolling),
+      target('results lost to retention (all runs)', lost, 0),
+    ],
+  };
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -162,22 +213,30 @@ async function main(): Promise<void> {
       items: { type: 'string', default: '2000' },
       'time-scale': { type: 'string', default: '0.2' },
       webhooks: { type: 'boolean', default: false },
+      repeat: { type: 'string', default: '1' },
       json: { type: 'string' },
     },
   });
   cleanUpOnSignals();
   const dir = mkdtempSync(join(tmpdir(), 'pixelmill-bench-providers-'));
-  const results: ProviderFigures[] = [];
+  const results: (ProviderFigures | RepeatedFigures)[] = [];
+  const repeat = Math.max(1, Number(values.repeat));
   try {
     for (const provider of values.provider.split(',') as Provider[]) {
-      const figures = await benchProvider(provider, {
-        items: Number(values.items),
-        timeScale: Number(values['time-scale']),
-        webhooks: values.webhooks,
-        dir,
-      });
-      results.push(figures);
-      process.stdout.write(`${JSON.stringify(figures)}\n`);
+      const runs: ProviderFigures[] = [];
+      for (let run = 0; run < repeat; run++) {
+        const figures = await benchProvider(provider, {
+          items: Number(values.items),
+          timeScale: Number(values['time-scale']),
+          webhooks: values.webhooks,
+          dir,
+        });
+        runs.push(figures);
+        process.stdout.write(`${JSON.stringify(figures)}\n`);
+      }
+      const reported = repeat === 1 ? runs[0]! : repeated(runs, values.webhooks);
+      if (repeat > 1) process.stdout.write(`${JSON.stringify(reported)}\n`);
+      results.push(reported);
     }
   } finally {
     await cleanUpAll();
