@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import type { ShardLimits } from '../common/types.js';
 import { finishedItems } from '../common/item-counts.js';
 import { creditsReserved, creditsSpent, nextWouldExceed } from '../workflows/shard-credits.js';
-import { ShardIndices, ShardItems } from '../workflows/shard-items.js';
+import { ShardIndices } from '../workflows/item-phases.js';
+import { ShardItems } from '../workflows/shard-items.js';
 import { countItems, freshShardState, Phase } from '../workflows/tracking.js';
 
 const OFFSET = 1000;

@@ -299,6 +299,37 @@ describe.concurrent('run and shard workflows (stub activities)', () => {
     expect(statuses).toEqual(['COMPLETED', 'COMPLETED']);
   });
 
+  it('a shard whose history is full goes on submitting until its last collects end, then continues as new', async () => {
+    // Two submits of one item each scheduled at a time (the plan's rate), 50 ms each; collects of 2 s.
+    const historyLimit = 80;
+    const { api, workflowId, start } = startRun(
+      {
+        items: 300,
+        lookupsToFinish: 1,
+        requestsPerSecond: 2,
+        collectMs: 2000,
+        holdSubmit: () => new Promise((resolve) => setTimeout(resolve, 50)),
+      },
+      { shardHistoryLimit: historyLimit },
+    );
+    const result = await withWorkers(api, async () => (await start()).result() as Promise<RunResult>);
+    expect(result.counts.completed).toBe(300);
+    expect(api.submits).toHaveLength(300);
+    const executions = await historyChain(env.client, shardWorkflowId(workflowId, 0));
+    expect(executions.length).toBeGreaterThanOrEqual(2);
+    // Submits scheduled past the limit, while the collects in flight end: a lane that stopped at
+    // the limit would have scheduled at most the one or two whose answers came first.
+    const pastLimit = executions.slice(0, -1).map(
+      ({ history }) =>
+        (history.events ?? []).filter(
+          (event) =>
+            Number(event.eventId) > historyLimit &&
+            event.activityTaskScheduledEventAttributes?.activityType?.name === 'submitSlice',
+        ).length,
+    );
+    expect(Math.max(...pastLimit)).toBeGreaterThanOrEqual(6);
+  });
+
   it('a shard paused for long continues as new on its run checks alone', async () => {
     const { api, workflowId, start } = startRun(
       { items: 30, lookupsToFinish: 2, maxInFlight: 10 },

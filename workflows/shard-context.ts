@@ -5,7 +5,8 @@ import { getExternalWorkflowHandle, workflowInfo, type SignalDefinition } from '
 import type { ShardCarriedState, ShardInput, ShardLimits } from '../common/types.js';
 import type { ActivitiesOn } from './activities.js';
 import type { RunCheck } from './run-check.js';
-import type { ShardIndices, ShardItems } from './shard-items.js';
+import type { ShardIndices } from './item-phases.js';
+import type { ShardItems } from './shard-items.js';
 import type { ShardProgressPublisher } from './shard-progress.js';
 
 /** Continue-as-new well before Temporal's 10,240-event warning; a shard needs about 10 per item. */
@@ -23,6 +24,12 @@ export interface ShardContext {
   readonly progress: ShardProgressPublisher;
   /** Set when the history is full: every lane winds down for continue-as-new. */
   draining: boolean;
+  /**
+   * Set once the tracking and collect lanes have ended, their activities done. A draining shard
+   * submits until then: its slots at the provider would otherwise empty while the last collects
+   * finish (seconds, at every continue-as-new).
+   */
+  othersEnded: boolean;
   /** Set once the submit lane has ended: nothing more will be submitted by this execution. */
   submitLaneDone: boolean;
   /** Why the shard stopped submitting early (the budget, the deadline, its run gone). */

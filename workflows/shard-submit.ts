@@ -79,7 +79,9 @@ export class SubmitLane {
       ).credits;
     }
     const nothingToSubmit = (): boolean =>
-      this.ctx.draining || s.cancelled || items.atApi() + items.count(Phase.queued) === 0;
+      (this.ctx.draining && this.ctx.othersEnded) ||
+      s.cancelled ||
+      items.atApi() + items.count(Phase.queued) === 0;
     const deadlinePassed = (): void => {
       s.deadlinePassed = true;
       this.ctx.stopReason = 'deadline passed';

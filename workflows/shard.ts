@@ -26,7 +26,8 @@ import { RunCheck } from './run-check.js';
 import { collectBatch } from './shard-collect.js';
 import { historyFull, tellRun, workLeft, type ShardContext } from './shard-context.js';
 import { handOffWhenSubmitted } from './shard-handoff.js';
-import { ShardIndices, ShardItems } from './shard-items.js';
+import { ShardIndices } from './item-phases.js';
+import { ShardItems } from './shard-items.js';
 import { ShardProgressPublisher } from './shard-progress.js';
 import { SubmitLane } from './shard-submit.js';
 import { TrackLane } from './shard-tracking.js';
@@ -95,6 +96,7 @@ async function workShard(input: ShardInput): Promise<ShardResult> {
     progress,
     runCheck: new RunCheck(() => progress.tellRun(), limits.runCheckMs),
     draining: false,
+    othersEnded: false,
     submitLaneDone: false,
     stopReason: s.budgetStopped ? 'budget exhausted' : undefined,
     spawn(work) {
@@ -118,8 +120,7 @@ async function workShard(input: ShardInput): Promise<ShardResult> {
   await Promise.all([
     new SubmitLane(ctx).run().finally(() => void (ctx.submitLaneDone = true)),
     handOffWhenSubmitted(ctx),
-    new TrackLane(ctx).run(),
-    collectLane(ctx),
+    Promise.all([new TrackLane(ctx).run(), collectLane(ctx)]).finally(() => void (ctx.othersEnded = true)),
   ]);
   while (inFlight.size > 0) await Promise.all([...inFlight]);
 
@@ -150,7 +151,7 @@ async function workShard(input: ShardInput): Promise<ShardResult> {
   return progress.result({ stopReason: ctx.stopReason, endedByDeadline });
 }
 
-/** Finished tasks to the collect step (shard-collect.ts), a few batches at once. */
+/** Finished tasks to the collect step (shard-collect.ts), a few batches at once; ends with them done. */
 async function collectLane(ctx: ShardContext): Promise<void> {
   const { items, activities, input, s } = ctx;
   const collector = {
@@ -165,7 +166,7 @@ async function collectLane(ctx: ShardContext): Promise<void> {
     await condition(
       () => ctx.draining || !workLeft(ctx) || (items.hasToCollect() && batches < MAX_COLLECT_BATCHES),
     );
-    if (ctx.draining || !workLeft(ctx)) return;
+    if (ctx.draining || !workLeft(ctx)) return void (await condition(() => batches === 0));
     batches++;
     const batch = items.takeToCollect(COLLECT_BATCH);
     ctx.spawn(collectBatch(collector, batch).finally(() => void batches--));

@@ -51,6 +51,10 @@ export interface FakeScenario {
   failsInSlice?: (index: number) => boolean;
   /** collectResults' GET of this item's task does not go through (the workflow fetches it apart). */
   collectGetFails?: (index: number) => boolean;
+  /** collectResults takes this long, as downloads and checks of large images do. */
+  collectMs?: number;
+  /** The plan's request rate, which sets how many submits a shard keeps scheduled; default 1,000. */
+  requestsPerSecond?: number;
   /** collectResults fails for good, as with a store that refuses every write. */
   collectFails?: boolean;
   /** recordOutcomes of this shard fails for good: the shard's workflow fails. */
@@ -172,7 +176,7 @@ export function fakeApi(scenario: FakeScenario): FakeApi {
         itemCount: scenario.items,
         imageCount: scenario.items,
         outputDir: '/nonexistent',
-        requestsPerSecond: 1000,
+        requestsPerSecond: scenario.requestsPerSecond ?? 1000,
         maxInFlight: scenario.maxInFlight ?? 1000,
         ...(scenario.budgetCredits !== undefined ? { budgetCredits: scenario.budgetCredits } : {}),
         creditsPerImage: { '1K': 1 },
@@ -228,6 +232,7 @@ export function fakeApi(scenario: FakeScenario): FakeApi {
     async collectResults(input: CollectResultsInput): Promise<CollectResultsOutput> {
       if (scenario.collectFails)
         throw ApplicationFailure.nonRetryable('the store refused the write', 'StorageAccessDeniedError');
+      if (scenario.collectMs) await new Promise((resolve) => setTimeout(resolve, scenario.collectMs));
       let calls = 0;
       const items: CollectResultsOutput['items'] = [];
       for (const request of input.items) {
