@@ -319,14 +319,16 @@ describe.concurrent('run and shard workflows (stub activities)', () => {
     expect(executions.length).toBeGreaterThanOrEqual(2);
     // Submits scheduled past the limit, while the collects in flight end: a lane that stopped at
     // the limit would have scheduled at most the one or two whose answers came first.
-    const pastLimit = executions.slice(0, -1).map(
-      ({ history }) =>
-        (history.events ?? []).filter(
-          (event) =>
-            Number(event.eventId) > historyLimit &&
-            event.activityTaskScheduledEventAttributes?.activityType?.name === 'submitSlice',
-        ).length,
-    );
+    const pastLimit = executions
+      .slice(0, -1)
+      .map(
+        ({ history }) =>
+          (history.events ?? []).filter(
+            (event) =>
+              Number(event.eventId) > historyLimit &&
+              event.activityTaskScheduledEventAttributes?.activityType?.name === 'submitSlice',
+          ).length,
+      );
     expect(Math.max(...pastLimit)).toBeGreaterThanOrEqual(6);
   });
 
