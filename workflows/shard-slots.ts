@@ -40,7 +40,11 @@ export class ShardSlots {
     if (!s.concurrency) return;
     if (overConcurrency) {
       const slots = this.#slots();
-      s.concurrency = cap.afterRefusal(s.concurrency, slots.holding, items.doneAtProvider());
+      // The predecessor's tasks are counted by their ages, its webhooks going to it: a refusal
+      // while some still count says the guess was early, not that the cap is too high, and the
+      // shard asks again as a polled one does rather than wait for a task of its own.
+      const guessing = s.concurrency.polled || slots.handed > 0;
+      if (!guessing) s.concurrency = cap.afterRefusal(s.concurrency, slots.holding, items.doneAtProvider());
       this.#refused = {
         done: items.doneAtProvider(),
         untilMs: cap.refusalHoldUntil(
@@ -48,7 +52,7 @@ export class ShardSlots {
           slots.nextReleaseAtMs,
           s.generationMs,
           limits.pollMinMs,
-          s.concurrency.polled ? { atProvider: this.#notKnownFinished() } : undefined,
+          guessing ? { atProvider: this.#notKnownFinished() } : undefined,
         ),
       };
     }
@@ -88,7 +92,7 @@ export class ShardSlots {
    * slot counts until its task is known finished. Its predecessor's tasks count until their age
    * says they finished.
    */
-  #slots(): { holding: number; nextReleaseAtMs: number } {
+  #slots(): { holding: number; nextReleaseAtMs: number; handed: number } {
     const { items, limits } = this.ctx;
     const now = Date.now();
     const own = cap.holdingSlots(
@@ -98,11 +102,12 @@ export class ShardSlots {
       this.#releaseAge(),
     );
     const heldSinceMs = limits.concurrency?.handed?.heldSinceMs;
-    if (!heldSinceMs?.length) return own;
+    if (!heldSinceMs?.length) return { ...own, handed: 0 };
     const handed = cap.handedHolding(heldSinceMs, now, this.#samplesReleaseAge());
     return {
       holding: own.holding + handed.holding,
       nextReleaseAtMs: Math.min(own.nextReleaseAtMs, handed.nextReleaseAtMs),
+      handed: handed.holding,
     };
   }
 
