@@ -220,7 +220,7 @@ async function main(): Promise<void> {
   cleanUpOnSignals();
   const dir = mkdtempSync(join(tmpdir(), 'pixelmill-bench-providers-'));
   const results: (ProviderFigures | RepeatedFigures)[] = [];
-  const repeat = Math.max(1, Number(values.repeat));
+  const repeat = Math.max(1, Math.floor(Number(values.repeat)) || 1);
   try {
     for (const provider of values.provider.split(',') as Provider[]) {
       const runs: ProviderFigures[] = [];

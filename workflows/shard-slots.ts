@@ -43,8 +43,10 @@ export class ShardSlots {
       // The predecessor's tasks are counted by their ages, its webhooks going to it: a refusal
       // while some still count says the guess was early, not that the cap is too high, and the
       // shard asks again as a polled one does rather than wait for a task of its own.
+      // (afterRefusal leaves a polled shard's state as it is.)
       const guessing = s.concurrency.polled || slots.handed > 0;
-      if (!guessing) s.concurrency = cap.afterRefusal(s.concurrency, slots.holding, items.doneAtProvider());
+      if (slots.handed === 0)
+        s.concurrency = cap.afterRefusal(s.concurrency, slots.holding, items.doneAtProvider());
       this.#refused = {
         done: items.doneAtProvider(),
         untilMs: cap.refusalHoldUntil(

@@ -166,7 +166,11 @@ async function collectLane(ctx: ShardContext): Promise<void> {
     await condition(
       () => ctx.draining || !workLeft(ctx) || (items.hasToCollect() && batches < MAX_COLLECT_BATCHES),
     );
-    if (ctx.draining || !workLeft(ctx)) return void (await condition(() => batches === 0));
+    if (ctx.draining || !workLeft(ctx)) {
+      // The lane ends with its batches: a draining shard submits until then (ctx.othersEnded).
+      await condition(() => batches === 0);
+      return;
+    }
     batches++;
     const batch = items.takeToCollect(COLLECT_BATCH);
     ctx.spawn(collectBatch(collector, batch).finally(() => void batches--));
