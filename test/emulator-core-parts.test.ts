@@ -39,6 +39,32 @@ describe('images', () => {
     expect(other.equals(png)).toBe(false);
   });
 
+  it('encodes through sharp the pixels the PNG holds, whatever an earlier image left in the memory drawn in', async () => {
+    const spec = {
+      prompt: 'a blue lamp, studio light',
+      index: 3,
+      width: 301,
+      height: 207,
+      format: 'jpeg' as const,
+    };
+    const first = await renderImage(spec);
+    // Other images of the same size, drawn at once, then a black one: each reuses drawing memory.
+    await Promise.all([1, 2, 4, 5].map((index) => renderImage({ ...spec, index, prompt: `other ${index}` })));
+    const black = await sharp(await renderImage({ ...spec, look: 'black' })).stats();
+    expect(black.channels.map((c) => c.max)).toEqual([0, 0, 0]);
+    expect((await renderImage(spec)).equals(first)).toBe(true);
+    // A row-stride slip would shear the JPEG against the PNG: compare them pixel by pixel.
+    const decode = (bytes: Buffer) => sharp(bytes).removeAlpha().raw().toBuffer();
+    const [fromJpeg, fromPng] = await Promise.all([
+      decode(first),
+      decode(await renderImage({ ...spec, format: 'png' })),
+    ]);
+    let difference = 0;
+    for (let i = 0; i < fromPng.length; i++) difference += Math.abs(fromJpeg[i]! - fromPng[i]!);
+    expect(fromJpeg.length).toBe(301 * 207 * 3);
+    expect(difference / fromPng.length).toBeLessThan(4);
+  });
+
   it('draws black and blank looks flat, and a corrupt one that does not decode', async () => {
     const base = { prompt: 'p', index: 0, width: 64, height: 48 };
     const black = await sharp(await renderImage({ ...base, format: 'png', look: 'black' })).stats();

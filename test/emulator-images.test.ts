@@ -96,6 +96,29 @@ describe('encodePng', () => {
   });
 });
 
+describe('RgbCanvas', () => {
+  it('draws the same pixels in bare RGB rows as in PNG rows, into memory that held other pixels', () => {
+    const draw = (canvas: RgbCanvas): RgbCanvas => {
+      canvas.fillRect(0, 0, 37, 23, [10, 20, 30]);
+      canvas.fillRect(0, 4, 37, 9, [7, 8, 9]);
+      canvas.fillRect(-5, 3, 12, 7, [200, 1, 2]);
+      canvas.fillRect(30, 18, 20, 20, [3, 250, 4]);
+      return canvas;
+    };
+    const png = draw(new RgbCanvas(37, 23));
+    const rgb = draw(new RgbCanvas(37, 23, { layout: 'rgb', data: Buffer.alloc(5000, 0xab) }));
+    const blank = new RgbCanvas(37, 23, { layout: 'rgb', data: Buffer.alloc(5000, 0xab) });
+    expect(rgb.data.length).toBe(37 * 23 * 3);
+    for (let y = 0; y < 23; y++)
+      for (let x = 0; x < 37; x++) {
+        expect(rgb.pixel(x, y)).toEqual(png.pixel(x, y));
+        expect(blank.pixel(x, y)).toEqual([0, 0, 0]);
+      }
+    expect(rgb.pixel(0, 12)).toEqual([7, 8, 9]);
+    expect(() => encodePng(rgb)).toThrow(/rgb, not png/);
+  });
+});
+
 describe('renderResultPng', () => {
   it.each([
     ['16:9', '1K'],

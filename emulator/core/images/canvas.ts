@@ -1,23 +1,40 @@
 // An RGB pixel buffer with the few drawing primitives result images need. Rectangles are filled
 // with Buffer.fill/copyWithin rather than per-pixel JavaScript, which keeps a 4K image fast.
 //
-// The buffer is laid out as a PNG's uncompressed image data: each row starts with its filter-type
-// byte (0, no filter) followed by the row's RGB triplets. Encoding then deflates it as it is, with
-// no per-row copy (png.ts).
+// Two layouts, so that no encoder copies the pixels first: `png`, a PNG's uncompressed image data
+// (each row starts with its filter-type byte, 0, no filter), which png.ts deflates as it is; and
+// `rgb`, bare RGB rows, which sharp takes as raw input for JPEG and WebP.
 
 export type Rgb = readonly [number, number, number];
+export type CanvasLayout = 'png' | 'rgb';
+
+export interface CanvasOptions {
+  layout?: CanvasLayout;
+  /** Memory to draw in (zeroed here), at least `bytesFor(width, height, layout)`; else allocated. */
+  data?: Buffer;
+}
 
 export class RgbCanvas {
-  /** Rows of 1 + 3 x `width` bytes: a filter-type byte, then `width` RGB triplets. */
+  /** `png`: rows of 1 + 3 x `width` bytes, a filter-type byte then the triplets; `rgb`: the triplets. */
   readonly data: Buffer;
+  readonly layout: CanvasLayout;
+  readonly #rowPrefix: number;
   readonly #rowStride: number;
+
+  static bytesFor(width: number, height: number, layout: CanvasLayout): number {
+    return ((layout === 'png' ? 1 : 0) + width * 3) * height;
+  }
 
   constructor(
     readonly width: number,
     readonly height: number,
+    { layout = 'png', data }: CanvasOptions = {},
   ) {
-    this.#rowStride = 1 + width * 3;
-    this.data = Buffer.alloc(this.#rowStride * height);
+    this.layout = layout;
+    this.#rowPrefix = layout === 'png' ? 1 : 0;
+    this.#rowStride = this.#rowPrefix + width * 3;
+    const bytes = RgbCanvas.bytesFor(width, height, layout);
+    this.data = data ? data.subarray(0, bytes).fill(0) : Buffer.alloc(bytes);
   }
 
   /** Fills the rectangle, clipped to the canvas. */
@@ -30,6 +47,7 @@ export class RgbCanvas {
     const first = this.#offset(x0, y0);
     const span = (x1 - x0) * 3;
     this.data.fill(Buffer.from(color), first, first + span);
+    if (span === this.#rowStride) return this.#repeat(first, span, (y1 - y0) * span);
     for (let row = y0 + 1; row < y1; row++) this.data.copyWithin(this.#offset(x0, row), first, first + span);
   }
 
@@ -69,6 +87,12 @@ export class RgbCanvas {
   }
 
   #offset(x: number, y: number): number {
-    return y * this.#rowStride + 1 + x * 3;
+    return y * this.#rowStride + this.#rowPrefix + x * 3;
+  }
+
+  /** Whole rows are one run of bytes: the first row's copies double until they fill `total`. */
+  #repeat(first: number, span: number, total: number): void {
+    for (let filled = span; filled < total; filled *= 2)
+      this.data.copyWithin(first + filled, first, first + Math.min(filled, total - filled));
   }
 }

@@ -14,6 +14,8 @@ const COLOR_TYPE_RGB = 2;
 
 /** `cutShort`: a whole file whose pixel data stops halfway (a corrupt image, for the faults). */
 export function encodePng(canvas: RgbCanvas, { cutShort = false } = {}): Buffer {
+  if (canvas.layout !== 'png')
+    throw new Error(`encodePng: the canvas is laid out as ${canvas.layout}, not png`);
   const header = Buffer.alloc(13);
   header.writeUInt32BE(canvas.width, 0);
   header.writeUInt32BE(canvas.height, 4);

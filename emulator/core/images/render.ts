@@ -6,8 +6,8 @@
 // Looks a provider can ask for: `normal`, `blank` (one flat colour, as some filters return),
 // `black` (all black: what safety checkers put in place of a flagged image) and `corrupt` (its
 // image data cut short: a PNG whose IDAT stops halfway, a JPEG that ends early).
-import sharp from 'sharp';
-import { RgbCanvas } from './canvas.js';
+import sharp, { type Sharp } from 'sharp';
+import { RgbCanvas, type CanvasOptions } from './canvas.js';
 import { CELL_HEIGHT, CELL_WIDTH, drawTextLine, lineWidth } from './draw-text.js';
 import { paletteFor, type Palette } from './palette.js';
 import { encodePng } from './png.js';
@@ -36,10 +36,9 @@ const MAX_MARKS = 10;
 const JPEG_QUALITY = 90;
 
 /** The canvas of a spec, before encoding. */
-export function drawImage(spec: ImageSpec): RgbCanvas {
-  const width = Math.min(MAX_SIDE, Math.max(1, Math.round(spec.width)));
-  const height = Math.min(MAX_SIDE, Math.max(1, Math.round(spec.height)));
-  const canvas = new RgbCanvas(width, height);
+export function drawImage(spec: ImageSpec, options?: CanvasOptions): RgbCanvas {
+  const { width, height } = drawnSize(spec);
+  const canvas = new RgbCanvas(width, height, options);
   const palette = paletteFor(spec.prompt);
   if (spec.look === 'black') return canvas;
   if (spec.look === 'blank') {
@@ -68,16 +67,31 @@ export function drawImage(spec: ImageSpec): RgbCanvas {
 
 /** The encoded image. PNG is encoded here; JPEG by sharp (libjpeg), hence the promise. */
 export async function renderImage(spec: ImageSpec): Promise<Buffer> {
-  const canvas = drawImage(spec);
-  if (spec.format === 'png') return encodePng(canvas, { cutShort: spec.look === 'corrupt' });
-  const jpeg = await sharp(rgbPixels(canvas), {
-    raw: { width: canvas.width, height: canvas.height, channels: 3 },
-  })
-    // Huffman optimisation off: about 3 times faster for slightly larger files (measured, 1024x768).
-    .jpeg({ quality: JPEG_QUALITY, optimiseCoding: false })
-    .toBuffer();
+  if (spec.format === 'png') return encodePng(drawImage(spec), { cutShort: spec.look === 'corrupt' });
+  // Huffman optimisation off: about 3 times faster for slightly larger files (measured, 1024x768).
+  const jpeg = await encodeDrawn(spec, (image) =>
+    image.jpeg({ quality: JPEG_QUALITY, optimiseCoding: false }),
+  );
   // Cut short: libjpeg then reports a premature end of data, as for a broken transfer.
   return spec.look === 'corrupt' ? jpeg.subarray(0, Math.floor(jpeg.length * 0.6)) : jpeg;
+}
+
+/**
+ * The spec drawn and encoded by sharp (`encode` picks the format). The pixels are drawn in
+ * scratch memory kept for the next image of the size: a fresh megapixel canvas for each image,
+ * page-faulted in and freed again, cost the emulator as much CPU as libjpeg's encoding did, on
+ * the machine it shares with the run it stands in for.
+ */
+export async function encodeDrawn(spec: ImageSpec, encode: (image: Sharp) => Sharp): Promise<Buffer> {
+  const { width, height } = drawnSize(spec);
+  const scratch = scratchBuffers.take(RgbCanvas.bytesFor(width, height, 'rgb'));
+  try {
+    const canvas = drawImage(spec, { layout: 'rgb', data: scratch });
+    // sharp reads the pixels until its output is done: the scratch is given back only then.
+    return await encode(sharp(canvas.data, { raw: { width, height, channels: 3 } })).toBuffer();
+  } finally {
+    scratchBuffers.give(scratch);
+  }
 }
 
 /**
@@ -138,14 +152,31 @@ export class ImageCache {
   }
 }
 
-/** The canvas's pixels without PNG's per-row filter byte. */
-function rgbPixels(canvas: RgbCanvas): Buffer {
-  const stride = 1 + canvas.width * 3;
-  const out = Buffer.allocUnsafe(canvas.width * canvas.height * 3);
-  for (let row = 0; row < canvas.height; row++)
-    canvas.data.copy(out, row * canvas.width * 3, row * stride + 1, (row + 1) * stride);
-  return out;
+function drawnSize(spec: ImageSpec): { width: number; height: number } {
+  return {
+    width: Math.min(MAX_SIDE, Math.max(1, Math.round(spec.width))),
+    height: Math.min(MAX_SIDE, Math.max(1, Math.round(spec.height))),
+  };
 }
+
+/** Buffers by size, a few of each kept for reuse (as many as are encoded at once, at most). */
+class ScratchBuffers {
+  readonly #free = new Map<number, Buffer[]>();
+
+  constructor(private readonly keptPerSize: number) {}
+
+  take(bytes: number): Buffer {
+    return this.#free.get(bytes)?.pop() ?? Buffer.allocUnsafeSlow(bytes);
+  }
+
+  give(buffer: Buffer): void {
+    const free = this.#free.get(buffer.length) ?? [];
+    if (free.length < this.keptPerSize) free.push(buffer);
+    this.#free.set(buffer.length, free);
+  }
+}
+
+const scratchBuffers = new ScratchBuffers(8);
 
 function paintFooter(
   canvas: RgbCanvas,

@@ -5,8 +5,7 @@
 // faults apply: a 5xx, a connection cut half-way, a slow link. A complete GET counts as a
 // download, for the audit of files removed before anyone fetched them.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import sharp from 'sharp';
-import { drawImage, ImageCache, sendBytes, type ImageSpec } from '../../core/index.js';
+import { encodeDrawn, ImageCache, sendBytes, type ImageSpec } from '../../core/index.js';
 import type { ReplicateContext } from '../context.js';
 import { CONTENT_TYPES } from '../models.js';
 import { DELIVERY_PREFIX, outputFileName } from '../view.js';
@@ -19,17 +18,9 @@ export const DELIVERY_PATTERN = `${DELIVERY_PATH}${DELIVERY_PREFIX}/{key}/{file}
  * its fastest effort: about 15-40 ms for a megapixel against 90-160 ms through a PNG at the default.
  */
 export const webpImages = (maxBytes: number): ImageCache =>
-  new ImageCache(maxBytes, async (spec: ImageSpec) => {
-    const canvas = drawImage(spec);
-    // The canvas rows start with PNG's filter byte; sharp takes bare RGB.
-    const stride = 1 + canvas.width * 3;
-    const rgb = Buffer.allocUnsafe(canvas.width * canvas.height * 3);
-    for (let row = 0; row < canvas.height; row++)
-      canvas.data.copy(rgb, row * canvas.width * 3, row * stride + 1, (row + 1) * stride);
-    return sharp(rgb, { raw: { width: canvas.width, height: canvas.height, channels: 3 } })
-      .webp({ quality: 80, effort: 0 })
-      .toBuffer();
-  });
+  new ImageCache(maxBytes, (spec: ImageSpec) =>
+    encodeDrawn(spec, (image) => image.webp({ quality: 80, effort: 0 })),
+  );
 
 function notFound(res: ServerResponse): void {
   res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8', 'content-length': 9 });
