@@ -31,6 +31,8 @@ import { providerNamed } from '../providers/registry.js';
 import { lookUpTasks } from './task-lookups.js';
 import { unconfirmedSlot, type Confirmed } from './unconfirmed-submits.js';
 import { mapLimit } from '../common/map-limit.js';
+import { DEFAULTS } from '../manifest/normalize.js';
+import type { Following, StatusFollowers } from './status-followers.js';
 
 /** Cancels in flight at once: a few, each in its turn at the rate. */
 const CANCELS_AT_ONCE = 4;
@@ -67,6 +69,8 @@ export interface ApiCallDeps {
   references: Pick<ReferenceHost, 'urls'>;
   /** The run's webhook secret, for a provider that signs with the caller's (BFL); never in inputs. */
   webhookSecret?: (meta: PlanMeta) => string | undefined;
+  /** The status streams this worker follows for the tasks it submits (status-followers.ts). */
+  followers?: StatusFollowers;
 }
 
 /** API calls this activity made, its earlier attempts' included (see ApiCallsMade). */
@@ -239,6 +243,8 @@ export interface SubmitSend {
   plan: PlanRef;
   call: SubmitCall | undefined;
   answered: Answered;
+  /** Follow the task's status stream once it exists (the submit's `follow`). */
+  follow?: boolean;
 }
 
 /**
@@ -246,8 +252,8 @@ export interface SubmitSend {
  * failure is thrown as the client classified it (the caller decides what it means).
  */
 export async function sendSubmit(
-  { runState, evidence }: Pick<ApiCallDeps, 'runState' | 'evidence'>,
-  { client, request, options, plan, call, answered }: SubmitSend,
+  { runState, evidence, followers }: Pick<ApiCallDeps, 'runState' | 'evidence' | 'followers'>,
+  { client, meta, request, options, plan, call, answered, follow }: SubmitSend,
 ): Promise<{ taskId: string; creditsCost?: number; queuePosition?: number }> {
   let task;
   try {
@@ -261,11 +267,39 @@ export async function sendSubmit(
   evidence.succeeded('submit', call && callName(call.activityId));
   evidence.lastTaskId = task.ref;
   if (call) await recordTask(runState, plan, call, task.ref);
+  const following = follow ? followTask({ followers }, client, meta, task.ref) : undefined;
+  // Where the answer says nothing of the queue, the stream's first state (sent at once) does.
+  const queuePosition = task.queuePosition ?? (following && (await firstQueuePosition(following)));
   return {
     taskId: task.ref,
     ...(task.creditsCost !== undefined ? { creditsCost: task.creditsCost } : {}),
-    ...(task.queuePosition !== undefined ? { queuePosition: task.queuePosition } : {}),
+    ...(queuePosition !== undefined ? { queuePosition } : {}),
   };
+}
+
+/** Follows a task's status stream for the running shard, when the provider has one (status-followers.ts). */
+export function followTask(
+  { followers }: Pick<ApiCallDeps, 'followers'>,
+  client: ProviderClient,
+  meta: PlanMeta,
+  taskId: string,
+): Following | undefined {
+  if (!providerNamed(meta.provider).capabilities.statusStream) return undefined;
+  return followers?.followForShard(client, taskId, meta.taskTimeoutMs ?? DEFAULTS.taskTimeoutMs);
+}
+
+/** How long a submit waits for its stream's first state, the queue's length in it. */
+const FIRST_STATE_WAIT_MS = 2_000;
+
+/** The tasks waiting ahead of a followed one as its stream's first state tells: none once it runs. */
+async function firstQueuePosition(following: Following): Promise<number | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>(
+    (resolve) => (timer = setTimeout(() => resolve(undefined), FIRST_STATE_WAIT_MS)),
+  );
+  const state = await Promise.race([following.first, late]).finally(() => clearTimeout(timer));
+  if (state?.status === 'pending') return state.queuePosition;
+  return state === undefined ? undefined : 0;
 }
 
 export function apiCallActivities(deps: ApiCallDeps) {
@@ -277,6 +311,10 @@ export function apiCallActivities(deps: ApiCallDeps) {
     const earlier = call && (await earlierTask(runState, input.plan, call));
     if (earlier) {
       await recordTakeover(runState, input.plan, call, earlier);
+      if (input.follow) {
+        const meta = await runState.readPlanMeta(input.plan);
+        followTask(deps, clients.forPlan(meta), meta, earlier.task);
+      }
       return { taskId: earlier.task, calls: callsMade() - 1 };
     }
 
@@ -300,6 +338,7 @@ export function apiCallActivities(deps: ApiCallDeps) {
         plan: input.plan,
         call,
         answered,
+        ...(input.follow ? { follow: true } : {}),
       });
       return { ...task, calls: callsMade() };
     } catch (error) {

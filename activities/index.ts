@@ -18,6 +18,7 @@ import { toActivityFailure } from './failures.js';
 import { storeResultsActivity } from './store-results.js';
 import { collectResultsActivity } from './collect-results.js';
 import { submitSliceActivity } from './submit-slice.js';
+import { StatusFollowers } from './status-followers.js';
 import { carryOverActivity } from './carry-over.js';
 import { prepareFiringActivity } from './manifest-source.js';
 import { notifyActivities } from './notify.js';
@@ -51,7 +52,12 @@ function failuresMapped<I, O>(fn: (input: I) => Promise<O>): (input: I) => Promi
 /** Kept alive by heartbeats while it runs (context.ts), its failures mapped. */
 const activity = <I, O>(fn: (input: I) => Promise<O>) => failuresMapped(keptAlive(fn));
 
-function buildActivities(resolved: ResolvedDeps, clients: ApiClients, gate: RateGate) {
+function buildActivities(
+  resolved: ResolvedDeps,
+  clients: ApiClients,
+  gate: RateGate,
+  followers: StatusFollowers,
+) {
   const { runState } = resolved;
   const evidence = new ApiEvidence(resolved.now);
   const api = {
@@ -59,6 +65,7 @@ function buildActivities(resolved: ResolvedDeps, clients: ApiClients, gate: Rate
     clients,
     gate,
     evidence,
+    followers,
     references: resolved.references,
     webhookSecret: (meta: PlanMeta) =>
       resolved.webhookSecret ?? resolved.env[meta.webhooks?.secretEnv ?? DEFAULT_WEBHOOK_SECRET_ENV],
@@ -115,9 +122,11 @@ export function createActivityRuntime(deps: ActivityDeps = {}): ActivityRuntime 
     metrics: resolved.metrics,
     ...(resolved.apiWorkers !== undefined ? { apiWorkers: resolved.apiWorkers } : {}),
   });
+  const followers = new StatusFollowers();
   return {
-    activities: buildActivities(resolved, clients, gate),
+    activities: buildActivities(resolved, clients, gate, followers),
     close: async () => {
+      followers.close();
       gate.close();
       await clients.close();
       resolved.closeStores();

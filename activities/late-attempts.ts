@@ -13,7 +13,11 @@ import { beatNow } from './context.js';
  * it started, so not before that long after it was scheduled; half of it, for clocks that disagree.
  * (Every activity that submits has a heartbeat timeout; without one, none is taken as late.)
  */
-export function lateStart(nowMs: number, scheduledMs: number, heartbeatTimeoutMs: number | undefined): boolean {
+export function lateStart(
+  nowMs: number,
+  scheduledMs: number,
+  heartbeatTimeoutMs: number | undefined,
+): boolean {
   return heartbeatTimeoutMs !== undefined && nowMs - scheduledMs > heartbeatTimeoutMs / 2;
 }
 
@@ -27,7 +31,9 @@ export const CONFIRM_WAIT_MS = 1_000;
  */
 export async function confirmCurrent(context: Context): Promise<void> {
   const lateS = Math.round((Date.now() - context.info.currentAttemptScheduledTimestampMs) / 1000);
-  log.info(`this attempt started ${lateS} s after it was scheduled: asking Temporal whether it still counts on it`);
+  log.info(
+    `this attempt started ${lateS} s after it was scheduled: asking Temporal whether it still counts on it`,
+  );
   beatNow(context);
   await context.sleep(CONFIRM_WAIT_MS);
 }

@@ -68,6 +68,7 @@ async function preparedRun(
   if (meta.generateCount !== undefined) prepared.generateCount = meta.generateCount;
   const { lookup, limits } = providerNamed(meta.provider).capabilities;
   if (lookup.kind !== 'batch') prepared.lookup = lookup.kind;
+  if (providerNamed(meta.provider).capabilities.statusStream) prepared.statusStream = true;
   if (!limits.rate) prepared.startPerSecond = UNRATED_START_PER_SECOND;
   if (providerNamed(meta.provider).capabilities.cancel) prepared.cancel = true;
   batchSettings(prepared, meta);

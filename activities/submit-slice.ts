@@ -19,6 +19,7 @@ import { errorSummary, PixelmillError } from '../common/errors.js';
 import { FailureType } from '../common/failure-types.js';
 import type { ErrorSummary, SlicedSubmit, SubmitSliceInput, SubmitSliceOutput } from '../common/types.js';
 import {
+  followTask,
   generationRequest,
   pastDeadline,
   sendSubmit,
@@ -109,6 +110,7 @@ export function submitSliceActivity(deps: ApiCallDeps) {
       const taken = earlier.get(index);
       if (call && taken) {
         await recordTakeover(runState, plan, call, taken);
+        if (input.follow) followTask(deps, client, meta, taken.task);
         outcomes.push({ index, taskId: taken.task });
         // The attempt that made this call never reported it: counted here, as submitItem does.
         calls++;
@@ -130,7 +132,7 @@ export function submitSliceActivity(deps: ApiCallDeps) {
         }
         calls++;
         const options = submitOptions(deps, meta, input.webhook, call);
-        const send = { client, meta, request, options, plan, call, answered };
+        const send = { client, meta, request, options, plan, call, answered, follow: input.follow };
         const sent = submitOne(index, send, confirmed).then((outcome) => {
           outcomes.push(outcome);
           inFlight.delete(sent);

@@ -8,6 +8,7 @@ import { UserError } from '../common/errors.js';
 import type { RequestContext } from './classify.js';
 import { downloadResult, RESULT_ENDPOINT, type DownloadedResult } from './download.js';
 import { InvalidRequestError, InvalidResponseError } from './errors.js';
+import { followEvents, type EventsCall } from './event-stream.js';
 import { callJson, type JsonCall } from './http.js';
 
 export interface ApiHttpOptions {
@@ -51,6 +52,12 @@ export interface ApiCall<S extends z.ZodType> extends Omit<JsonCall<S>, 'url' | 
   headers?: Record<string, string>;
 }
 
+/** A stream to follow: its endpoint template and where it goes, as an ApiCall's. */
+export interface ApiEventsCall extends Pick<EventsCall, 'onData' | 'signal' | 'errorFor'> {
+  endpoint: string;
+  to: string;
+}
+
 const REDACTED = '[redacted]';
 
 export class ApiHttp {
@@ -60,6 +67,8 @@ export class ApiHttp {
   readonly #trustsOrigin: (url: URL) => boolean;
   readonly #dispatcher: Dispatcher;
   readonly #downloads: Dispatcher;
+  /** Streams hold a connection each while their task runs: a pool of their own, made when first needed. */
+  #streams: Dispatcher | undefined;
   readonly #ownsDispatcher: boolean;
   readonly #userAgent: string;
   readonly #now: () => number;
@@ -118,6 +127,32 @@ export class ApiHttp {
     }
   }
 
+  /** Follows a server-sent-event stream with the key until `onData` has what it needs (event-stream.ts). */
+  async events(call: ApiEventsCall): Promise<void> {
+    const ctx = this.context(call.endpoint, call.to);
+    if (!this.#trustsOrigin(ctx.url)) {
+      throw this.rejected(ctx, `the provider pointed to ${ctx.url.origin}, which is not its API's address`);
+    }
+    this.#count(call.endpoint, 'calls');
+    try {
+      await followEvents(this.#streamDispatcher(), ctx, {
+        ...call,
+        url: ctx.url,
+        headers: { ...this.#authHeaders, 'user-agent': this.#userAgent },
+      });
+    } catch (error) {
+      this.#count(call.endpoint, 'failures');
+      throw error;
+    }
+  }
+
+  #streamDispatcher(): Dispatcher {
+    // Connections without a cap, and no pause limit: a stream is quiet while its task waits or runs.
+    if (!this.#ownsDispatcher) return this.#dispatcher;
+    this.#streams ??= new Agent({ connectTimeout: 10_000, headersTimeout: 30_000, bodyTimeout: 0 });
+    return this.#streams;
+  }
+
   /** What error messages may say about a call: its endpoint, method and path (no host, no query). */
   context(endpoint: string, to: string | URL): RequestContext & { url: URL } {
     // Relative to the base so that a base path (https://host/gateway/) is kept.
@@ -171,7 +206,7 @@ export class ApiHttp {
 
   /** Closes the connection pool if this client created it. */
   async close(): Promise<void> {
-    if (this.#ownsDispatcher) await this.#dispatcher.close();
+    if (this.#ownsDispatcher) await Promise.all([this.#dispatcher.close(), this.#streams?.close()]);
   }
 
   /** The text with the key taken out (servers sometimes echo it). */

@@ -9,7 +9,7 @@ import { ImageApiError, InvalidResponseError } from './errors.js';
 // A batch answer for 500 ids is a few tens of KiB; anything near this cap is not our API.
 const MAX_SUCCESS_BYTES = 8 * 1024 * 1024;
 // Enough to hold an error envelope; the rest of an error page is only read to free the socket.
-const MAX_ERROR_BYTES = 64 * 1024;
+export const MAX_ERROR_BYTES = 64 * 1024;
 
 export interface JsonCall<S extends z.ZodType> {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -44,7 +44,7 @@ export class BodyTooLarge extends PixelmillError {
   }
 }
 
-async function readText(body: Dispatcher.ResponseData['body'], limit: number, failOver: boolean) {
+export async function readText(body: Dispatcher.ResponseData['body'], limit: number, failOver: boolean) {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {

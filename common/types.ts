@@ -142,6 +142,8 @@ export interface PreparedRun {
   generateCount?: number;
   /** How the run's provider tells task states (absent: `batch`). */
   lookup?: 'batch' | 'list' | 'single';
+  /** The provider streams each task's status (its capabilities' `statusStream`). */
+  statusStream?: boolean;
   /**
    * The provider limits tasks running at once: what its documentation says, when it does, and
    * whether a submit over it is refused (providers/types.ts, ProviderLimits).
@@ -287,6 +289,11 @@ export interface ShardLimits {
   /** Generation times earlier shards of the run saw (ms): when this one's first lookups are due. */
   generationMs?: number[];
   webhookBaseUrl?: string;
+  /**
+   * Without webhooks, the workers follow each task's status stream and signal its end
+   * (activities/status-followers.ts): lookups then only catch what a stream missed.
+   */
+  statusStreams?: boolean;
   /** History length at which the shard continues as new (default SHARD_HISTORY_LIMIT). */
   historyLimit?: number;
   /** How often a submitting shard checks that its run is there (default RUN_CHECK_MS, workflows/run-check.ts). */
@@ -466,6 +473,8 @@ export interface TaskFinishedSignal {
   expiresAt?: number;
   creditsCost?: number;
   error?: ErrorSummary;
+  /** Lookup calls the signal's sender made to learn this (a status stream's): 0 for a webhook. */
+  lookupCalls?: number;
 }
 
 // ----- activities -----
@@ -481,6 +490,8 @@ export interface SubmitItemInput {
   attempt: number;
   /** Full webhook base address for this item's task, when webhooks are on. */
   webhook?: string;
+  /** Without webhooks, follow the task's status stream and signal the shard when it ends (activities/status-followers.ts). */
+  follow?: boolean;
   /** The run's deadline (epoch ms): a submit still waiting for its turn then is not sent. */
   notAfter?: number;
   /**
@@ -512,6 +523,7 @@ export interface SubmitSliceInput {
   items: { index: number; attempt: number }[];
   /** As in SubmitItemInput, the same for every item of a shard. */
   webhook?: string;
+  follow?: boolean;
   notAfter?: number;
 }
 

@@ -72,6 +72,12 @@ export interface ProviderCapabilities {
    * further call is needed to collect it. False: collecting costs a call of its own.
    */
   resultInLookup: boolean;
+  /**
+   * Each task's status can be followed as a stream that tells the moment it finishes (fal's
+   * `{status_url}/stream`): without webhooks, the workers follow it and signal the shard as a
+   * webhook would, and timed lookups only catch what a stream missed.
+   */
+  statusStream?: boolean;
   webhooks: false | { resultInPayload: 'always' | 'sometimes' | 'never' };
   limits: ProviderLimits;
   /**
@@ -177,6 +183,15 @@ export interface ProviderClient {
   lookupBatch?(refs: readonly string[], options?: CallOptions): Promise<TaskState[]>;
   /** One task's state (`single` lookups, and the stragglers of a `list` sweep). */
   lookupOne(ref: string, options?: CallOptions): Promise<TaskState>;
+  /**
+   * `statusStream` providers: follows the task's status until it has finished and resolves with
+   * that state (`completed` or `failed`, without the result: getTask reads it), or `expired`;
+   * `onState` hears each state the stream tells, the first at once.
+   */
+  followStatus?(
+    ref: string,
+    options?: CallOptions & { onState?: (state: TaskState) => void },
+  ): Promise<TaskState>;
   /** `list` lookups: one page of the account's tasks created at or after `sinceMs`, newest first. */
   listTasks?(page: ListPage, options?: CallOptions): Promise<ListedTasks>;
   /**

@@ -281,6 +281,7 @@ describe('fal as an ImageProvider', () => {
     expect(fal.capabilities).toEqual({
       lookup: { kind: 'single' },
       resultInLookup: false,
+      statusStream: true,
       webhooks: { resultInPayload: 'sometimes' },
       limits: { rate: false, concurrency: true, documentedConcurrency: 2, overConcurrency: 'queued' },
       resultRetentionMs: 360_000,

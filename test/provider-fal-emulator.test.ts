@@ -89,6 +89,32 @@ describe('fal client on the emulator', () => {
     });
   });
 
+  it('follows a status stream to the moment the request ends, one call; a request fal does not know is expired', async () => {
+    const { clock, client } = await setup({ concurrency: 1 });
+    const task = await client.submit(mapped());
+    let state: unknown;
+    const following = client.followStatus(task.ref).then((s) => (state = s));
+    // Queued, then running: the stream stays open, nothing final yet.
+    clock.advance(1_000);
+    clock.advance(3_000);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(state).toBeUndefined();
+    clock.advance(1_000);
+    await following;
+    expect(state).toEqual({ status: 'completed' });
+    expect(client.stats()['GET {status_url}/stream']).toEqual({ calls: 1, failures: 0 });
+    const id = task.ref.split('|')[0]!;
+    expect(await client.followStatus(task.ref.split(id).join('0'.repeat(id.length)))).toEqual({
+      status: 'expired',
+    });
+    // The caller's signal ends a stream it no longer needs, with the caller's reason.
+    const waiting = await client.submit(mapped({ prompt: 'a slow chair' }));
+    const stop = new AbortController();
+    const stopped = client.followStatus(waiting.ref, { signal: stop.signal });
+    stop.abort(new Error('worker shutting down'));
+    await expect(stopped).rejects.toThrow('worker shutting down');
+  });
+
   it('a request not started within X-Fal-Request-Timeout ends as task_timeout, code aborted', async () => {
     const { clock, client } = await setup({ concurrency: 1 });
     await client.submit(mapped());

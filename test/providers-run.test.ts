@@ -207,11 +207,40 @@ describe.each<Provider>(['fal', 'replicate', 'bfl'])('webhooks from %s', (provid
   });
 });
 
+describe('fal without webhooks', () => {
+  const routes = (api: StartedEmulator) =>
+    (api.stats() as { requests: Record<string, Record<string, number>> }).requests;
+  const total = (byStatus: Record<string, number> | undefined) =>
+    Object.values(byStatus ?? {}).reduce((sum, count) => sum + count, 0);
+  const STREAM = 'GET /{owner}/{app}/requests/{request_id}/status/stream';
+  const STATUS = 'GET /{owner}/{app}/requests/{request_id}/status';
+
+  it("learns each request's end from its status stream: a stream an image, no status call", async () => {
+    const api = await emulator('fal');
+    const { result } = await runCatalog('fal', api.url, 'fal-streamed', prompts(30));
+    expect(result.counts.completed).toBe(30);
+    expect(total(routes(api)[STREAM])).toBe(30);
+    expect(routes(api)[STATUS]).toBeUndefined();
+    // The streams are the run's lookups, in its own count: submit, stream, result.
+    expect(result.apiCalls).toEqual({ submit: 30, lookup: 30, get: 30 });
+  });
+
+  it('loses nothing when streams break: what a stream missed, the shard looks up', async () => {
+    // A third of the status calls, streams included, answered 503.
+    const api = await emulator('fal', { faults: { server_error_rates: { status: 0.3 } } });
+    const { result } = await runCatalog('fal', api.url, 'fal-streams-broken', prompts(12));
+    expect(result.counts.completed).toBe(12);
+    expect(routes(api)[STREAM]?.['503']).toBeGreaterThan(0);
+    expect(total(routes(api)[STATUS])).toBeGreaterThan(0);
+  });
+});
+
 describe('the deadline', () => {
   it('cancels at the provider what it has not started (Replicate): cancelled, not billed; what ran is stored', async () => {
-    // Predictions wait 2 to 8 s to start: at a deadline of 4 s (1 s a lookup), some of the catalog's have not.
-    const api = await emulator('replicate', { time_scale: 1, generation: { queue_seconds: [2, 8] } });
-    const limits = 'limits: { requests_per_second: 100, deadline: "4s" }';
+    // Predictions wait 2 to 12 s to start: at a deadline of 6 s (1 s a lookup), some of the catalog's
+    // have not, even where a loaded machine took seconds to send the first submits.
+    const api = await emulator('replicate', { time_scale: 1, generation: { queue_seconds: [2, 12] } });
+    const limits = 'limits: { requests_per_second: 100, deadline: "6s" }';
     const { result, outputDir } = await runCatalog(
       'replicate',
       api.url,

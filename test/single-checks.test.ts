@@ -37,14 +37,14 @@ describe('single-task checks', () => {
     expect(plan.againMs(2)).toBe(500);
   });
 
-  it('with webhooks, asks once well past the slowest delivery, then at the longest interval', () => {
+  it('with webhooks, asks once well past the slowest delivery, then twice as long each time up to the longest interval', () => {
     const samples = [4_000, 5_000, 6_000];
     const plan = checkPlan(samples, { ...bounds, webhooks: true });
     // Twice the slowest delivery, within the longest interval.
     expect(plan.firstMs).toBe(10_000);
-    expect(checkPlan(samples, { minMs: 1_000, maxMs: 60_000, webhooks: true }).firstMs).toBe(
-      2 * 6_000 + 1_000,
-    );
+    const wide = checkPlan(samples, { minMs: 1_000, maxMs: 60_000, webhooks: true });
+    expect(wide.firstMs).toBe(2 * 6_000 + 1_000);
+    expect([1, 2, 3, 4].map((checks) => wide.againMs(checks))).toEqual([13_000, 26_000, 52_000, 60_000]);
     expect(plan.againMs(3)).toBe(10_000);
     expect(checkPlan([], { ...bounds, webhooks: true }).firstMs).toBe(10_000);
   });

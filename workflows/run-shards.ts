@@ -138,7 +138,11 @@ export function shardInput(start: ShardStart): ShardInput {
       pollMaxMs: plan.pollMaxMs ?? POLL_MAX_MS,
       ...(start.learnedPollMs !== undefined ? { firstPollMs: start.learnedPollMs } : {}),
       ...(start.learnedGenerationMs !== undefined ? { generationMs: start.learnedGenerationMs } : {}),
-      ...(input.webhookBaseUrl ? { webhookBaseUrl: input.webhookBaseUrl } : {}),
+      ...(input.webhookBaseUrl
+        ? { webhookBaseUrl: input.webhookBaseUrl }
+        : plan.statusStream
+          ? { statusStreams: true }
+          : {}),
       ...(input.tuning?.shardHistoryLimit ? { historyLimit: input.tuning.shardHistoryLimit } : {}),
       ...(input.tuning?.runCheckMs ? { runCheckMs: input.tuning.runCheckMs } : {}),
       ...(plan.lookup !== undefined && plan.lookup !== 'batch' ? { lookup: plan.lookup } : {}),

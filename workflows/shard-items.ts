@@ -45,6 +45,9 @@ export class ShardItems extends ItemPhases {
   /** The task the API accepted last in this execution. */
   #latestTaskId: string | undefined;
 
+  /** Told of each task a push (webhook, status stream) finished: when it was submitted, and told. */
+  onPushedFinish?: (submittedAtMs: number, nowMs: number) => void;
+
   constructor(state: ShardCarriedState, at: ShardIndices, limits: ShardLimits) {
     super(state, at, limits);
     state.phase.forEach((phase, index) => {
@@ -92,7 +95,7 @@ export class ShardItems extends ItemPhases {
     const webhookFirst = this.#early.get(id);
     if (webhookFirst) {
       this.#early.delete(id);
-      this.taskFinished(webhookFirst);
+      this.taskFinished(webhookFirst, nowMs);
     }
   }
 
@@ -101,9 +104,9 @@ export class ShardItems extends ItemPhases {
   /**
    * A webhook said the task (named by the provider's id) finished. Duplicates and tasks of an
    * earlier attempt change nothing. Its result is kept when the webhook carried one; otherwise the
-   * collect lane fetches it.
+   * collect lane fetches it. `nowMs`: when it was told, for `onPushedFinish`.
    */
-  taskFinished(task: TaskFinishedSignal): void {
+  taskFinished(task: TaskFinishedSignal, nowMs?: number): void {
     const index = this.#indexByTask.get(task.taskId);
     if (index === undefined) {
       if (this.#early.size < MAX_EARLY_WEBHOOKS) this.#early.set(task.taskId, task);
@@ -111,6 +114,8 @@ export class ShardItems extends ItemPhases {
     }
     if (this.state.phase[index] !== Phase.submitted || taskIdOf(this.taskIdOf(index)) !== task.taskId) return;
     if (task.urls?.length || task.status === 'failed') this.#known.set(index, task);
+    const submittedAt = this.submittedAt[index];
+    if (submittedAt != null && nowMs !== undefined) this.onPushedFinish?.(submittedAt, nowMs);
     this.#readyToCollect(index);
   }
 

@@ -4,7 +4,7 @@
 // (shard-submit.ts) asks it before each slice; its cap is carried in the shard's state.
 import type { ShardContext } from './shard-context.js';
 import * as cap from './concurrency-cap.js';
-import { Phase } from './tracking.js';
+import { finishesPushed, Phase } from './tracking.js';
 
 export class ShardSlots {
   /** The provider was full at the last refusal: nothing goes until a task finishes or the hold ends. */
@@ -116,7 +116,7 @@ export class ShardSlots {
   /** The age past which the shard's own tasks are taken as finished: by age only where polls tell. */
   #releaseAge(): number | undefined {
     const { limits } = this.ctx;
-    if (!limits.concurrency?.refused || limits.webhookBaseUrl) return undefined;
+    if (!limits.concurrency?.refused || finishesPushed(limits)) return undefined;
     return this.#samplesReleaseAge();
   }
 

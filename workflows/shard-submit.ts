@@ -11,7 +11,7 @@ import { historyFull, type ShardContext } from './shard-context.js';
 import * as cap from './concurrency-cap.js';
 import { ShardSlots } from './shard-slots.js';
 import { nextWouldExceed } from './shard-credits.js';
-import { accountRefusal, failureSummary, Phase } from './tracking.js';
+import { accountRefusal, failureSummary, finishesPushed, Phase } from './tracking.js';
 
 /** Bounds on pending activities (Temporal wants at most a few hundred per workflow). */
 const MAX_PENDING_SUBMITS = 100;
@@ -30,7 +30,7 @@ export class SubmitLane {
   readonly #maxPending: number;
   readonly #sliceSize: number;
   /** Where and until when the shard's items are submitted. */
-  readonly #target: { webhook?: string; notAfter?: number };
+  readonly #target: { webhook?: string; follow?: boolean; notAfter?: number };
 
   constructor(private readonly ctx: ShardContext) {
     const { limits } = ctx;
@@ -40,7 +40,9 @@ export class SubmitLane {
     this.#target = {
       ...(limits.webhookBaseUrl
         ? { webhook: `${limits.webhookBaseUrl}/${encodeURIComponent(workflowInfo().workflowId)}` }
-        : {}),
+        : limits.statusStreams
+          ? { follow: true }
+          : {}),
       ...(limits.deadlineAt !== undefined ? { notAfter: limits.deadlineAt } : {}),
     };
   }
@@ -65,7 +67,7 @@ export class SubmitLane {
   async run(): Promise<void> {
     const { s, items, limits, runCheck } = this.ctx;
     if (limits.concurrency) {
-      const polledRefusals = limits.concurrency.refused && !limits.webhookBaseUrl;
+      const polledRefusals = limits.concurrency.refused && !finishesPushed(limits);
       const { start, handed } = limits.concurrency;
       s.concurrency ??= handed
         ? cap.handedCap(handed.cap, items.doneAtProvider(), polledRefusals)

@@ -13,7 +13,7 @@ import { workLeft, type ShardContext } from './shard-context.js';
 import { afterLookupQueue } from './concurrency-cap.js';
 import { checkPlan, COLLECTING_FIRST_CHECK_QUANTILE, dueChecks, type CheckedTask } from './single-checks.js';
 import { dueLookupDelay, learnGenerationTimes } from './lookup-timing.js';
-import { lookupTarget, nextPollDelay, Phase, pollBounds } from './tracking.js';
+import { finishesPushed, lookupTarget, nextPollDelay, Phase, pollBounds } from './tracking.js';
 
 /** A `list` sweep starts this long before the oldest task asked: the provider's clock may differ. */
 export const LIST_SKEW_MS = 60_000;
@@ -62,7 +62,7 @@ export class TrackLane {
       const plannedAtSubmits = s.apiCalls.submit;
       const noneLeft = () => this.ctx.draining || items.count(Phase.submitted) === 0;
       const moreSubmitted = () =>
-        !limits.webhookBaseUrl && s.apiCalls.submit >= plannedAtSubmits + this.#lookupTargetNow();
+        !finishesPushed(limits) && s.apiCalls.submit >= plannedAtSubmits + this.#lookupTargetNow();
       if (waitMs > 0 && (await condition(() => noneLeft() || moreSubmitted(), waitMs))) {
         if (this.ctx.draining) return;
         if (!noneLeft()) continue;
@@ -77,7 +77,7 @@ export class TrackLane {
       );
       const answeredAt = Date.now();
       const { finished, finishedSubmittedAt } = this.#tell(indices, answer);
-      if (!limits.webhookBaseUrl)
+      if (!finishesPushed(limits))
         s.generationMs = learnGenerationTimes(
           this.#samples(),
           finishedSubmittedAt,
@@ -140,7 +140,7 @@ export class TrackLane {
    */
   #lookupWaitMs(nowMs: number): number {
     const { s, items, limits } = this.ctx;
-    const due = limits.webhookBaseUrl
+    const due = finishesPushed(limits)
       ? undefined
       : dueLookupDelay({
           nowMs,
@@ -171,18 +171,24 @@ export class TrackLane {
       if (this.#over()) break;
       const plan = checkPlan(this.#samples(), {
         ...this.#poll,
-        webhooks: Boolean(this.ctx.limits.webhookBaseUrl),
+        webhooks: finishesPushed(this.ctx.limits),
         ...(this.ctx.s.concurrency?.polled ? { firstQuantile: COLLECTING_FIRST_CHECK_QUANTILE } : {}),
       });
       const now = Date.now();
       const { due, nextAtMs } = dueChecks(this.#checkedTasks(), now, plan, SINGLE_LOOKUP_TASKS);
       if (due.length === 0) {
         // Woken early only to end: a task submitted meanwhile is due no sooner than plan.firstMs.
+        // Or by the first generation time learned (a push told one): the plan's slowest pace ends.
         const waitMs = Math.max(
           this.#poll.minMs / 4,
           Math.min(nextAtMs, items.firstOverdueAt(), now + plan.firstMs) - now,
         );
-        await condition(() => this.#over() || items.count(Phase.submitted) === 0, Math.round(waitMs));
+        const guessing = this.#samples().length === 0;
+        await condition(
+          () =>
+            this.#over() || items.count(Phase.submitted) === 0 || (guessing && this.#samples().length > 0),
+          Math.round(waitMs),
+        );
         continue;
       }
       const asking = this.#ask(due).finally(() => inFlight.delete(asking));
@@ -235,14 +241,14 @@ export class TrackLane {
         const phase = items.state.phase[index];
         if (phase !== Phase.submitted) {
           // Finished between its last call (or its submit) and this one.
-          if (phase === Phase.storing && !this.ctx.limits.webhookBaseUrl)
+          if (phase === Phase.storing && !finishesPushed(this.ctx.limits))
             samples = learnGenerationTimes(samples, [submittedAt], current ? last : undefined, answeredAt);
           continue;
         }
         checks[index] = (current ? (checks[index] ?? 0) : 0) + 1;
         checkedAt[index] = answeredAt;
       }
-      if (!this.ctx.limits.webhookBaseUrl) s.generationMs = samples;
+      if (!finishesPushed(this.ctx.limits)) s.generationMs = samples;
     } finally {
       for (const index of indices) this.#asking.delete(index);
     }

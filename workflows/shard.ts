@@ -26,6 +26,7 @@ import { RunCheck } from './run-check.js';
 import { collectBatch } from './shard-collect.js';
 import { historyFull, tellRun, workLeft, type ShardContext } from './shard-context.js';
 import { handOffWhenSubmitted } from './shard-handoff.js';
+import { learnGenerationTimes } from './lookup-timing.js';
 import { ShardIndices } from './item-phases.js';
 import { ShardItems } from './shard-items.js';
 import { ShardProgressPublisher } from './shard-progress.js';
@@ -115,7 +116,20 @@ async function workShard(input: ShardInput): Promise<ShardResult> {
   setHandler(cancelSignal, () => void (s.cancelled = true));
   // Kept in `limits`, which continue-as-new carries over with the rest of the input.
   setHandler(inFlightShareSignal, (share) => void (limits.maxInFlight = Math.max(limits.maxInFlight, share)));
-  setHandler(taskFinishedSignal, (task) => items.taskFinished(task));
+  // A push tells when its task finished: a generation time, which times the lookups that catch
+  // a missed push (single-checks.ts) instead of their slowest pace.
+  items.onPushedFinish = (submittedAt, now) => {
+    s.generationMs = learnGenerationTimes(
+      s.generationMs ?? limits.generationMs ?? [],
+      [submittedAt],
+      now,
+      now,
+    );
+  };
+  setHandler(taskFinishedSignal, (task) => {
+    s.apiCalls.lookup += task.lookupCalls ?? 0;
+    items.taskFinished(task, Date.now());
+  });
 
   await Promise.all([
     new SubmitLane(ctx).run().finally(() => void (ctx.submitLaneDone = true)),

@@ -3,8 +3,9 @@
 // has probably finished (a high quantile of the generation times the shard has seen), then again
 // at a spacing set by how spread those times are, doubling while it stays unfinished. Without
 // samples yet, the first tasks are asked from the shortest interval up, doubling, which finds the
-// generation time in a few calls. With webhooks on, a call only catches a lost delivery: each task
-// is asked once well past when its webhook should have come, then at the longest interval.
+// generation time in a few calls. Where finished tasks are pushed (webhooks, status streams), a
+// call only catches a lost push: each task is asked once well past when its push should have come,
+// then twice as long each time, up to the longest interval.
 // Pure functions of workflow time, unit-tested without a server (test/single-checks.test.ts).
 
 /** The share of tasks the first call should find finished: fewer calls per task, at a little latency. */
@@ -62,7 +63,9 @@ export function checkPlan(samples: readonly number[], bounds: CheckBounds): Chec
   }
   const sorted = [...samples].sort((a, b) => a - b);
   if (bounds.webhooks) {
-    return { firstMs: clamp(2 * quantile(sorted, 0.95) + bounds.minMs, bounds), againMs: () => bounds.maxMs };
+    // A push that is late is likely lost: asked again sooner, then at the longest interval.
+    const firstMs = clamp(2 * quantile(sorted, 0.95) + bounds.minMs, bounds);
+    return { firstMs, againMs: doubling(firstMs) };
   }
   const first = quantile(sorted, bounds.firstQuantile ?? FIRST_CHECK_QUANTILE);
   const spread = quantile(sorted, 0.95) - first;

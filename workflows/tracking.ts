@@ -126,12 +126,23 @@ export function nextPollDelay(
  */
 export const WEBHOOK_POLL_FACTOR = 3;
 
-/** The batch-lookup interval bounds of a shard: the run's, slowed down when webhooks are on. */
-export function pollBounds(limits: { pollMinMs: number; pollMaxMs: number; webhookBaseUrl?: string }): {
+/** What tells a shard its tasks finished besides its lookups: webhooks, or the status streams workers follow. */
+export interface PushedStates {
+  webhookBaseUrl?: string;
+  statusStreams?: boolean;
+}
+
+/** Finished tasks are pushed to the shard (a signal each), and lookups only catch what a push missed. */
+export function finishesPushed(limits: PushedStates): boolean {
+  return Boolean(limits.webhookBaseUrl) || limits.statusStreams === true;
+}
+
+/** The batch-lookup interval bounds of a shard: the run's, slowed down when finished tasks are pushed. */
+export function pollBounds(limits: { pollMinMs: number; pollMaxMs: number } & PushedStates): {
   minMs: number;
   maxMs: number;
 } {
-  const factor = limits.webhookBaseUrl ? WEBHOOK_POLL_FACTOR : 1;
+  const factor = finishesPushed(limits) ? WEBHOOK_POLL_FACTOR : 1;
   return { minMs: limits.pollMinMs * factor, maxMs: limits.pollMaxMs * factor };
 }
 

@@ -40,6 +40,7 @@ import {
 export const ENDPOINTS = {
   submit: 'POST /{model_id}',
   status: 'GET {status_url}',
+  statusStream: 'GET {status_url}/stream',
   result: 'GET {response_url}',
   cancel: 'PUT {cancel_url}',
   downloadResult: RESULT_ENDPOINT,
@@ -125,6 +126,44 @@ export class FalClient extends HttpBackedClient<ApiHttp> implements ProviderClie
       if (error instanceof FalAnswer) return { status: 'expired' };
       throw error;
     }
+  }
+
+  /**
+   * The status stream (server-sent events, one per change) followed until the request ends: fal
+   * tells the moment, where timed status calls learn it up to a call's interval late.
+   */
+  async followStatus(
+    ref: string,
+    options: CallOptions & { onState?: (state: TaskState) => void } = {},
+  ): Promise<TaskState> {
+    const locator = this.#locator(ENDPOINTS.statusStream, ref);
+    const ctx = this.http.context(ENDPOINTS.statusStream, `${locator}/status/stream`);
+    let finished: TaskState | undefined;
+    try {
+      await this.http.events({
+        endpoint: ENDPOINTS.statusStream,
+        to: `${locator}/status/stream`,
+        errorFor: (status) =>
+          status === 404 || status === 410
+            ? this.#answer(ENDPOINTS.statusStream, { kind: 'gone' }, status)
+            : undefined,
+        onData: (data) => {
+          const answer = StatusAnswerSchema.safeParse(parseJson(data));
+          if (!answer.success)
+            throw this.http.invalid(ctx, `an event is not a status: ${data.slice(0, 200)}`);
+          const state = stateOf(answer.data);
+          options.onState?.(state);
+          if (state.status !== 'completed') return false;
+          finished = state;
+          return true;
+        },
+        signal: options.signal,
+      });
+    } catch (error) {
+      if (error instanceof FalAnswer) return { status: 'expired' };
+      throw error;
+    }
+    return finished ?? { status: 'completed' };
   }
 
   async getTask(ref: string, options: CallOptions = {}): Promise<TaskResult> {
@@ -218,6 +257,14 @@ export class FalClient extends HttpBackedClient<ApiHttp> implements ProviderClie
     )
       return { why: 'response_url and cancel_url are not beside status_url' };
     return locator;
+  }
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
   }
 }
 

@@ -1,5 +1,5 @@
 // fal's queue API (docs.fal.ai): requests submitted to `POST queue.fal.run/{model_id}`, learned one
-// at a time by their status URL and collected from their result URL (the status does not tell a
+// at a time by their status URL or followed on its stream, and collected from their result URL (the status does not tell a
 // success from a failure); limited by how many run at once (2 for a new account, up to 40 as credits
 // are bought), never refused for it: the rest wait IN_QUEUE. No rate limit, idempotency key or cost
 // in the answers; a start deadline (X-Fal-Request-Timeout), cancel, and webhooks signed with
@@ -22,6 +22,7 @@ export const fal: ImageProvider = {
   capabilities: {
     lookup: { kind: 'single' },
     resultInLookup: false,
+    statusStream: true,
     webhooks: { resultInPayload: 'sometimes' },
     limits: {
       rate: false,

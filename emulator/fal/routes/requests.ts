@@ -105,7 +105,8 @@ export function handleStatusStream(
     if (job.hasEndedAt(now)) {
       stop();
       res.end();
-    } else timer = ctx.clock.setTimeout(step, tick);
+      // A change is sent when it happens: the end at its moment, the rest at the next tick.
+    } else timer = ctx.clock.setTimeout(step, Math.max(1, Math.min(tick, job.endsAt - now)));
   };
   step();
 }
