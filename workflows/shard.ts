@@ -116,16 +116,18 @@ async function workShard(input: ShardInput): Promise<ShardResult> {
   setHandler(cancelSignal, () => void (s.cancelled = true));
   // Kept in `limits`, which continue-as-new carries over with the rest of the input.
   setHandler(inFlightShareSignal, (share) => void (limits.maxInFlight = Math.max(limits.maxInFlight, share)));
-  // A push tells when its task finished: a generation time, which times the lookups that catch
-  // a missed push (single-checks.ts) instead of their slowest pace.
-  items.onPushedFinish = (submittedAt, now) => {
-    s.generationMs = learnGenerationTimes(
-      s.generationMs ?? limits.generationMs ?? [],
-      [submittedAt],
-      now,
-      now,
-    );
-  };
+  // A stream's end tells when its task finished: a generation time, which times the lookups that
+  // catch a broken stream (single-checks.ts) instead of their slowest pace. Not webhooks': BFL's
+  // refusal holds and hand-offs were tuned on webhook runs that learn none (BENCHMARKS.md).
+  if (limits.statusStreams)
+    items.onPushedFinish = (submittedAt, now) => {
+      s.generationMs = learnGenerationTimes(
+        s.generationMs ?? limits.generationMs ?? [],
+        [submittedAt],
+        now,
+        now,
+      );
+    };
   setHandler(taskFinishedSignal, (task) => {
     s.apiCalls.lookup += task.lookupCalls ?? 0;
     items.taskFinished(task, Date.now());
