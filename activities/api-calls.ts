@@ -282,10 +282,10 @@ export function followTask(
   { followers }: Pick<ApiCallDeps, 'followers'>,
   client: ProviderClient,
   meta: PlanMeta,
-  taskId: string,
+  ref: string,
 ): Following | undefined {
   if (!providerNamed(meta.provider).capabilities.statusStream) return undefined;
-  return followers?.followForShard(client, taskId, meta.taskTimeoutMs ?? DEFAULTS.taskTimeoutMs);
+  return followers?.followForShard(client, ref, meta.taskTimeoutMs ?? DEFAULTS.taskTimeoutMs);
 }
 
 /** How long a submit waits for its stream's first state, the queue's length in it. */

@@ -84,7 +84,7 @@ describe('StatusFollowers', () => {
     };
     followers.follow(failing);
     ends.get('x')!({ status: 'failed' });
+    // A rejection that escaped would fail the test as unhandled.
     await waitUntil('0 streams open', () => followers.open === 0, 5_000, 5);
-    expect(followers.open).toBe(0);
   });
 });
