@@ -79,16 +79,28 @@ export class StatusFollowers {
     { client, ref, workflowId, signal, maxMs }: Followed,
     told: (state: TaskState) => void,
   ): Promise<void> {
+    let state: TaskState | undefined;
     try {
-      const state = await client.followStatus!(ref, {
+      state = await client.followStatus!(ref, {
         signal: AbortSignal.any([this.#stop.signal, AbortSignal.timeout(maxMs)]),
         onState: told,
       });
-      if (state.status !== 'completed' && state.status !== 'failed') return;
-      // The signal names the task as a webhook does: by the provider's id.
-      await signal(workflowId, { taskId: taskIdOf(ref), status: state.status, lookupCalls: 1 });
     } catch {
-      // A broken stream or a failed signal: the shard's lookups find the task.
+      // A broken stream: the shard's lookups find the task.
+      if (this.#stop.signal.aborted) return;
+    }
+    const finished = state?.status === 'completed' || state?.status === 'failed';
+    try {
+      // The signal names the task as a webhook does: by the provider's id. A stream that told
+      // nothing final still made its call, counted in the run's figures.
+      await signal(workflowId, {
+        taskId: taskIdOf(ref),
+        status: state?.status ?? 'unknown',
+        lookupCalls: 1,
+        ...(finished ? {} : { callOnly: true }),
+      });
+    } catch {
+      // A failed signal: the shard's lookups find the task.
     }
   }
 }

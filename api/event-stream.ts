@@ -8,33 +8,34 @@ import { errorFromStatus, errorFromTransport, type RequestContext } from './clas
 import { ImageApiError, InvalidResponseError } from './errors.js';
 import { MAX_ERROR_BYTES, readText, type JsonCall } from './http.js';
 
-export interface EventsCall extends Pick<JsonCall<never>, 'url' | 'headers' | 'signal' | 'errorFor'> {
-  /** Each event's data in turn; true once the caller has what it followed the stream for. */
-  onData: (data: string) => boolean;
+export interface EventsCall<T> extends Pick<JsonCall<never>, 'url' | 'headers' | 'signal' | 'errorFor'> {
+  /** Each event's data in turn: what the caller followed the stream for, or undefined to read on. */
+  onData: (data: string) => T | undefined;
 }
 
+/** What is left of a stream once it told what it was followed for, read so its connection is kept. */
+const DRAIN = { maxBytes: 16 * 1024, maxMs: 1_000 };
+
 /**
- * Follows the stream until `onData` says it is done; rejects, classified, on an error answer, a
- * broken connection, or a stream that ends first (the caller learned nothing final from it).
+ * Follows the stream until `onData` returns what it followed it for; rejects, classified, on an
+ * error answer, a broken connection, or a stream that ends first (the caller learned nothing
+ * final from it). The stream's end is read, within limits, so that its connection is reused (a
+ * new TLS handshake per request otherwise).
  */
-export async function followEvents(
-  dispatcher: Dispatcher,
-  ctx: RequestContext,
-  call: EventsCall,
-): Promise<void> {
-  let done = false;
+export async function followEvents<T>(dispatcher: Dispatcher, ctx: RequestContext, call: EventsCall<T>): Promise<T> {
+  let followed: T | undefined;
   let refused: unknown;
   const parser = createParser({
     onEvent: ({ data }) => {
-      if (done) return;
+      if (followed !== undefined || refused !== undefined) return;
       try {
-        done = call.onData(data);
+        followed = call.onData(data);
       } catch (error) {
         refused = error;
-        done = true;
       }
     },
   });
+  const done = (): boolean => followed !== undefined || refused !== undefined;
   try {
     const response = await request(call.url, {
       dispatcher,
@@ -48,24 +49,20 @@ export async function followEvents(
       throw call.errorFor?.(statusCode, headers, text) ?? errorFromStatus(ctx, statusCode, headers, text);
     }
     const decoder = new TextDecoder();
-    for await (const chunk of body) {
+    for await (const chunk of body.iterator({ destroyOnReturn: false })) {
       parser.feed(decoder.decode(chunk as Buffer, { stream: true }));
-      if (done) {
-        body.destroy();
-        break;
-      }
+      if (done()) break;
     }
+    if (done()) await body.dump({ limit: DRAIN.maxBytes, signal: AbortSignal.timeout(DRAIN.maxMs) }).catch(() => undefined);
   } catch (error) {
     if (call.signal?.aborted) throw error;
     if (error instanceof ImageApiError) throw error;
     throw errorFromTransport(ctx, error);
   }
   if (refused !== undefined) throw refused;
-  if (!done)
-    throw new InvalidResponseError(
-      `${ctx.target} returned an invalid response: the stream ended before the task did`,
-      {
-        endpoint: ctx.endpoint,
-      },
-    );
+  if (followed === undefined)
+    throw new InvalidResponseError(`${ctx.target} returned an invalid response: the stream ended before the task did`, {
+      endpoint: ctx.endpoint,
+    });
+  return followed;
 }

@@ -53,7 +53,7 @@ export interface ApiCall<S extends z.ZodType> extends Omit<JsonCall<S>, 'url' | 
 }
 
 /** A stream to follow: its endpoint template and where it goes, as an ApiCall's. */
-export interface ApiEventsCall extends Pick<EventsCall, 'onData' | 'signal' | 'errorFor'> {
+export interface ApiEventsCall<T> extends Pick<EventsCall<T>, 'onData' | 'signal' | 'errorFor'> {
   endpoint: string;
   to: string;
 }
@@ -128,14 +128,14 @@ export class ApiHttp {
   }
 
   /** Follows a server-sent-event stream with the key until `onData` has what it needs (event-stream.ts). */
-  async events(call: ApiEventsCall): Promise<void> {
+  async events<T>(call: ApiEventsCall<T>): Promise<T> {
     const ctx = this.context(call.endpoint, call.to);
     if (!this.#trustsOrigin(ctx.url)) {
       throw this.rejected(ctx, `the provider pointed to ${ctx.url.origin}, which is not its API's address`);
     }
     this.#count(call.endpoint, 'calls');
     try {
-      await followEvents(this.#streamDispatcher(), ctx, {
+      return await followEvents(this.#streamDispatcher(), ctx, {
         ...call,
         url: ctx.url,
         headers: { ...this.#authHeaders, 'user-agent': this.#userAgent },

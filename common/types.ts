@@ -475,6 +475,8 @@ export interface TaskFinishedSignal {
   error?: ErrorSummary;
   /** Lookup calls the signal's sender made to learn this (a status stream's): 0 for a webhook. */
   lookupCalls?: number;
+  /** The sender's call learned nothing final (a status stream that broke): only counted. */
+  callOnly?: true;
 }
 
 // ----- activities -----
@@ -766,7 +768,10 @@ export interface ConcurrencyCapState {
   doneAt: number;
   /** No signal yet: the cap grows by one per completion (slow start); after one, by one per `base`. */
   probing: boolean;
-  /** The provider refuses and only polls tell: after the slow start, refused submits pace the shard, no cap. */
+  /**
+   * The provider refuses and only polls tell: no cap, the submits ask for slots; once refused,
+   * `base` is the concurrency the refusals showed (workflows/asked-slots.ts).
+   */
   polled?: boolean;
   /** A submit's answer said how many waited ahead: the queue is read there, not from lookups. */
   queueAtSubmit?: boolean;

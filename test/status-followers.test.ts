@@ -1,6 +1,6 @@
 // The status streams a worker follows: a stream's end is signalled to the shard by the provider's
-// task id, with the one call it cost; a broken stream or a failed signal is left to the shard's
-// lookups; the number open is bounded; closing the worker ends them all.
+// task id, with the one call it cost; a broken stream is left to the shard's lookups, its call
+// counted; a failed signal is swallowed; the number open is bounded; closing the worker ends them all.
 import { describe, expect, it } from 'vitest';
 import { StatusFollowers, type Followed } from '../activities/status-followers.js';
 import type { TaskFinishedSignal } from '../common/types.js';
@@ -44,7 +44,7 @@ function followed(client: ProviderClient, ref: string, signals: [string, TaskFin
 }
 
 describe('StatusFollowers', () => {
-  it("signals a finished task to its shard by the provider's id, with the stream's call; not one still running", async () => {
+  it("signals a finished task to its shard by the provider's id, with the stream's call; of one not finished, the call only", async () => {
     const { client, ends } = streamingClient();
     const followers = new StatusFollowers();
     const signals: [string, TaskFinishedSignal][] = [];
@@ -56,10 +56,13 @@ describe('StatusFollowers', () => {
     ends.get('req-1|fal-ai/flux/requests/req-1')!({ status: 'completed' });
     ends.get('req-2|fal-ai/flux/requests/req-2')!({ status: 'expired' });
     await waitUntil('0 streams open', () => followers.open === 0, 5_000, 5);
-    expect(signals).toEqual([['shard-1', { taskId: 'req-1', status: 'completed', lookupCalls: 1 }]]);
+    expect(signals).toEqual([
+      ['shard-1', { taskId: 'req-1', status: 'completed', lookupCalls: 1 }],
+      ['shard-1', { taskId: 'req-2', status: 'expired', lookupCalls: 1, callOnly: true }],
+    ]);
   });
 
-  it('leaves a broken stream to the lookups, holds no more than its bound open, and ends all on close', async () => {
+  it('leaves a broken stream to the lookups with its call counted, holds no more than its bound open, and ends all on close', async () => {
     const { client, fails } = streamingClient();
     const followers = new StatusFollowers(2);
     const signals: [string, TaskFinishedSignal][] = [];
@@ -72,7 +75,8 @@ describe('StatusFollowers', () => {
     followers.close();
     await waitUntil('0 streams open', () => followers.open === 0, 5_000, 5);
     expect(followers.follow(followed(client, 'd', signals))).toBeUndefined();
-    expect(signals).toEqual([]);
+    // The streams the worker's close ended tell nothing: the shard's lookups have them.
+    expect(signals).toEqual([['shard-1', { taskId: 'a', status: 'unknown', lookupCalls: 1, callOnly: true }]]);
   });
 
   it('a signal that fails is swallowed: the stream was a fast path only', async () => {

@@ -130,7 +130,7 @@ async function workShard(input: ShardInput): Promise<ShardResult> {
     };
   setHandler(taskFinishedSignal, (task) => {
     s.apiCalls.lookup += task.lookupCalls ?? 0;
-    items.taskFinished(task, Date.now());
+    if (!task.callOnly) items.taskFinished(task, Date.now());
   });
 
   await Promise.all([

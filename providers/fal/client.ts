@@ -138,9 +138,8 @@ export class FalClient extends HttpBackedClient<ApiHttp> implements ProviderClie
   ): Promise<TaskState> {
     const locator = this.#locator(ENDPOINTS.statusStream, ref);
     const ctx = this.http.context(ENDPOINTS.statusStream, `${locator}/status/stream`);
-    let finished: TaskState | undefined;
     try {
-      await this.http.events({
+      return await this.http.events({
         endpoint: ENDPOINTS.statusStream,
         to: `${locator}/status/stream`,
         errorFor: (status) =>
@@ -153,9 +152,7 @@ export class FalClient extends HttpBackedClient<ApiHttp> implements ProviderClie
             throw this.http.invalid(ctx, `an event is not a status: ${data.slice(0, 200)}`);
           const state = stateOf(answer.data);
           options.onState?.(state);
-          if (state.status !== 'completed') return false;
-          finished = state;
-          return true;
+          return state.status === 'completed' ? state : undefined;
         },
         signal: options.signal,
       });
@@ -163,7 +160,6 @@ export class FalClient extends HttpBackedClient<ApiHttp> implements ProviderClie
       if (error instanceof FalAnswer) return { status: 'expired' };
       throw error;
     }
-    return finished ?? { status: 'completed' };
   }
 
   async getTask(ref: string, options: CallOptions = {}): Promise<TaskResult> {
