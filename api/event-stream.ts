@@ -22,7 +22,11 @@ const DRAIN = { maxBytes: 16 * 1024, maxMs: 1_000 };
  * final from it). The stream's end is read, within limits, so that its connection is reused (a
  * new TLS handshake per request otherwise).
  */
-export async function followEvents<T>(dispatcher: Dispatcher, ctx: RequestContext, call: EventsCall<T>): Promise<T> {
+export async function followEvents<T>(
+  dispatcher: Dispatcher,
+  ctx: RequestContext,
+  call: EventsCall<T>,
+): Promise<T> {
   let followed: T | undefined;
   let refused: unknown;
   const parser = createParser({
@@ -53,7 +57,10 @@ export async function followEvents<T>(dispatcher: Dispatcher, ctx: RequestContex
       parser.feed(decoder.decode(chunk as Buffer, { stream: true }));
       if (done()) break;
     }
-    if (done()) await body.dump({ limit: DRAIN.maxBytes, signal: AbortSignal.timeout(DRAIN.maxMs) }).catch(() => undefined);
+    if (done())
+      await body
+        .dump({ limit: DRAIN.maxBytes, signal: AbortSignal.timeout(DRAIN.maxMs) })
+        .catch(() => undefined);
   } catch (error) {
     if (call.signal?.aborted) throw error;
     if (error instanceof ImageApiError) throw error;
@@ -61,8 +68,11 @@ export async function followEvents<T>(dispatcher: Dispatcher, ctx: RequestContex
   }
   if (refused !== undefined) throw refused;
   if (followed === undefined)
-    throw new InvalidResponseError(`${ctx.target} returned an invalid response: the stream ended before the task did`, {
-      endpoint: ctx.endpoint,
-    });
+    throw new InvalidResponseError(
+      `${ctx.target} returned an invalid response: the stream ended before the task did`,
+      {
+        endpoint: ctx.endpoint,
+      },
+    );
   return followed;
 }

@@ -26,6 +26,12 @@ export interface ProviderSetup {
    * allows at once) or a concurrency (at once).
    */
   limit: { perSecond: number; burst: number } | { atOnce: number };
+  /**
+   * The limit counts a task from its submit to its end (BFL's active tasks, queued ones included):
+   * each holds a slot as long as the provider keeps it, its queue's order included, which the
+   * emulator's record tells (bench/providers.ts, `held_bound_s`).
+   */
+  heldFromSubmit?: true;
   /** The calls per image issue 39 allows this provider without webhooks. */
   maxCallsPolling: number;
   /** The emulator's ground truth of what it accepted, one JSON line each with its `prompt`. */
@@ -147,6 +153,7 @@ export const SETUPS: Record<Provider, ProviderSetup> = {
     seconds: DEFAULT_BFL_CONFIG.models['flux-pro-1.1']!.seconds,
     queueSeconds: DEFAULT_BFL_CONFIG.generation.queue_seconds,
     limit: { atOnce: 24 },
+    heldFromSubmit: true,
     maxCallsPolling: 3,
     groundTruth: '/_emulator/tasks',
     start: (timeScale, config = {}) =>

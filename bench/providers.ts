@@ -43,6 +43,7 @@ import {
   type Provider,
   type ProviderSetup,
   type RetentionShareFigure,
+  type TaskTruth,
 } from './providers-setups.js';
 
 interface ProviderFigures {
@@ -58,6 +59,19 @@ interface ProviderFigures {
   /** 429s the provider answered (a rate or a concurrency over its limit). */
   refused: number;
   results_deleted_unfetched: number;
+  /**
+   * From the emulator's record of every task: how many were at the provider on average from the
+   * run's first submit to its last result (submit to ready: what holds BFL's slots, fal's queue and
+   * slots), and a task's mean time there, against the mean generation the bound assumes.
+   */
+  at_provider: { mean_tasks: number; mean_s: number; bound_mean_s: number };
+  /**
+   * Where the limit counts a task from its submit (BFL), the bound at the time the provider held
+   * each task (`at_provider.mean_s`: its FIFO queue makes a task wait behind those submitted before
+   * it, longer than the configured queue times' mean), and the wall time over it.
+   */
+  held_bound_s?: number;
+  wall_over_held_bound?: number;
   /** For each result fetched, ready to first fetch over the provider's retention (max, p99). */
   ready_to_fetch_share: RetentionShareFigure;
   duplicate_submits: number;
@@ -114,12 +128,44 @@ async function benchProvider(
     // Every prompt differs: submits beyond the first of each are duplicates.
     const tasks = await tasksAt(emulator.url, setup);
     const duplicates = tasks.length - new Set(tasks.map((task) => task.prompt)).size;
-    return figuresOf(provider, setup, options, summary, emulator.stats() as EmulatorCounts, duplicates);
+    const figures = figuresOf(
+      provider,
+      setup,
+      options,
+      summary,
+      emulator.stats() as EmulatorCounts,
+      duplicates,
+    );
+    const at = atProvider(tasks, generationSeconds(setup, options.timeScale));
+    if (!setup.heldFromSubmit) return { ...figures, at_provider: at };
+    const heldBound = boundSeconds(setup, options.items, at.mean_s);
+    const overHeld = round(figures.wall_s / heldBound, 3);
+    return {
+      ...figures,
+      at_provider: at,
+      held_bound_s: round(heldBound, 1),
+      wall_over_held_bound: overHeld,
+      targets: [...figures.targets, target('wall / bound at the time held', overHeld, 1.1)],
+    };
   } finally {
     await emulator.close();
     await stopRegisteredDevServer(join(dir, '.pixelmill'));
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+function atProvider(tasks: TaskTruth[], boundMeanS: number): ProviderFigures['at_provider'] {
+  const spans = tasks.flatMap((task) =>
+    task.readyAtMs === null ? [] : [{ from: task.submittedAtMs, to: task.readyAtMs }],
+  );
+  const first = Math.min(...spans.map((span) => span.from));
+  const last = Math.max(...spans.map((span) => span.to));
+  const heldMs = spans.reduce((sum, span) => sum + span.to - span.from, 0);
+  return {
+    mean_tasks: round(heldMs / Math.max(1, last - first), 2),
+    mean_s: round(heldMs / Math.max(1, spans.length) / 1000, 3),
+    bound_mean_s: round(boundMeanS, 3),
+  };
 }
 
 function figuresOf(
@@ -129,7 +175,7 @@ function figuresOf(
   summary: { counts: { completed: number }; images: number; started_at: string; finished_at: string },
   stats: EmulatorCounts,
   duplicates: number,
-): ProviderFigures {
+): Omit<ProviderFigures, 'at_provider' | 'held_bound_s' | 'wall_over_held_bound'> {
   const generationS = generationSeconds(setup, options.timeScale);
   const wall = (Date.parse(summary.finished_at) - Date.parse(summary.started_at)) / 1000;
   const bound = boundSeconds(setup, options.items, generationS);

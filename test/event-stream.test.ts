@@ -41,7 +41,8 @@ function follow(agent: Agent, path: string): Promise<string> {
   return followEvents(agent, ctx, {
     url,
     headers: {},
-    onData: (data) => ((JSON.parse(data) as { status: string }).status === 'COMPLETED' ? 'completed' : undefined),
+    onData: (data) =>
+      (JSON.parse(data) as { status: string }).status === 'COMPLETED' ? 'completed' : undefined,
   });
 }
 

@@ -16,11 +16,11 @@
 //   by each from refusals the others caused took turns at the slots. Each hands the next its cap
 //   and its tasks still running, counted until their age says they finished (handedHolding).
 // - Where the provider refuses and only polls tell of finished tasks (BFL without webhooks), the
-//   submits themselves ask for slots (`polled`): no cap, not even a slow start, and after a
-//   refusal the next submit comes about when the next slot should free (refusalHoldUntil). A
-//   refused submit costs one call, as the poll that would have found the slot free does, and an
-//   accepted one takes the slot at once; polls, timed by tasks' ages, came in waves that left the
-//   slots idle for half a second at a time (BENCHMARKS.md, providers).
+//   submits themselves ask for slots (`polled`, asked-slots.ts): no cap, not even a slow start,
+//   and after a refusal a slice goes when the tasks' ages say a slot has freed. A refused submit
+//   costs one call, as the poll that would have found the slot free does, and an accepted one
+//   takes the slot at once; polls, timed by tasks' ages, came in waves that left the slots idle
+//   for half a second at a time (BENCHMARKS.md, providers).
 // - The cap counts the tasks the provider is working on: a finished one whose images are being
 //   stored holds no slot at the provider, and counting it would leave that slot idle.
 // - Polling, a task is known finished only when a call finds it so, a share of a generation after
@@ -78,14 +78,14 @@ function setCap(state: ConcurrencyCapState, base: number, doneNow: number): Conc
  * slots there. The first refusal ends the slow start at what the provider took; later ones take one
  * off the cap: the provider is full for a moment, and the shard's count of its slots is a guess (by
  * its tasks' ages) that swings around the truth. The lane waits for a slot to free before it tries
- * again (shard-submit.ts), so a refusal costs one call.
+ * again (shard-submit.ts), so a refusal costs one call. (Where the submits ask for slots, a refusal
+ * sets what they go by instead: asked-slots.ts, seenAtRefusal.)
  */
 export function afterRefusal(
   state: ConcurrencyCapState,
   atProvider: number,
   doneNow: number,
 ): ConcurrencyCapState {
-  if (state.polled) return state;
   return setCap(state, state.probing ? atProvider : capNow(state, doneNow) - 1, doneNow);
 }
 
@@ -94,8 +94,8 @@ export function afterRefusal(
  * age, and at most one typical generation (the median of those seen, or `fallbackMs` before any).
  * A shard whose slots are all another shard's or run's (the next shard of a run, handed the lane
  * while its predecessor's tasks still run) has no task of its own to wait for: it tries again then,
- * at one refused call per generation. Where the submits ask for slots (`polled`, the shard having
- * `atProvider` tasks not known finished), twice the time in which one of them should finish: the
+ * at one refused call per generation. Where it `guesses` which of its `atProvider` tasks (its
+ * predecessor's included) still run, twice the time in which one of them should finish: the
  * provider frees a slot about every typical / atProvider, and every other try finds one.
  */
 export function refusalHoldUntil(
@@ -103,7 +103,7 @@ export function refusalHoldUntil(
   nextReleaseAtMs: number,
   samples: readonly number[] | undefined,
   fallbackMs: number,
-  polled?: { atProvider: number },
+  guessing?: { atProvider: number },
 ): number {
   const typicalMs =
     samples && samples.length > 0
@@ -112,7 +112,9 @@ export function refusalHoldUntil(
           RELEASE_QUANTILE,
         )
       : fallbackMs;
-  const holdMs = polled ? Math.min(typicalMs, (2 * typicalMs) / Math.max(1, polled.atProvider)) : typicalMs;
+  const holdMs = guessing
+    ? Math.min(typicalMs, (2 * typicalMs) / Math.max(1, guessing.atProvider))
+    : typicalMs;
   return Math.min(nextReleaseAtMs, nowMs + holdMs);
 }
 

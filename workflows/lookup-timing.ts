@@ -31,7 +31,7 @@ export function learnGenerationTimes(
 }
 
 /** The share of `sorted` at most `ageMs`: the empirical distribution of generation times. */
-function finishedShare(sorted: readonly number[], ageMs: number): number {
+export function finishedShare(sorted: readonly number[], ageMs: number): number {
   let low = 0;
   let high = sorted.length;
   while (low < high) {

@@ -4,6 +4,7 @@
 import { condition, workflowInfo } from '@temporalio/workflow';
 import { shardSubmittedSignal } from '../common/names.js';
 import type { HandedSlots, ShardHandoff } from '../common/types.js';
+import { concurrencySeen } from './asked-slots.js';
 import { capNow } from './concurrency-cap.js';
 import { stopped, tellRun, type ShardContext } from './shard-context.js';
 import { Phase } from './tracking.js';
@@ -53,10 +54,11 @@ function handedSlots(ctx: ShardContext): HandedSlots | undefined {
   const { s, items, limits } = ctx;
   if (!s.concurrency || !limits.concurrency?.refused) return undefined;
   const submitting = Array.from({ length: items.count(Phase.submitting) }, () => Date.now());
-  const cap = capNow(s.concurrency, items.doneAtProvider());
-  // A shard whose refused submits pace it (`polled`) has no cap: its base goes on, unused.
+  const done = items.doneAtProvider();
+  const cap = capNow(s.concurrency, done);
+  // A shard whose submits ask for slots (`polled`) has no cap: the concurrency its refusals showed goes on.
   return {
-    cap: Number.isFinite(cap) ? cap : s.concurrency.base,
+    cap: Number.isFinite(cap) ? cap : (concurrencySeen(s.concurrency, done) ?? s.concurrency.base),
     heldSinceMs: [...items.submittedTimes(), ...submitting],
   };
 }

@@ -3,27 +3,64 @@
 // as free, and what a slice's answers (a refusal, the provider's queue) change. The submit lane
 // (shard-submit.ts) asks it before each slice; its cap is carried in the shard's state.
 import type { ShardContext } from './shard-context.js';
+import * as asked from './asked-slots.js';
 import * as cap from './concurrency-cap.js';
+import { quantile } from './single-checks.js';
 import { finishesPushed, Phase } from './tracking.js';
 
+/** A shard's tasks not known finished, and the generation times that weigh their ages (asked-slots.ts). */
+interface HeldWeighed {
+  held: asked.HeldTasks;
+  sorted: number[] | undefined;
+}
+
 export class ShardSlots {
-  /** The provider was full at the last refusal: nothing goes until a task finishes or the hold ends. */
-  #refused: { done: number; untilMs: number } | undefined;
+  /**
+   * The provider was full at the last refusal: nothing goes until the hold ends, or a task of the
+   * shard's is known finished (`done` more than then) where that frees a slot.
+   */
+  #refused: { done?: number; untilMs: number } | undefined;
   #release: { samples: readonly number[]; ageMs: number | undefined } | undefined;
+  #weighed: { samples: readonly number[]; sorted: number[] | undefined } | undefined;
+  /** Where the submits ask for slots: when one may go as a probe, the tasks' ages saying none is free. */
+  #probeAtMs = 0;
 
   constructor(private readonly ctx: ShardContext) {}
 
   /** Whether the provider's concurrency lets one more task go now (always, without a limit). */
   free(): boolean {
     if (!this.ctx.s.concurrency) return true;
-    return !this.#fullAtLastRefusal() && this.#slots().holding < this.#cap();
+    if (this.#fullAtLastRefusal()) return false;
+    const asking = this.#asking();
+    if (!asking) return this.#slots().holding < this.#cap();
+    const now = Date.now();
+    if (asking.seen - asked.expectedRunning(asking.held, now, asking.sorted) >= 1) return true;
+    return asking.held.submitting === 0 && now >= this.#probeAtMs;
+  }
+
+  /**
+   * A slice went. Where the submits ask for slots, the next probe (one submit the tasks' ages do
+   * not say has a slot) comes a slot's interval later: the provider frees one about that often,
+   * and the ages' guess is a few tasks either way, so a probe finds the slot a guess would leave
+   * idle at the cost of a refused call when there is none.
+   */
+  sent(): void {
+    const asking = this.#asking();
+    if (asking) this.#probeAtMs = Date.now() + this.#slotIntervalMs(asking);
   }
 
   /** When a queued item may go without an event to tell: a slot's release by age, a refusal's hold ending. */
   wakeAtMs(): number {
     const { s, items } = this.ctx;
     if (!s.concurrency || items.count(Phase.queued) === 0) return Number.POSITIVE_INFINITY;
-    return Math.min(this.#slots().nextReleaseAtMs, this.#refused?.untilMs ?? Number.POSITIVE_INFINITY);
+    const holdUntilMs = this.#refused?.untilMs;
+    const asking = this.#asking();
+    if (asking) {
+      const freeAtMs = asked.nextFreeAtMs(asking.seen, asking.held, Date.now(), asking.sorted);
+      const probeAtMs = asking.held.submitting === 0 ? this.#probeAtMs : Number.POSITIVE_INFINITY;
+      return Math.max(holdUntilMs ?? 0, Math.min(freeAtMs, probeAtMs));
+    }
+    return Math.min(this.#slots().nextReleaseAtMs, holdUntilMs ?? Number.POSITIVE_INFINITY);
   }
 
   /**
@@ -38,15 +75,14 @@ export class ShardSlots {
   ): void {
     const { s, items, limits } = this.ctx;
     if (!s.concurrency) return;
-    if (overConcurrency) {
+    if (overConcurrency && s.concurrency.polled) this.#refusedAsking(slice.nowMs);
+    else if (overConcurrency) {
       const slots = this.#slots();
       // The predecessor's tasks are counted by their ages, its webhooks going to it: a refusal
       // while some still count says the guess was early, not that the cap is too high, and the
-      // shard asks again as a polled one does rather than wait for a task of its own.
-      // (afterRefusal leaves a polled shard's state as it is.)
-      const guessing = s.concurrency.polled || slots.handed > 0;
-      if (slots.handed === 0)
-        s.concurrency = cap.afterRefusal(s.concurrency, slots.holding, items.doneAtProvider());
+      // shard asks again soon rather than wait for a task of its own.
+      const guessing = slots.handed > 0;
+      if (!guessing) s.concurrency = cap.afterRefusal(s.concurrency, slots.holding, items.doneAtProvider());
       this.#refused = {
         done: items.doneAtProvider(),
         untilMs: cap.refusalHoldUntil(
@@ -68,6 +104,56 @@ export class ShardSlots {
       );
   }
 
+  /**
+   * A refusal where the submits ask for slots (asked-slots.ts): the concurrency seen is what the
+   * shard expected to run then, and nothing is asked for a slot's interval (one typical generation
+   * over it): a poll finding a task finished says nothing of when its slot freed.
+   */
+  #refusedAsking(nowMs: number): void {
+    const { s, items } = this.ctx;
+    if (!s.concurrency) return;
+    const { held, sorted } = this.#heldWeighed();
+    s.concurrency = asked.seenAtRefusal(
+      s.concurrency,
+      asked.expectedRunning(held, nowMs, sorted),
+      items.doneAtProvider(),
+    );
+    const seen = asked.concurrencySeen(s.concurrency, items.doneAtProvider()) ?? 1;
+    this.#refused = { untilMs: nowMs + this.#slotIntervalMs({ seen, held, sorted }) };
+    this.#probeAtMs = this.#refused.untilMs;
+  }
+
+  /** How often the provider should free a slot: a typical generation over the concurrency seen. */
+  #slotIntervalMs({ seen, sorted }: HeldWeighed & { seen: number }): number {
+    const typicalMs = sorted ? quantile(sorted, cap.RELEASE_QUANTILE) : this.ctx.limits.pollMinMs;
+    return typicalMs / Math.max(1, seen);
+  }
+
+  /** Where the submits ask for slots and a refusal has shown the provider's concurrency. */
+  #asking(): (HeldWeighed & { seen: number }) | undefined {
+    const { s, items } = this.ctx;
+    const seen = s.concurrency && asked.concurrencySeen(s.concurrency, items.doneAtProvider());
+    return seen === undefined ? undefined : { seen, ...this.#heldWeighed() };
+  }
+
+  /**
+   * The shard's tasks not known finished, and the times that weigh their ages (the run's before
+   * the shard has its own). Its predecessor's count by their ages only: the shard hears of none
+   * finishing, so without times to go by they are taken as finished (a refusal says otherwise).
+   */
+  #heldWeighed(): HeldWeighed {
+    const { s, items, limits } = this.ctx;
+    const samples = s.generationMs ?? limits.generationMs ?? [];
+    if (this.#weighed?.samples !== samples) this.#weighed = { samples, sorted: asked.agesWeighedBy(samples) };
+    const { sorted } = this.#weighed;
+    const handed = (sorted && limits.concurrency?.handed?.heldSinceMs) || [];
+    const held = {
+      heldSinceMs: [...items.submittedTimes(), ...handed],
+      submitting: items.count(Phase.submitting),
+    };
+    return { held, sorted };
+  }
+
   /** The shard's tasks at the provider not known finished, its predecessor's included. */
   #notKnownFinished(): number {
     const { items, limits } = this.ctx;
@@ -83,8 +169,8 @@ export class ShardSlots {
   #fullAtLastRefusal(): boolean {
     const refused = this.#refused;
     if (!refused) return false;
-    if (this.ctx.items.doneAtProvider() > refused.done || Date.now() >= refused.untilMs)
-      this.#refused = undefined;
+    const taskFinished = refused.done !== undefined && this.ctx.items.doneAtProvider() > refused.done;
+    if (taskFinished || Date.now() >= refused.untilMs) this.#refused = undefined;
     return this.#refused !== undefined;
   }
 

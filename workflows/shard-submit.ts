@@ -133,6 +133,7 @@ export class SubmitLane {
         slice.push(items.startSubmit());
         this.#pending++;
       } while (slice.length < this.#sliceSize && this.canSubmit() && !this.#overBudget());
+      this.#slots.sent();
       this.ctx.spawn(this.#submitSlice(slice));
     }
   }

@@ -14,7 +14,7 @@ export const FIRST_CHECK_QUANTILE = 0.7;
  * Where the submits themselves ask the provider for slots (concurrency-cap.ts, `polled`), a call
  * about a task only collects its result: the first comes when nearly every task has finished.
  */
-export const COLLECTING_FIRST_CHECK_QUANTILE = 0.9;
+export const COLLECTING_FIRST_CHECK_QUANTILE = 0.97;
 /** Tasks whose check falls due within this share of the first wait are asked together (fewer activities). */
 export const DUE_WINDOW_SHARE = 0.1;
 
