@@ -122,6 +122,34 @@ describe('a manifest in a bucket', () => {
   });
 });
 
+/** The CLI's standard output for `args`, with the bucket's environment. */
+async function cliOutput(args: string[]): Promise<string> {
+  const saved = { ...process.env };
+  Object.assign(process.env, env);
+  const stdout = process.stdout.write.bind(process.stdout);
+  let said = '';
+  process.stdout.write = ((chunk: string) => ((said += chunk), true)) as typeof process.stdout.write;
+  try {
+    await buildProgram().parseAsync(['node', 'pixelmill', ...args]);
+  } finally {
+    process.stdout.write = stdout;
+    process.env = saved;
+  }
+  return said;
+}
+
+describe('pixelmill validate and plan s3://', () => {
+  it('check and plan it as they do a file, its items_file read beside it', async () => {
+    const url = `s3://${BUCKET}/cat/catalog.yaml`;
+    expect(await cliOutput(['validate', url])).toBe(
+      `pixelmill: ${url}: valid: "bucket-catalog", 2 items, 2 images\n`,
+    );
+    // Before the run below: nothing stored yet, both to generate.
+    const plan = JSON.parse(await cliOutput(['plan', url, '--json'])) as { items: number; generate: number };
+    expect([plan.items, plan.generate]).toEqual([2, 2]);
+  });
+});
+
 describe('pixelmill run s3://', () => {
   it('runs it as it runs a file: images and report in the output, photos in its store', async () => {
     const stateDir = join(local, '.pixelmill-state');

@@ -2,16 +2,17 @@
 // items new, changed, unchanged, to fetch again and removed, the credits and the time. Reads the
 // output's catalog index and what is stored there; needs no Temporal and submits nothing.
 import type { Command } from 'commander';
-import { loadManifest } from '../../manifest/load.js';
+import { loadManifestAt } from '../../manifest/store-source.js';
 import { describePlan, planCatalog, planJson } from '../catalog-plan.js';
 import { growHeapAdaptively } from '../heap-growth.js';
+import { CLI_S3_ATTEMPTS } from '../run-files.js';
 import { examples } from './examples.js';
 
 export function registerPlanCommand(program: Command): void {
   program
     .command('plan')
     .description('compare a manifest with what its output holds: what a run would generate, reuse and cost')
-    .argument('<manifest>', 'the manifest YAML file')
+    .argument('<manifest>', 'the manifest YAML file, or its s3:// URL')
     .option('--json', 'print the plan as JSON, for scripts')
     .option('--prune', 'plan to delete stored results of items the manifest no longer has')
     .addHelpText(
@@ -26,7 +27,13 @@ export function registerPlanCommand(program: Command): void {
     .action(async (file: string, options: { json?: boolean; prune?: boolean }) => {
       growHeapAdaptively();
       const prune = Boolean(options.prune);
-      const plan = await planCatalog(loadManifest(file), { prune });
+      const at = await loadManifestAt(file, { maxAttempts: CLI_S3_ATTEMPTS });
+      let plan;
+      try {
+        plan = await planCatalog(at.manifest, { prune });
+      } finally {
+        await at.release();
+      }
       process.stdout.write(
         options.json
           ? `${JSON.stringify(planJson(plan, prune), null, 2)}\n`

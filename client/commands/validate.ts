@@ -1,6 +1,7 @@
 // `pixelmill validate FILE`: the same check every run does before it starts.
 import type { Command } from 'commander';
-import { loadManifest } from '../../manifest/load.js';
+import { loadManifestAt } from '../../manifest/store-source.js';
+import { CLI_S3_ATTEMPTS } from '../run-files.js';
 import { growHeapAdaptively } from '../heap-growth.js';
 import { examples } from './examples.js';
 import { plural } from '../../common/words.js';
@@ -9,14 +10,18 @@ export function registerValidateCommand(program: Command): void {
   program
     .command('validate')
     .description('check a manifest and its items file; print every problem as file:line:col path: message')
-    .argument('<manifest>', 'the manifest YAML file')
+    .argument('<manifest>', 'the manifest YAML file, or its s3:// URL')
     .addHelpText(
       'after',
-      '\nExamples:\n  $ pixelmill validate manifests/demo.yaml\n\nExit codes: 0 valid, 1 invalid (every problem is listed).',
+      '\nExamples:\n  $ pixelmill validate manifests/demo.yaml\n  $ pixelmill validate s3://shop-exports/catalog.yaml' +
+        '\n\nExit codes: 0 valid, 1 invalid (every problem is listed).',
     )
-    .action((file: string) => {
+    .action(async (file: string) => {
       growHeapAdaptively();
-      const { settings, items, expansion } = loadManifest(file);
+      // A manifest in a bucket is read with its items_file and photos, as `run` reads it.
+      const at = await loadManifestAt(file, { maxAttempts: CLI_S3_ATTEMPTS });
+      await at.release();
+      const { settings, items, expansion } = at.manifest;
       const images = items.reduce((sum, item) => sum + item.n, 0);
       // With variants, what each made: a variant whose `where` selects nothing shows as 0.
       const variants = expansion
