@@ -59,13 +59,16 @@ describe('followEvents', () => {
     await agent.close();
   });
 
-  it('lets a stream that stays open after its final event go within the drain bound', async () => {
-    const agent = new Agent();
-    const started = Date.now();
-    expect(await follow(agent, '/open')).toBe('completed');
-    expect(Date.now() - started).toBeLessThan(5_000);
-    // Its connection is closed, not handed to the next request.
-    expect(await follow(agent, '/a')).toBe('completed');
-    await agent.close();
-  });
+  // A drain without its bound never ends here: the test's own timeout fails it.
+  it(
+    'lets a stream that stays open after its final event go within the drain bound',
+    { timeout: 10_000 },
+    async () => {
+      const agent = new Agent();
+      expect(await follow(agent, '/open')).toBe('completed');
+      // Its connection is closed, not handed to the next request.
+      expect(await follow(agent, '/a')).toBe('completed');
+      await agent.close();
+    },
+  );
 });
