@@ -13,10 +13,8 @@
 // the refusals' own bias: a refusal comes when the shard's measure ran low, and pulls it lower.
 // Pure functions of the shard's counts, with workflow time.
 import type { ConcurrencyCapState } from '../common/types.js';
+import { RELEASE_MIN_SAMPLES } from './concurrency-cap.js';
 import { finishedShare } from './lookup-timing.js';
-
-/** Generation times seen before they weigh the tasks' ages (below, every task counts as running). */
-export const AGES_MIN_SAMPLES = 10;
 
 /** The resolution of the search for the next slot's release. */
 const STEP_MS = 5;
@@ -27,9 +25,12 @@ export interface HeldTasks {
   submitting: number;
 }
 
-/** Generation times, sorted, when there are enough of them to weigh ages by. */
+/**
+ * Generation times, sorted, when there are as many as ages are trusted by elsewhere
+ * (RELEASE_MIN_SAMPLES); below, every task counts as running.
+ */
 export function agesWeighedBy(samples: readonly number[] | undefined): number[] | undefined {
-  if (!samples || samples.length < AGES_MIN_SAMPLES) return undefined;
+  if (!samples || samples.length < RELEASE_MIN_SAMPLES) return undefined;
   return [...samples].sort((a, b) => a - b);
 }
 
